@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// No package dependencies: the Swift toolchain only (SPEC §1).
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "stopwatchd",
+    products: [
+        .library(name: "StopWatchCore", targets: ["StopWatchCore"]),
+        .executable(name: "stopwatchd", targets: ["stopwatchd"]),
+        .executable(name: "swctl", targets: ["swctl"]),
+    ],
+    targets: [
+        .target(name: "StopWatchCore", swiftSettings: strict),
+        // In-memory test doubles (manual clock and timers, state recorder) for this package's
+        // tests and for anyone testing code built on StopWatchCore.
+        .target(name: "StopWatchTesting", dependencies: ["StopWatchCore"], swiftSettings: strict),
+        .executableTarget(name: "stopwatchd", dependencies: ["StopWatchCore"], swiftSettings: strict),
+        .executableTarget(name: "swctl", dependencies: ["StopWatchCore"], swiftSettings: strict),
+        .testTarget(
+            name: "StopWatchCoreTests",
+            dependencies: ["StopWatchCore", "StopWatchTesting"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

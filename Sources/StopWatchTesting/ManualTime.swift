@@ -1,0 +1,69 @@
+import Dispatch
+import StopWatchCore
+
+/// A clock and a timer factory in one, moved by hand: tests drive time without sleeping.
+///
+///     let time = ManualTime()
+///     let stopWatch = StopWatchUseCase(clock: time, timers: time, tick: .seconds(1))
+///     time.advance(by: .seconds(3))   // fires the ticks at 1 s, 2 s and 3 s, each on time
+///     time.move(by: .seconds(1.5))    // the clock moves, the timer is late…
+///     time.fireDueTimers()            // …and fires now
+///
+/// Timers run their handler synchronously on their queue (`queue.sync`): call these from
+/// the test, never from that queue.
+public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
+    private let state: Locked<(now: Duration, timers: [ManualTimer])>
+
+    public init(now: Duration = .zero) {
+        state = Locked((now, []))
+    }
+
+    public func now() -> Duration {
+        state.withLock { $0.now }
+    }
+
+    /// Every timer made so far, cancelled or not.
+    public var timers: [ManualTimer] {
+        state.withLock { $0.timers }
+    }
+
+    /// The timers not cancelled yet.
+    public var liveTimers: [ManualTimer] {
+        timers.filter { !$0.isCancelled }
+    }
+
+    public func makeTimer(
+        on queue: DispatchQueue,
+        handler: @escaping @Sendable (any TickTimer, Duration) -> Void
+    ) -> any TickTimer {
+        let timer = ManualTimer(queue: queue, handler: handler)
+        state.withLock { $0.timers.append(timer) }
+        return timer
+    }
+
+    /// Moves the clock without firing anything: the timers are late.
+    public func move(by duration: Duration) {
+        precondition(duration >= .zero, "a monotonic clock does not go back")
+        state.withLock { $0.now += duration }
+    }
+
+    /// Fires, once each, the timers due now, at the current clock reading.
+    public func fireDueTimers() {
+        let now = now()
+        for timer in liveTimers where timer.isDue(at: now) {
+            timer.fire()
+        }
+    }
+
+    /// Runs time forward by `duration`, firing every timer exactly at its deadline on the
+    /// way, as a perfect timer would (a re-armed timer fires again if due in the span).
+    public func advance(by duration: Duration) {
+        precondition(duration >= .zero, "a monotonic clock does not go back")
+        let end = now() + duration
+        while let next = liveTimers.compactMap(\.deadline).filter({ $0 <= end }).min() {
+            state.withLock { $0.now = max($0.now, next) }
+            fireDueTimers()
+        }
+        state.withLock { $0.now = end }
+    }
+}

@@ -1,0 +1,50 @@
+import Dispatch
+import StopWatchCore
+
+/// A `TickTimer` that fires only when a test says so (through `ManualTime`).
+public final class ManualTimer: TickTimer, Sendable {
+    private let queue: DispatchQueue
+    private let handler: @Sendable (any TickTimer, Duration) -> Void
+    private let state = Locked<(deadline: Duration?, isCancelled: Bool, fireCount: Int)>((nil, false, 0))
+
+    init(queue: DispatchQueue, handler: @escaping @Sendable (any TickTimer, Duration) -> Void) {
+        self.queue = queue
+        self.handler = handler
+    }
+
+    /// When the timer will fire; nil when not armed.
+    public var deadline: Duration? { state.withLock { $0.deadline } }
+    public var isCancelled: Bool { state.withLock { $0.isCancelled } }
+    /// How many times the handler ran.
+    public var fireCount: Int { state.withLock { $0.fireCount } }
+
+    public func schedule(at deadline: Duration, now: Duration) {
+        state.withLock { $0.deadline = deadline }
+    }
+
+    public func cancel() {
+        state.withLock {
+            $0.isCancelled = true
+            $0.deadline = nil
+        }
+    }
+
+    func isDue(at now: Duration) -> Bool {
+        state.withLock { !$0.isCancelled && ($0.deadline.map { $0 <= now } ?? false) }
+    }
+
+    /// Runs the handler on the timer's queue and waits for it; one-shot, like the real timer.
+    func fire() {
+        queue.sync {
+            let deadline: Duration? = state.withLock { state in
+                guard !state.isCancelled, let deadline = state.deadline else { return nil }
+                state.deadline = nil
+                state.fireCount += 1
+                return deadline
+            }
+            if let deadline {
+                handler(self, deadline)
+            }
+        }
+    }
+}
