@@ -28,4 +28,20 @@ struct SeedSpellingTests {
         #expect(configureRuns.value == 1)
         #expect(states.value == 1)
     }
+
+    @Test("the README's example compiles and counts")
+    func readmeExample() throws {
+        let stopWatch = UseCase<StopWatchCommand>(.stopped) { store in
+            // Runs once.
+            return { command in
+                // Runs for each command, one at a time, on store.queue.
+                try store.update { $0 = try $0.applying(command, at: BootClock().now()) }
+            }
+        }
+        stopWatch.dispatcher.dispatch(.start)
+        let subscription = stopWatch.state.sink(on: .main) { snapshot in print(snapshot.state) }
+        subscription.cancel()
+        #expect(try stopWatch.dispatcher.perform(.stop).state.elapsed >= .zero)
+        #expect(throws: InvalidTransition.self) { try stopWatch.dispatcher.perform(.lap) }
+    }
 }
