@@ -106,8 +106,14 @@ struct StopWatchTransitionTests {
         time.move(by: .milliseconds(300))
         try stopWatch.dispatcher.perform(.stop)
         try stopWatch.dispatcher.perform(.reset)
-        #expect(recorder.wait(forLast: .stopped))
-        #expect(recorder.states.map(\.state) == [.stopped, .counting(.zero), .pause(.milliseconds(300)), .stopped])
+        try stopWatch.dispatcher.perform(.reset)
+        // One more change, distinct from all before it: once it arrives, so has everything earlier.
+        time.move(by: .milliseconds(300))
+        try stopWatch.dispatcher.perform(.start)
+        #expect(recorder.wait { $0.count >= 5 })
+        #expect(recorder.states.map(\.state) == [
+            .stopped, .counting(.zero), .pause(.milliseconds(300)), .stopped, .counting(.zero),
+        ])
     }
 
     @Test("reset clears the laps; a new count starts with none")

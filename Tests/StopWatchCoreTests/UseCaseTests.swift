@@ -200,7 +200,8 @@ struct UseCaseTests {
             // Cancel while states are flowing, from yet another thread.
             let cancelled = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {
-                while deliveries.load(ordering: .relaxed) < 5 + round {}
+                let deadline = ContinuousClock.now + .seconds(10)
+                while deliveries.load(ordering: .relaxed) < 5 + round, ContinuousClock.now < deadline {}
                 subscription.cancel()
                 cancelReturned.store(true, ordering: .sequentiallyConsistent)
                 cancelled.signal()
