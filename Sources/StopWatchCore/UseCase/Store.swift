@@ -32,7 +32,7 @@ public final class Store<State: Equatable & Sendable>: Sendable {
     /// `body` runs under the store's lock: keep it short, and do not call back into this
     /// store from it (dispatching a command is fine: that only enqueues).
     @discardableResult
-    public func update<Result: Sendable, Failure: Error>(
+    public func update<Result, Failure: Error>(
         _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try storage.withLock { (storage) throws(Failure) -> Result in
