@@ -187,11 +187,19 @@ struct UseCaseTests {
             let cancelReturned = Atomic(false)
             let lateDeliveries = Atomic(0)
             let deliveries = Atomic(0)
+            let inSink = Atomic(0)
             let subscription = log.state.sink(on: .global()) { _ in
+                inSink.add(1, ordering: .sequentiallyConsistent)
                 if cancelReturned.load(ordering: .sequentiallyConsistent) {
                     lateDeliveries.add(1, ordering: .sequentiallyConsistent)
                 }
                 deliveries.add(1, ordering: .relaxed)
+                // Linger, so that cancel() often lands while a delivery is running.
+                for _ in 0..<1000 where !cancelReturned.load(ordering: .relaxed) {}
+                if cancelReturned.load(ordering: .sequentiallyConsistent) {
+                    lateDeliveries.add(1, ordering: .sequentiallyConsistent)
+                }
+                inSink.subtract(1, ordering: .sequentiallyConsistent)
             }
             let producing = DispatchGroup()
             DispatchQueue.global().async(group: producing) {
@@ -203,6 +211,10 @@ struct UseCaseTests {
                 let deadline = ContinuousClock.now + .seconds(10)
                 while deliveries.load(ordering: .relaxed) < 5 + round, ContinuousClock.now < deadline {}
                 subscription.cancel()
+                // The delivery that was running has finished: nothing is inside the sink.
+                if inSink.load(ordering: .sequentiallyConsistent) != 0 {
+                    lateDeliveries.add(1, ordering: .sequentiallyConsistent)
+                }
                 cancelReturned.store(true, ordering: .sequentiallyConsistent)
                 cancelled.signal()
             }
@@ -216,23 +228,102 @@ struct UseCaseTests {
         }
     }
 
-    @Test("cancelling from inside its own sink does not deadlock and stops the deliveries")
+    @Test("cancelling from inside its own sink returns at once and stops the deliveries")
     func cancelFromInsideOwnSink() throws {
         let log = LogUseCase()
         let received = Locked<[[Int]]>([])
+        let cancelReturned = DispatchSemaphore(value: 0)
         let subscription = Later<Subscription>()
+        let subscribed = DispatchSemaphore(value: 0)
         subscription.set(log.state.sink(on: DispatchQueue(label: "own")) { state in
             received.withLock { $0.append(state) }
-            if state == [1] { subscription.value.cancel() }
+            if state == [1] {
+                subscribed.wait()
+                subscription.value.cancel()
+                cancelReturned.signal()
+            }
         })
-        let witness = StateRecorder(log.state)
-        for i in 1...5 { try log.dispatcher.perform(.set([i])) }
+        subscribed.signal()
+        try log.dispatcher.perform(.set([1]))
+        #expect(cancelReturned.wait(timeout: .now() + 10) == .success)
+        for i in 2...5 { try log.dispatcher.perform(.set([i])) }
+        // A later subscriber on the same serial queue runs after anything still queued there.
+        let witness = StateRecorder(log.state, on: DispatchQueue(label: "own"))
         #expect(witness.wait(forLast: [5]))
-        // The sink's queue is serial: once the witness has [5], the sink either had [1] and
-        // cancelled, or has not reached it; wait for the former.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while received.withLock({ $0.last }) != [1], ContinuousClock.now < deadline {}
         #expect(received.withLock { $0 } == [[], [1]])
+        #expect(log.store.subscriberCount == 1)
+    }
+
+    @Test("cancel() on the use case's queue while the sink waits in perform does not deadlock")
+    func cancelOnUseCaseQueueWhileSinkPerforms() throws {
+        let log = LogUseCase()
+        let inSink = DispatchSemaphore(value: 0)
+        let performed = DispatchSemaphore(value: 0)
+        let subscription = log.state.sink(on: .global()) { state in
+            guard state == [1] else { return }
+            inSink.signal()
+            _ = try? log.dispatcher.perform(.append(2))   // waits for the use case's queue
+            performed.signal()
+        }
+        log.dispatcher.dispatch(.set([1]))
+        #expect(inSink.wait(timeout: .now() + 10) == .success)
+        // Cancel from the use case's own queue while the sink is blocked on it.
+        let cancelled = DispatchSemaphore(value: 0)
+        log.store.queue.async {
+            subscription.cancel()
+            cancelled.signal()
+        }
+        #expect(cancelled.wait(timeout: .now() + 10) == .success)
+        #expect(performed.wait(timeout: .now() + 10) == .success)
+    }
+
+    @Test("perform from the use case's serial target queue throws instead of crashing")
+    func performFromTargetQueueThrows() throws {
+        let target = DispatchQueue(label: "target")
+        let useCase = UseCase<LogCommand>([], targetQueue: target) { store in
+            { command in if case .append(let n) = command { store.update { $0.append(n) } } }
+        }
+        let caught = target.sync { () -> (any Error)? in
+            do { try useCase.dispatcher.perform(.append(1)); return nil } catch { return error }
+        }
+        #expect(caught as? UseCaseError == .performFromHandlerQueue)
+        #expect(try useCase.dispatcher.perform(.append(2)) == [2])
+    }
+
+    @Test("cancelling releases the sink and what it captured")
+    func cancelReleasesSink() throws {
+        final class Captured: Sendable {}
+        let log = LogUseCase()
+        weak var weakCaptured: Captured?
+        let subscription: Subscription = {
+            let captured = Captured()
+            weakCaptured = captured
+            return log.state.sink(on: .global()) { _ in _ = captured }
+        }()
+        #expect(weakCaptured != nil)
+        subscription.cancel()
+        #expect(weakCaptured == nil)
+    }
+
+    @Test("a subscriber joining mid-stream gets a suffix of what the others get, from the state it joined at")
+    func subscriberJoiningMidStream() throws {
+        let log = LogUseCase()
+        let early = StateRecorder(log.state)
+        let joined = Later<StateRecorder<[Int]>>()
+        let producer = DispatchQueue(label: "producer")
+        producer.async {
+            for i in 0..<500 {
+                if i == 200 { joined.set(StateRecorder(log.state)) }
+                log.store.update { $0 = [i] }
+            }
+        }
+        #expect(early.wait(forLast: [499]))
+        producer.sync {}
+        let late = joined.value
+        #expect(late.wait(forLast: [499]))
+        let first = try #require(late.states.first)
+        let start = try #require(early.states.firstIndex(of: first))
+        #expect(Array(early.states[start...]) == late.states)
     }
 
     @Test("the state is an AsyncSequence: current state first, then each change; ending it unsubscribes")

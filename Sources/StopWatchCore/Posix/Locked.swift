@@ -17,7 +17,13 @@ public final class Locked<Value> {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        let result = pthread_mutex_init(mutex, nil)
+        // Error-checking, so that locking it again from inside `withLock` traps with a
+        // message instead of hanging the process.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, CInt(PTHREAD_MUTEX_ERRORCHECK))
+        let result = pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
         precondition(result == 0, "pthread_mutex_init failed: \(result)")
     }
 
@@ -28,11 +34,13 @@ public final class Locked<Value> {
     }
 
     /// Runs `body` with the value while holding the lock. Not reentrant: calling `withLock`
-    /// on the same lock from inside `body` deadlocks.
+    /// on the same lock from inside `body` is a programming error, and traps.
     public func withLock<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
+        let result = pthread_mutex_lock(mutex)
+        precondition(result != EDEADLK, "Locked.withLock called from inside its own body: it is not reentrant")
+        precondition(result == 0, "pthread_mutex_lock failed: \(result)")
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }

@@ -1,8 +1,12 @@
 extension Duration {
-    /// The whole nanoseconds in this duration, rounded toward zero (enough for 292 years).
+    /// The whole nanoseconds in this duration, rounded toward zero; beyond ±292 years,
+    /// which fit no `Int64`, it saturates instead of trapping.
     public var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        guard !overflow, !overflowAgain else { return seconds < 0 ? .min : .max }
+        return total
     }
 
     /// The whole milliseconds in this duration, rounded toward zero.

@@ -14,7 +14,7 @@ extension UseCase where C == StopWatchCommand {
     ///   - initial: where to start, e.g. a stopwatch restored from storage, still counting.
     ///   - clock: `BootClock` in production; a manual clock in tests.
     ///   - timers: `DispatchTickTimerFactory` in production; manual timers in tests.
-    ///   - tick: the interval between published updates while counting; greater than zero.
+    ///   - tick: the interval between published updates while counting; at least 1 ns.
     public convenience init(
         _ initial: StopWatchSnapshot = .stopped,
         clock: any StopWatchClock = BootClock(),
@@ -22,7 +22,7 @@ extension UseCase where C == StopWatchCommand {
         tick: Duration = .seconds(1),
         targetQueue: DispatchQueue? = nil
     ) {
-        precondition(tick > .zero, "the tick interval must be greater than zero")
+        precondition(tick >= .nanoseconds(1), "the tick interval must be at least a nanosecond")
         self.init(initial, targetQueue: targetQueue) { store in
             let onTick: @Sendable (any TickTimer, Duration) -> Void = { timer, deadline in
                 let now = clock.now()

@@ -8,14 +8,10 @@ import Dispatch
 final class CommandQueue<C: Command>: @unchecked Sendable {
     let store: Store<C.State>
     private let handle: (C) throws -> Void
-    /// Marks `store.queue` so that a synchronous `perform` from that queue is caught
-    /// instead of deadlocking.
-    private let onQueueKey = DispatchSpecificKey<Bool>()
 
     init(store: Store<C.State>, handle: @escaping (C) throws -> Void) {
         self.store = store
         self.handle = handle
-        store.queue.setSpecific(key: onQueueKey, value: true)
     }
 
     func enqueue(_ command: C, completion: (@Sendable (Result<C.State, any Error>) -> Void)?) {
@@ -26,7 +22,7 @@ final class CommandQueue<C: Command>: @unchecked Sendable {
     }
 
     func runAndWait(_ command: C) throws -> C.State {
-        if DispatchQueue.getSpecific(key: onQueueKey) == true {
+        if store.isOnQueue {
             throw UseCaseError.performFromHandlerQueue
         }
         return try store.queue.sync { try run(command).get() }

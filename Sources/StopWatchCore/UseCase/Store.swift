@@ -11,6 +11,8 @@ public final class Store<State: Equatable & Sendable>: Sendable {
     public let queue: DispatchQueue
 
     private let storage: Locked<Storage>
+    /// Marks `queue` (and the queue it targets, if given) so that code can tell it runs there.
+    private let onQueueKey = DispatchSpecificKey<Bool>()
 
     private struct Storage {
         var state: State
@@ -18,9 +20,18 @@ public final class Store<State: Equatable & Sendable>: Sendable {
         var nextSubscriberID: UInt64 = 0
     }
 
-    init(_ initialState: State, queue: DispatchQueue) {
+    init(_ initialState: State, queue: DispatchQueue, targetQueue: DispatchQueue?) {
         self.queue = queue
         self.storage = Locked(Storage(state: initialState))
+        queue.setSpecific(key: onQueueKey, value: true)
+        // A serial target runs `queue`'s work: waiting for `queue` from it deadlocks too.
+        targetQueue?.setSpecific(key: onQueueKey, value: true)
+    }
+
+    /// Whether the caller runs on `queue` or on the queue it targets, where waiting for
+    /// `queue` would deadlock.
+    var isOnQueue: Bool {
+        DispatchQueue.getSpecific(key: onQueueKey) == true
     }
 
     public var currentState: State {
@@ -60,7 +71,7 @@ public final class Store<State: Equatable & Sendable>: Sendable {
         }
         return Subscription { [weak self] in
             _ = self?.storage.withLock { $0.subscribers.removeValue(forKey: id) }
-            subscriber.cancel()
+            subscriber.cancel(mayWait: !(self?.isOnQueue ?? false))
         }
     }
 

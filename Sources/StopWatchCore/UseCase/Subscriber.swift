@@ -5,20 +5,20 @@ import Glibc
 final class Subscriber<State: Sendable>: Sendable {
     /// Serial even when the caller's queue is concurrent, so states arrive in order.
     private let deliveryQueue: DispatchQueue
-    private let receive: @Sendable (State) -> Void
-    private let gate = Locked(Gate())
-    /// Held for the whole of each call to `receive`, so that `cancel` can wait for it. It counts
+    private let gate: Locked<Gate>
+    /// Held for the whole of each call to the sink, so that `cancel` can wait for it. It counts
     /// the calls because it must hold something: see `Locked` on empty values.
     private let inFlight = Locked(0)
 
     private struct Gate {
-        var isCancelled = false
+        /// The sink; nil once cancelled, which also frees what it captured.
+        var receive: (@Sendable (State) -> Void)?
         var deliveringThread: pthread_t?
     }
 
     init(target: DispatchQueue, receive: @escaping @Sendable (State) -> Void) {
         self.deliveryQueue = DispatchQueue(label: "stopwatchd.subscriber", target: target)
-        self.receive = receive
+        self.gate = Locked(Gate(receive: receive))
     }
 
     func enqueue(_ state: State) {
@@ -27,28 +27,31 @@ final class Subscriber<State: Sendable>: Sendable {
 
     private func deliver(_ state: State) {
         inFlight.withLock { deliveries in
-            let shouldDeliver = gate.withLock { gate in
-                guard !gate.isCancelled else { return false }
-                gate.deliveringThread = pthread_self()
-                return true
+            let receive = gate.withLock { gate in
+                if gate.receive != nil { gate.deliveringThread = pthread_self() }
+                return gate.receive
             }
-            guard shouldDeliver else { return }
+            guard let receive else { return }
             deliveries += 1
             receive(state)
             gate.withLock { $0.deliveringThread = nil }
         }
     }
 
-    /// After this returns, `receive` is not running and will not be called again — except
-    /// when called from inside `receive` itself, which cannot wait for its own return.
-    func cancel() {
-        let mustWait = gate.withLock { gate in
-            gate.isCancelled = true
-            guard let thread = gate.deliveringThread else { return true }
-            return pthread_equal(thread, pthread_self()) == 0
+    /// After this returns nothing more reaches the sink, and — when `mayWait` — a delivery
+    /// running on another thread has finished. It never waits for a delivery running on this
+    /// thread (a sink cancelling itself), and the caller passes `mayWait: false` where waiting
+    /// could deadlock (on the use case's own queue, which that delivery may be waiting for).
+    func cancel(mayWait: Bool) {
+        let (sink, deliveringElsewhere) = gate.withLock { gate in
+            defer { gate.receive = nil }
+            let here = gate.deliveringThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+            return (gate.receive, !here)
         }
-        if mustWait {
+        if mayWait, deliveringElsewhere {
             inFlight.withLock { _ in }
         }
+        // The sink and its captures are released here, outside both locks.
+        _ = sink
     }
 }

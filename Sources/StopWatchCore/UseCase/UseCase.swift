@@ -30,7 +30,7 @@ public final class UseCase<C: Command>: Sendable {
         configure: (Store<C.State>) -> (C) throws -> Void
     ) {
         let queue = DispatchQueue(label: "stopwatchd.usecase", target: targetQueue)
-        let store = Store(initialState, queue: queue)
+        let store = Store(initialState, queue: queue, targetQueue: targetQueue)
         let commands = CommandQueue<C>(store: store, handle: configure(store))
         self.state = StatePublisher(store: store)
         self.dispatcher = Dispatcher(commands: commands)
