@@ -1,8 +1,17 @@
-// The daemon comes with the varlink server (issue 3); for now it only knows who it is.
-let arguments = CommandLine.arguments.dropFirst()
-if arguments.contains("--version") {
-    print("stopwatchd 0.1.0")
-} else {
-    print("stopwatchd: the daemon is not built yet; StopWatchCore is.")
-    print("usage: stopwatchd --version")
+import StopWatchCore
+
+// Parse options, wire, run: the daemon itself is StopWatchCore's `Daemon`.
+do {
+    switch try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst())) {
+    case .help:
+        print(DaemonOptions.usage)
+    case .version:
+        print("stopwatchd \(Version.number)")
+    case .run(let options):
+        try Daemon.run(options: options, environment: .current)
+    }
+} catch let error as UsageError {
+    Diagnostics.fail("stopwatchd: \(error.message) (see stopwatchd --help)", status: 2)
+} catch {
+    Diagnostics.fail("stopwatchd: \(error)", status: 1)
 }

@@ -1,0 +1,38 @@
+/// The replies of one `Watch` call, read one at a time (blocking).
+///
+/// `@unchecked Sendable` is safe here: `next()` is meant for one thread at a time, and the
+/// only call made from another thread, `interrupt()`, is a `shutdown(2)` of the socket made
+/// under the connection's lock (never after it closed), which the kernel serializes with
+/// the read it interrupts.
+public final class WatchStream: @unchecked Sendable {
+    private let connection: VarlinkConnection
+
+    init(connection: VarlinkConnection) {
+        self.connection = connection
+    }
+
+    /// The next state. Throws when the daemon goes away or refuses the watch.
+    public func next() throws(ClientError) -> Stopwatch {
+        let reply = try connection.receive()
+        if let error = reply.error {
+            throw .refused(VarlinkError(name: error, parameters: reply.parameters))
+        }
+        guard let stopwatch = reply.parameters["stopwatch"] else {
+            throw .protocolViolation("Watch replied without a stopwatch")
+        }
+        do {
+            return try Stopwatch(json: stopwatch)
+        } catch {
+            throw .protocolViolation(error.reason)
+        }
+    }
+
+    /// Makes a `next()` blocked on another thread throw: ends the watch.
+    public func interrupt() {
+        connection.interrupt()
+    }
+
+    public func close() {
+        connection.close()
+    }
+}

@@ -1,0 +1,318 @@
+import Dispatch
+
+/// One client: reads its calls, answers them, streams its watches.
+///
+/// A watch that cannot be written at once keeps only its newest state, so a client that
+/// does not read costs constant memory; one that takes nothing for `writeTimeout` is
+/// disconnected. Nothing here ever blocks: the socket is non-blocking, driven by
+/// dispatch sources on the server's queue.
+///
+/// `@unchecked Sendable` is safe here: every stored property is read and written only on
+/// `queue`, a serial queue — the sources and timers are created with it as their queue,
+/// and the watch sinks deliver on it — so no two threads touch this object at once.
+final class Connection: @unchecked Sendable {
+    let id: Int
+    private let socket: FileDescriptor
+    private let queue: DispatchQueue
+    private let service: StopwatchService
+    private let limits: ConnectionLimits
+    private let logger: Logger
+    private let clock: any StopWatchClock
+    private let readBuffer: UnsafeMutableRawBufferPointer
+    private let onClose: (Connection) -> Void
+
+    private let readSource: any DispatchSourceRead
+    private var writeSource: (any DispatchSourceWrite)?
+    private var isReading = true
+    private var isWriting = false
+    private var framer: VarlinkFramer
+    private var output: [UInt8] = []
+    private var outputSent = 0
+    /// Close once `output` is sent: after a protocol error, or when the client closed.
+    private var closeWhenSent = false
+    private(set) var isClosed = false
+
+    private struct Watch {
+        let name: String
+        let subscription: Subscription
+        /// The newest state not yet written, if the socket was full when it came.
+        var pending: Stopwatch?
+    }
+    private var watches: [Watch] = []
+
+    /// When the current unfinished message began, and when output last stalled.
+    private var partialMessageSince: ContinuousClock.Instant?
+    private var outputStalledSince: ContinuousClock.Instant?
+    private var deadlineTimer: (any DispatchSourceTimer)?
+
+    var watchCount: Int { watches.count }
+
+    init(
+        id: Int,
+        socket: FileDescriptor,
+        queue: DispatchQueue,
+        service: StopwatchService,
+        limits: ConnectionLimits,
+        logger: Logger,
+        clock: any StopWatchClock,
+        readBuffer: UnsafeMutableRawBufferPointer,
+        onClose: @escaping (Connection) -> Void
+    ) {
+        self.id = id
+        self.socket = socket
+        self.queue = queue
+        self.service = service
+        self.limits = limits
+        self.logger = logger
+        self.clock = clock
+        self.readBuffer = readBuffer
+        self.onClose = onClose
+        self.framer = VarlinkFramer(maximumMessageSize: limits.maximumMessageSize)
+        self.readSource = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: queue)
+    }
+
+    func start() {
+        readSource.setEventHandler { [weak self] in self?.readAvailable() }
+        readSource.activate()
+    }
+
+    /// Sends `message` (a whole varlink message, NUL included) as soon as the socket takes it.
+    func send(_ message: [UInt8]) {
+        guard !isClosed else { return }
+        output.append(contentsOf: message)
+        flush()
+    }
+
+    // MARK: Reading
+
+    private func readAvailable() {
+        guard !isClosed, isReading else { return }
+        let count: Int
+        do {
+            count = try socket.read(into: readBuffer)
+        } catch where error == .wouldBlock {
+            return
+        } catch {
+            logger.debug("connection \(id): read failed: \(error)")
+            close()
+            return
+        }
+        guard count > 0 else {
+            // The client is done sending: answer what it sent, then close.
+            stopReading()
+            closeWhenSent = true
+            flush()
+            return
+        }
+        let messages: [[UInt8]]
+        do {
+            messages = try framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[..<count]))
+        } catch {
+            fail("message larger than \(error.limit) bytes")
+            return
+        }
+        for message in messages where !closeWhenSent && !isClosed {
+            handle(message)
+        }
+        partialMessageSince = framer.hasPartialMessage ? (partialMessageSince ?? .now) : nil
+        if output.count - outputSent > limits.outputHighWater { stopReading() }
+        updateDeadlines()
+    }
+
+    private func handle(_ message: [UInt8]) {
+        let call: VarlinkCall
+        do {
+            call = try VarlinkCall(json: try JSONParser.parse(message))
+        } catch let error as JSONParseError {
+            fail("not JSON: \(error)")
+            return
+        } catch let error as MalformedMessage {
+            fail(error.reason)
+            return
+        } catch {
+            fail("\(error)")
+            return
+        }
+        switch service.handle(call) {
+        case .reply(let parameters):
+            if !call.oneway { send(VarlinkReply(parameters: parameters).message) }
+        case .failure(let error):
+            if !call.oneway { send(VarlinkReply(error).message) }
+        case .watch(let name, let useCase):
+            guard !call.oneway else {
+                service.registry.endWatching(name)
+                return
+            }
+            let index = watches.count
+            let subscription = useCase.state.sink(on: queue) { [weak self] snapshot in
+                self?.watchUpdated(index, snapshot)
+            }
+            watches.append(Watch(name: name, subscription: subscription, pending: nil))
+        }
+    }
+
+    /// Answers with `ProtocolError` and closes once that is sent.
+    private func fail(_ reason: String) {
+        logger.info("connection \(id): protocol error: \(reason)")
+        send(VarlinkReply(.protocolError(reason)).message)
+        stopReading()
+        closeWhenSent = true
+        flush()
+    }
+
+    private func stopReading() {
+        guard isReading else { return }
+        isReading = false
+        readSource.suspend()
+    }
+
+    private func resumeReading() {
+        guard !isReading, !closeWhenSent, !isClosed else { return }
+        isReading = true
+        readSource.resume()
+    }
+
+    // MARK: Writing
+
+    private func watchUpdated(_ index: Int, _ snapshot: StopWatchSnapshot) {
+        guard !isClosed, watches.indices.contains(index) else { return }
+        let stopwatch = Stopwatch(name: watches[index].name, snapshot: snapshot, at: clock.now())
+        if output.count == outputSent {
+            send(VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message)
+        } else {
+            // The socket is full: keep only the newest state for when it drains.
+            watches[index].pending = stopwatch
+        }
+    }
+
+    private func flush() {
+        while !isClosed {
+            while outputSent < output.count {
+                let sent: Int
+                do {
+                    sent = try socket.send(output, from: outputSent)
+                } catch where error == .wouldBlock {
+                    waitForWritable()
+                    return
+                } catch {
+                    logger.debug("connection \(id): write failed: \(error)")
+                    close()
+                    return
+                }
+                outputSent += sent
+                outputStalledSince = nil
+            }
+            output.removeAll(keepingCapacity: output.count <= 64 * 1024)
+            outputSent = 0
+            // Drained: now the states that waited, newest only.
+            let pending = watches.indices.compactMap { index -> Stopwatch? in
+                defer { watches[index].pending = nil }
+                return watches[index].pending
+            }
+            guard !pending.isEmpty else { break }
+            for stopwatch in pending {
+                output.append(contentsOf: VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message)
+            }
+        }
+        guard !isClosed else { return }
+        stopWaitingForWritable()
+        if closeWhenSent {
+            close()
+            return
+        }
+        resumeReading()
+        updateDeadlines()
+    }
+
+    private func waitForWritable() {
+        if outputStalledSince == nil { outputStalledSince = .now }
+        if writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: socket.rawValue, queue: queue)
+            source.setEventHandler { [weak self] in self?.flush() }
+            writeSource = source
+            isWriting = true
+            source.activate()
+        } else if !isWriting {
+            isWriting = true
+            writeSource?.resume()
+        }
+        updateDeadlines()
+    }
+
+    private func stopWaitingForWritable() {
+        guard isWriting else { return }
+        isWriting = false
+        writeSource?.suspend()
+    }
+
+    // MARK: Deadlines
+
+    /// Arms one timer for the nearest deadline, or none when nothing is pending, so an idle
+    /// connection costs no wake-ups.
+    private func updateDeadlines() {
+        guard !isClosed else { return }
+        let deadlines = [
+            partialMessageSince.map { $0 + limits.messageTimeout },
+            outputStalledSince.map { $0 + limits.writeTimeout },
+        ].compactMap { $0 }
+        guard let nearest = deadlines.min() else {
+            deadlineTimer?.cancel()
+            deadlineTimer = nil
+            return
+        }
+        if deadlineTimer == nil {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.deadlineReached() }
+            deadlineTimer = timer
+            timer.activate()
+        }
+        let delay = max(ContinuousClock.now.duration(to: nearest), .zero)
+        deadlineTimer?.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)), leeway: .milliseconds(100))
+    }
+
+    private func deadlineReached() {
+        guard !isClosed else { return }
+        let now = ContinuousClock.now
+        if let since = outputStalledSince, now - since >= limits.writeTimeout {
+            logger.notice("connection \(id): disconnected, it read nothing for \(DurationText.string(limits.writeTimeout))")
+            close()
+        } else if let since = partialMessageSince, now - since >= limits.messageTimeout {
+            partialMessageSince = nil
+            fail("message left unfinished for \(DurationText.string(limits.messageTimeout))")
+        } else {
+            updateDeadlines()
+        }
+    }
+
+    // MARK: Closing
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        for watch in watches {
+            watch.subscription.cancel()
+            service.registry.endWatching(watch.name)
+        }
+        watches = []
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
+        // A suspended source never runs its cancel handler: resume before cancelling.
+        // The descriptor is closed only when both sources are done with it.
+        var sourcesToCancel = 1
+        let socket = self.socket
+        let closeWhenBothCancelled: () -> Void = {
+            sourcesToCancel -= 1
+            if sourcesToCancel == 0 { socket.close() }
+        }
+        if let writeSource {
+            sourcesToCancel += 1
+            writeSource.setCancelHandler(handler: closeWhenBothCancelled)
+            if !isWriting { writeSource.resume() }
+            writeSource.cancel()
+        }
+        readSource.setCancelHandler(handler: closeWhenBothCancelled)
+        if !isReading { readSource.resume() }
+        readSource.cancel()
+        onClose(self)
+    }
+}

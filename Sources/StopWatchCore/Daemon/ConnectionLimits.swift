@@ -1,0 +1,11 @@
+/// The limits each connection is held to.
+struct ConnectionLimits: Sendable {
+    var maximumMessageSize: Int
+    /// How long a message may stay unfinished.
+    var messageTimeout: Duration
+    /// How long a client may go without taking any of what it is sent.
+    var writeTimeout: Duration
+    /// Above this many unsent bytes the connection's input is not read, so a client that
+    /// sends calls without reading replies cannot make the daemon buffer without end.
+    var outputHighWater = 256 * 1024
+}

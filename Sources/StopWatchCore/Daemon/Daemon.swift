@@ -1,0 +1,87 @@
+import Dispatch
+import Glibc
+
+/// The daemon put together: socket, stopwatches, server, signals.
+public enum Daemon {
+    /// Starts serving and never returns; SIGTERM or SIGINT ends the process with status 0.
+    /// Throws only when it cannot start.
+    public static func run(options: DaemonOptions, environment: ProcessEnvironment) throws(DaemonStartError) -> Never {
+        let logger = Logger(minimumLevel: options.logLevel, journald: environment["JOURNAL_STREAM"] != nil)
+        Signals.ignore(SIGPIPE)
+
+        var allowedGroup: gid_t?
+        if let name = options.allowGroup {
+            guard let gid = try? Users.groupID(named: name) else {
+                throw DaemonStartError("--allow-group: there is no group named '\(name)'")
+            }
+            allowedGroup = gid
+        }
+
+        let listener = try listeningSocket(options: options, environment: environment, group: allowedGroup)
+        let queue = DispatchQueue(label: "stopwatchd.server")
+        let clock = BootClock()
+        let timers = DispatchTickTimerFactory()
+        let registry = StopwatchRegistry(limit: options.maximumStopwatches) { snapshot in
+            StopWatchUseCase(snapshot, clock: clock, timers: timers, tick: options.tick)
+        }
+        let service = StopwatchService(registry: registry, clock: clock)
+        let server = VarlinkServer(
+            listener: listener.descriptor,
+            queue: queue,
+            service: service,
+            policy: PeerPolicy(daemonUID: Users.effectiveUserID, allowedGroup: allowedGroup),
+            limits: ConnectionLimits(
+                maximumMessageSize: options.maximumMessageSize,
+                messageTimeout: options.messageTimeout,
+                writeTimeout: options.writeTimeout
+            ),
+            maximumConnections: options.maximumConnections,
+            logger: logger,
+            clock: clock
+        )
+
+        let signalSources = handleTerminationSignals(on: queue) { signal in
+            logger.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+            server.stop()
+            if let path = listener.ownedPath { try? FileSystem.remove(path) }
+            exit(0)
+        }
+        queue.sync { server.start() }
+        logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
+        withExtendedLifetime((server, signalSources)) {
+            dispatchMain()
+        }
+    }
+
+    private static func listeningSocket(
+        options: DaemonOptions,
+        environment: ProcessEnvironment,
+        group: gid_t?
+    ) throws(DaemonStartError) -> ListeningSocket {
+        // --socket > $STOPWATCHD_SOCKET > systemd's socket > the default path (SPEC §4).
+        if let path = options.socketPath ?? environment["STOPWATCHD_SOCKET"] {
+            return try ListeningSocket.bind(path: path, group: group)
+        }
+        if let activated = ListeningSocket.activated(environment) {
+            return activated
+        }
+        let path = SocketLocation.daemonPath(environment: environment, isRoot: Users.effectiveUserID == 0)
+        return try ListeningSocket.bind(path: path, group: group)
+    }
+
+    /// Handles SIGTERM and SIGINT on `queue` instead of dying at once. Made outside any actor:
+    /// a source made in top-level code would inherit the main actor and trap when it fires.
+    private static func handleTerminationSignals(
+        on queue: DispatchQueue,
+        _ handler: @escaping @Sendable (CInt) -> Void
+    ) -> [any DispatchSourceSignal] {
+        [SIGTERM, SIGINT].map { signal in
+            // The default action would kill the process before the source saw the signal.
+            Signals.ignore(signal)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
+            source.setEventHandler { handler(signal) }
+            source.activate()
+            return source
+        }
+    }
+}

@@ -1,0 +1,112 @@
+/// What `stopwatchd` was asked to do: its command line, checked.
+public struct DaemonOptions: Equatable, Sendable {
+    public var tick: Duration = .seconds(1)
+    public var socketPath: String?
+    public var stateDirectory: String?
+    public var allowGroup: String?
+    public var logLevel: LogLevel = .info
+    public var maximumConnections = 1024
+    public var maximumStopwatches = 10_000
+    public var maximumMessageSize = 64 * 1024
+    /// How long a message may stay unfinished before the connection is closed.
+    public var messageTimeout: Duration = .seconds(30)
+    /// How long a client may go without reading what it is sent before it is disconnected.
+    public var writeTimeout: Duration = .seconds(30)
+
+    public static let minimumTick: Duration = .milliseconds(10)
+
+    public enum Action: Equatable, Sendable {
+        case run(DaemonOptions)
+        case help
+        case version
+    }
+
+    public init() {}
+
+    public static let usage = """
+        usage: stopwatchd [OPTIONS]
+
+        Keeps named stopwatches and serves them over a varlink Unix socket.
+
+        options:
+          --socket PATH            socket to listen on (default: $STOPWATCHD_SOCKET, the socket
+                                   systemd passes, $XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock
+                                   for a user, /run/stopwatchd/stopwatchd.sock for root)
+          --state-dir DIR          where stopwatches are kept (default: $STATE_DIRECTORY,
+                                   $XDG_STATE_HOME/stopwatchd, /var/lib/stopwatchd for root)
+          --tick DURATION          update interval while counting, at least 10ms (default 1s)
+          --allow-group GROUP      also admit members of GROUP (root and this user always are)
+          --log-level LEVEL        debug, info, notice, warning or error (default info)
+          --max-connections N      clients at once (default 1024)
+          --max-stopwatches N      stopwatches kept (default 10000)
+          --max-message-size N     bytes in one message (default 65536)
+          --message-timeout DUR    time to finish a message (default 30s)
+          --write-timeout DUR      time a client may stop reading (default 30s)
+          -h, --help               show this help
+          --version                show the version
+
+        durations: 250ms, 1s, 1.5s, 2m
+        """
+
+    /// Reads the arguments (without the program name).
+    public static func parse(_ arguments: [String]) throws(UsageError) -> Action {
+        var options = DaemonOptions()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(UsageError) -> String {
+                if let inlineValue { return inlineValue }
+                guard let next = remaining.popFirst() else { throw UsageError("\(name) needs a value") }
+                return next
+            }
+            switch name {
+            case "-h", "--help": return .help
+            case "--version": return .version
+            case "--socket": options.socketPath = try nonEmpty(value(), for: name)
+            case "--state-dir": options.stateDirectory = try nonEmpty(value(), for: name)
+            case "--allow-group": options.allowGroup = try nonEmpty(value(), for: name)
+            case "--tick":
+                let text = try value()
+                guard let tick = DurationText.parse(text) else { throw UsageError("--tick: '\(text)' is not a duration like 250ms, 1s or 1.5s") }
+                guard tick >= minimumTick else { throw UsageError("--tick: \(text) is shorter than the minimum, 10ms") }
+                options.tick = tick
+            case "--log-level":
+                let text = try value()
+                guard let level = LogLevel(rawValue: text) else {
+                    throw UsageError("--log-level: '\(text)' is not one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                options.logLevel = level
+            case "--max-connections": options.maximumConnections = try count(value(), for: name)
+            case "--max-stopwatches": options.maximumStopwatches = try count(value(), for: name)
+            case "--max-message-size": options.maximumMessageSize = try count(value(), for: name, minimum: 1024)
+            case "--message-timeout": options.messageTimeout = try duration(value(), for: name)
+            case "--write-timeout": options.writeTimeout = try duration(value(), for: name)
+            default:
+                throw UsageError("unknown option '\(argument)'")
+            }
+        }
+        return .run(options)
+    }
+
+    private static func nonEmpty(_ text: String, for name: String) throws(UsageError) -> String {
+        guard !text.isEmpty else { throw UsageError("\(name) needs a non-empty value") }
+        return text
+    }
+
+    private static func count(_ text: String, for name: String, minimum: Int = 1) throws(UsageError) -> Int {
+        guard let number = Int(text), number >= minimum else { throw UsageError("\(name): '\(text)' is not a whole number of at least \(minimum)") }
+        return number
+    }
+
+    private static func duration(_ text: String, for name: String) throws(UsageError) -> Duration {
+        guard let duration = DurationText.parse(text), duration > .zero else {
+            throw UsageError("\(name): '\(text)' is not a duration like 500ms, 30s or 2m")
+        }
+        return duration
+    }
+}

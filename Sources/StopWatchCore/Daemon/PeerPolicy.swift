@@ -1,0 +1,25 @@
+import Glibc
+
+/// Who may talk to the daemon: root, the daemon's own user, and members of the allowed
+/// group if there is one (SPEC §4).
+struct PeerPolicy: Sendable {
+    let daemonUID: uid_t
+    let allowedGroup: gid_t?
+
+    func allows(_ peer: PeerCredentials, groups: () -> [gid_t]) -> Bool {
+        if peer.uid == 0 || peer.uid == daemonUID { return true }
+        guard let allowedGroup else { return false }
+        return peer.gid == allowedGroup || groups().contains(allowedGroup)
+    }
+
+    /// Checks the peer at the other end of `socket`; a peer whose credentials cannot be read
+    /// is not allowed.
+    func allows(socket: FileDescriptor) -> Bool {
+        guard let peer = try? socket.peerCredentials() else { return false }
+        return allows(peer) {
+            if let groups = try? socket.peerGroups() { return groups }
+            guard let name = try? Users.userName(of: peer.uid) else { return [] }
+            return Users.groupIDs(ofUser: name, primaryGroup: peer.gid)
+        }
+    }
+}

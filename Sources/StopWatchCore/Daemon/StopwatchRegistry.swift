@@ -1,0 +1,90 @@
+/// The named stopwatches, one `StopWatchUseCase` each.
+///
+/// A name is *created* by Start or Toggle and listed until removed. A name that is only
+/// watched gets an entry too, so its watchers see it when it is started; that entry goes
+/// when its last watcher does. Both kinds count toward the limit.
+///
+/// Not thread-safe: it belongs to the server's queue.
+final class StopwatchRegistry {
+    private struct Entry {
+        let useCase: StopWatchUseCase
+        var isCreated: Bool
+        var watchers: Int
+    }
+
+    private var entries: [String: Entry] = [:]
+    let limit: Int
+    private let makeUseCase: (StopWatchSnapshot) -> StopWatchUseCase
+
+    init(limit: Int, makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase) {
+        self.limit = limit
+        self.makeUseCase = makeUseCase
+    }
+
+    /// The stopwatch `name` if it was created.
+    func created(_ name: String) -> StopWatchUseCase? {
+        guard let entry = entries[name], entry.isCreated else { return nil }
+        return entry.useCase
+    }
+
+    /// The stopwatch `name`, created now if it was not.
+    func create(_ name: String, from snapshot: StopWatchSnapshot = .stopped) throws(VarlinkError) -> StopWatchUseCase {
+        if var entry = entries[name] {
+            if !entry.isCreated {
+                entry.isCreated = true
+                entries[name] = entry
+            }
+            return entry.useCase
+        }
+        guard entries.count < limit else { throw .tooManyStopwatches(limit: limit) }
+        let useCase = makeUseCase(snapshot)
+        entries[name] = Entry(useCase: useCase, isCreated: true, watchers: 0)
+        return useCase
+    }
+
+    /// The stopwatch `name` for a new watcher; an entry is made if there is none.
+    func beginWatching(_ name: String) throws(VarlinkError) -> StopWatchUseCase {
+        if entries[name] == nil {
+            guard entries.count < limit else { throw .tooManyStopwatches(limit: limit) }
+            entries[name] = Entry(useCase: makeUseCase(.stopped), isCreated: false, watchers: 0)
+        }
+        entries[name]!.watchers += 1
+        return entries[name]!.useCase
+    }
+
+    func endWatching(_ name: String) {
+        guard var entry = entries[name] else { return }
+        entry.watchers -= 1
+        if entry.watchers <= 0, !entry.isCreated {
+            entries[name] = nil
+        } else {
+            entries[name] = entry
+        }
+    }
+
+    /// Deletes `name`. Its watchers stay and see it go back to a stopwatch never started.
+    /// Returns whether it existed.
+    @discardableResult
+    func remove(_ name: String) -> Bool {
+        guard var entry = entries[name], entry.isCreated else { return false }
+        // Stop first so its timer goes; reset so watchers see zero.
+        _ = try? entry.useCase.dispatcher.perform(.stop)
+        _ = try? entry.useCase.dispatcher.perform(.reset)
+        if entry.watchers > 0 {
+            entry.isCreated = false
+            entries[name] = entry
+        } else {
+            entries[name] = nil
+        }
+        return true
+    }
+
+    /// The created stopwatches, sorted by name.
+    var createdStopwatches: [(name: String, useCase: StopWatchUseCase)] {
+        entries.filter(\.value.isCreated).map { ($0.key, $0.value.useCase) }.sorted { $0.name < $1.name }
+    }
+
+    var createdCount: Int { entries.values.count(where: \.isCreated) }
+    var countingCount: Int { entries.values.count { $0.isCreated && $0.useCase.state.current.state.isCounting } }
+    var watcherCount: Int { entries.values.reduce(0) { $0 + $1.watchers } }
+}

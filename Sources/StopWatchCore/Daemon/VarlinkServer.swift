@@ -1,0 +1,135 @@
+import Dispatch
+
+/// Accepts clients on the listening socket and keeps their connections.
+///
+/// `@unchecked Sendable` is safe here: all stored state is read and written only on
+/// `queue` (a serial queue), where every source and handler of the server runs.
+final class VarlinkServer: @unchecked Sendable {
+    private let listener: FileDescriptor
+    private let queue: DispatchQueue
+    private let service: StopwatchService
+    private let policy: PeerPolicy
+    private let limits: ConnectionLimits
+    private let maximumConnections: Int
+    private let logger: Logger
+    private let clock: any StopWatchClock
+    /// One buffer for every read: they all happen on `queue`, one at a time.
+    private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    private var acceptSource: (any DispatchSourceRead)?
+    private var isAccepting = false
+    private var connections: [Int: Connection] = [:]
+    private var nextConnectionID = 1
+    private var refusingSince: ContinuousClock.Instant?
+
+    init(
+        listener: FileDescriptor,
+        queue: DispatchQueue,
+        service: StopwatchService,
+        policy: PeerPolicy,
+        limits: ConnectionLimits,
+        maximumConnections: Int,
+        logger: Logger,
+        clock: any StopWatchClock
+    ) {
+        self.listener = listener
+        self.queue = queue
+        self.service = service
+        self.policy = policy
+        self.limits = limits
+        self.maximumConnections = maximumConnections
+        self.logger = logger
+        self.clock = clock
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    var connectionCount: Int { connections.count }
+
+    func start() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: listener.rawValue, queue: queue)
+        source.setEventHandler { [weak self] in self?.acceptPending() }
+        acceptSource = source
+        isAccepting = true
+        source.activate()
+    }
+
+    /// Stops accepting and closes every connection.
+    func stop() {
+        if let acceptSource {
+            if !isAccepting { acceptSource.resume() }
+            acceptSource.cancel()
+            self.acceptSource = nil
+        }
+        for connection in Array(connections.values) { connection.close() }
+    }
+
+    private func acceptPending() {
+        while true {
+            let socket: FileDescriptor
+            do {
+                guard let accepted = try listener.accept() else { return }
+                socket = accepted
+            } catch where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
+                // Out of descriptors: pause accepting rather than spin on the ready listener.
+                logger.warning("out of file descriptors with \(connections.count) clients; not accepting for 100ms")
+                pauseAccepting(for: .milliseconds(100))
+                return
+            } catch {
+                logger.warning("accept failed: \(error)")
+                return
+            }
+            admit(socket)
+        }
+    }
+
+    private func admit(_ socket: FileDescriptor) {
+        guard policy.allows(socket: socket) else {
+            let peer = (try? socket.peerCredentials()).map { "uid \($0.uid), pid \($0.pid)" } ?? "unknown peer"
+            logger.notice("refused \(peer): not root, this user, or in the allowed group")
+            refuse(socket, with: .permissionDenied)
+            return
+        }
+        guard connections.count < maximumConnections else {
+            if refusingSince == nil {
+                refusingSince = .now
+                logger.warning("connection limit of \(maximumConnections) reached; refusing new clients")
+            }
+            refuse(socket, with: .protocolError("too many connections (limit \(maximumConnections)); try again later"))
+            return
+        }
+        let id = nextConnectionID
+        nextConnectionID += 1
+        let connection = Connection(
+            id: id, socket: socket, queue: queue, service: service, limits: limits, logger: logger,
+            clock: clock, readBuffer: readBuffer
+        ) { [weak self] closed in
+            self?.connections[closed.id] = nil
+        }
+        connections[id] = connection
+        connection.start()
+    }
+
+    /// Tells the client why (as far as the socket buffer takes it at once) and closes.
+    private func refuse(_ socket: FileDescriptor, with error: VarlinkError) {
+        let message = VarlinkReply(error).message
+        _ = try? socket.send(message, from: 0)
+        socket.close()
+        if connections.count < maximumConnections, refusingSince != nil {
+            refusingSince = nil
+        }
+    }
+
+    private func pauseAccepting(for duration: Duration) {
+        guard isAccepting, let acceptSource else { return }
+        isAccepting = false
+        acceptSource.suspend()
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(duration.nanoseconds))) { [weak self] in
+            guard let self, !self.isAccepting, let source = self.acceptSource else { return }
+            self.isAccepting = true
+            source.resume()
+        }
+    }
+}

@@ -1,0 +1,14 @@
+import Glibc
+
+/// Ends a command-line program with a message on standard error.
+public enum Diagnostics {
+    public static func fail(_ message: String, status: CInt) -> Never {
+        try? FileDescriptor.standardError.writeAll(Array((message + "\n").utf8))
+        exit(status)
+    }
+
+    /// Writes `message` and a newline to standard error.
+    public static func warn(_ message: String) {
+        try? FileDescriptor.standardError.writeAll(Array((message + "\n").utf8))
+    }
+}

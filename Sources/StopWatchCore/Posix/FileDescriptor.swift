@@ -1,0 +1,75 @@
+import Glibc
+
+/// An open file descriptor. A plain value: close it explicitly with `close()`, or let
+/// `closeAfter` do it on every path.
+public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: CInt
+
+    public init(rawValue: CInt) {
+        self.rawValue = rawValue
+    }
+
+    public static let standardInput = FileDescriptor(rawValue: STDIN_FILENO)
+    public static let standardOutput = FileDescriptor(rawValue: STDOUT_FILENO)
+    public static let standardError = FileDescriptor(rawValue: STDERR_FILENO)
+
+    public var description: String { "fd \(rawValue)" }
+
+    /// Closes the descriptor. Never retried on `EINTR`: on Linux the descriptor is gone
+    /// whatever `close` returns, and a retry could close someone else's.
+    public func close() {
+        _ = Glibc.close(rawValue)
+    }
+
+    /// Runs `body`, then closes the descriptor, whether `body` returned or threw.
+    public func closeAfter<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        defer { close() }
+        return try body()
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 means end of file. Throws `Errno.wouldBlock` on a
+    /// non-blocking descriptor with nothing to read.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try Posix.call { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes what it can of `buffer` and returns how much that was.
+    public func write(_ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try Posix.call { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes all of `bytes`, waiting on a blocking descriptor as needed.
+    public func writeAll(_ bytes: [UInt8]) throws(Errno) {
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { buffer in
+                Result { () throws(Errno) -> Int in try write(UnsafeRawBufferPointer(rebasing: buffer[written...])) }
+            }
+            written += try result.get()
+        }
+    }
+
+    public func setNonBlocking(_ nonBlocking: Bool = true) throws(Errno) {
+        let flags = try Posix.call { fcntl(rawValue, F_GETFL) }
+        let wanted = nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+        if wanted != flags { try Posix.call { fcntl(rawValue, F_SETFL, wanted) } }
+    }
+
+    public func setCloseOnExec() throws(Errno) {
+        let flags = try Posix.call { fcntl(rawValue, F_GETFD) }
+        try Posix.call { fcntl(rawValue, F_SETFD, flags | FD_CLOEXEC) }
+    }
+
+    /// Whether the descriptor is a terminal.
+    public var isTerminal: Bool {
+        isatty(rawValue) == 1
+    }
+
+    /// Waits until the descriptor is readable (or `events` happen), at most `timeout`
+    /// (forever when nil). Returns false on timeout.
+    public func poll(for events: Int16 = Int16(POLLIN), timeout: Duration?) throws(Errno) -> Bool {
+        var entry = pollfd(fd: rawValue, events: events, revents: 0)
+        let milliseconds = timeout.map { CInt(clamping: max($0.milliseconds, 0)) } ?? -1
+        return try Posix.call { Glibc.poll(&entry, 1, milliseconds) } > 0
+    }
+}

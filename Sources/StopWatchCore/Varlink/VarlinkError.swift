@@ -1,0 +1,41 @@
+/// An error a varlink method answers with: a qualified name and its parameters.
+public struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let name: String
+    public let parameters: JSONObject
+
+    public init(name: String, parameters: JSONObject = [:]) {
+        self.name = name
+        self.parameters = parameters
+    }
+
+    public var description: String {
+        parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters).text)"
+    }
+
+    // org.varlink.service
+    public static func interfaceNotFound(_ interface: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.InterfaceNotFound", parameters: ["interface": .string(interface)])
+    }
+    public static func methodNotFound(_ method: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.MethodNotFound", parameters: ["method": .string(method)])
+    }
+    public static func invalidParameter(_ parameter: String) -> VarlinkError {
+        VarlinkError(name: "org.varlink.service.InvalidParameter", parameters: ["parameter": .string(parameter)])
+    }
+    public static let permissionDenied = VarlinkError(name: "org.varlink.service.PermissionDenied")
+    public static let expectedMore = VarlinkError(name: "org.varlink.service.ExpectedMore")
+
+    // io.stopwatchd
+    public static func invalidName(_ name: String) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.InvalidName", parameters: ["name": .string(name)])
+    }
+    public static func invalidTransition(_ stopwatch: Stopwatch, method: String) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.InvalidTransition", parameters: ["stopwatch": stopwatch.json, "method": .string(method)])
+    }
+    public static func tooManyStopwatches(limit: Int) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.TooManyStopwatches", parameters: ["limit": .int(Int64(limit))])
+    }
+    public static func protocolError(_ reason: String) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.ProtocolError", parameters: ["reason": .string(reason)])
+    }
+}
