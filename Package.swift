@@ -23,6 +23,12 @@ let package = Package(
             dependencies: ["StopWatchCore", "StopWatchTesting"],
             swiftSettings: strict
         ),
+        // Runs the real stopwatchd and swctl binaries, built beside the test bundle.
+        .testTarget(
+            name: "StopWatchIntegrationTests",
+            dependencies: ["StopWatchCore"],
+            swiftSettings: strict
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,8 +1,23 @@
-// The client comes with the varlink protocol (issue 3); for now it only knows who it is.
-let arguments = CommandLine.arguments.dropFirst()
-if arguments.contains("--version") {
-    print("swctl 0.1.0")
-} else {
-    print("swctl: the client is not built yet; StopWatchCore is.")
-    print("usage: swctl --version")
+import StopWatchCore
+
+// Parse, wire, run. Exit statuses are SPEC §5's: 0, 1 refused, 2 usage, 69, 70, 77.
+let environment = ProcessEnvironment.current
+let action: SwctlInvocation.Action
+do {
+    action = try SwctlInvocation.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    Diagnostics.fail("swctl: \(error.message)\nTry 'swctl --help'.", status: 2)
+}
+switch action {
+case .help:
+    Output.line(SwctlInvocation.usage)
+case .version:
+    Output.line("swctl \(Version.number)")
+case .run(let invocation):
+    guard let path = SocketLocation.clientPath(invocation.socket, environment: environment) else {
+        Diagnostics.fail("swctl: --user needs XDG_RUNTIME_DIR to be set; use --socket PATH instead", status: 2)
+    }
+    let tenths = environment["STOPWATCHD_TICK"].flatMap(DurationText.parse).map { $0 < .seconds(1) } ?? false
+    let runner = CommandRunner(invocation: invocation, client: StopWatchClient(socketPath: path), tenths: tenths)
+    runner.run()
 }

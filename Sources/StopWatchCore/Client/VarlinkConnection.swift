@@ -48,6 +48,11 @@ public final class VarlinkConnection {
                 sent += try socket.send(message, from: sent)
             }
         } catch {
+            // A daemon that refuses a client (permission, connection limit) answers and closes
+            // at once, maybe before reading the call: its answer is still here to read.
+            if let reply = try? receive(), let refusal = reply.error {
+                throw .refused(VarlinkError(name: refusal, parameters: reply.parameters))
+            }
             throw .unreachable(path: path, reason: "the daemon went away: \(error)")
         }
     }

@@ -1,0 +1,51 @@
+import Glibc
+import StopWatchCore
+
+/// Runs one `swctl` command against the daemon and prints what it says.
+struct CommandRunner {
+    let invocation: SwctlInvocation
+    let client: StopWatchClient
+    /// Whether to show tenths of a second (the daemon ticks faster than once a second).
+    let tenths: Bool
+
+    func run() -> Never {
+        do {
+            try perform()
+        } catch {
+            Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
+        }
+        exit(0)
+    }
+
+    private func perform() throws(ClientError) {
+        let name = invocation.name
+        switch invocation.command {
+        case .start: show(try client.start(name))
+        case .stop: show(try client.stop(name))
+        case .toggle: show(try client.toggle(name))
+        case .reset: show(try client.reset(name))
+        case .lap: show(try client.lap(name))
+        case .status: show(try client.get(name))
+        case .list:
+            let stopwatches = try client.list()
+            if invocation.json {
+                Output.line(JSONValue.array(stopwatches.map(\.json)).text)
+            } else {
+                StatusText.table(stopwatches, tenths: tenths).forEach(Output.line)
+            }
+        case .remove:
+            try client.remove(name ?? StopwatchName.defaultName)
+        case .watch:
+            var watcher = Watcher(client: client, name: name, format: invocation.format, tenths: tenths)
+            watcher.run()
+        }
+    }
+
+    private func show(_ stopwatch: Stopwatch) {
+        if invocation.json {
+            Output.line(stopwatch.json.text)
+        } else {
+            StatusText.lines(for: stopwatch, tenths: tenths).forEach(Output.line)
+        }
+    }
+}

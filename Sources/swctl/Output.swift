@@ -1,0 +1,18 @@
+import StopWatchCore
+
+/// Standard output, unbuffered: each line goes out whole and at once, which is what a
+/// status bar reading a pipe needs.
+enum Output {
+    static func line(_ text: String) {
+        write(text + "\n")
+    }
+
+    static func write(_ text: String) {
+        do {
+            try FileDescriptor.standardOutput.writeAll(Array(text.utf8))
+        } catch {
+            // The reader went away (a bar restarted): nobody is left to tell.
+            Diagnostics.fail("swctl: cannot write output: \(error)", status: 1)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Glibc
+import StopWatchCore
+
+/// `swctl watch`: prints each update in the chosen format until interrupted. On a terminal
+/// it redraws one line; into a pipe it writes one line per update. When the daemon goes
+/// away it says so once, in the same format, and reconnects with backoff.
+struct Watcher {
+    let client: StopWatchClient
+    let name: String?
+    let format: WatchFormat
+    var tenths: Bool
+
+    init(client: StopWatchClient, name: String?, format: WatchFormat, tenths: Bool) {
+        self.client = client
+        self.name = name
+        self.format = format
+        self.tenths = tenths
+    }
+
+    static let firstRetry: Duration = .milliseconds(250)
+    static let longestRetry: Duration = .seconds(5)
+
+    mutating func run() -> Never {
+        let redraw = FileDescriptor.standardOutput.isTerminal
+        if redraw { Self.endLineOnInterrupt() }
+        var retry = Self.firstRetry
+        var saidUnavailable = false
+        while true {
+            do {
+                let stream = try client.openWatch(name)
+                defer { stream.close() }
+                var previous: Stopwatch?
+                while true {
+                    let stopwatch = try stream.next()
+                    retry = Self.firstRetry
+                    saidUnavailable = false
+                    if let previous { noticeTickInterval(previous, stopwatch) }
+                    emit(format.line(for: stopwatch, tenths: tenths), redraw: redraw)
+                    previous = stopwatch
+                }
+            } catch {
+                switch error {
+                case .unreachable(_, let reason):
+                    if !saidUnavailable {
+                        emit(format.unavailableLine(name: name ?? StopwatchName.defaultName, reason: reason), redraw: redraw)
+                        saidUnavailable = true
+                    }
+                    Self.sleep(retry)
+                    retry = min(retry * 2, Self.longestRetry)
+                default:
+                    if redraw { Output.write("\n") }
+                    Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
+                }
+            }
+        }
+    }
+
+    /// Shows tenths once two ticks in a row come less than a second apart: the daemon's
+    /// tick is then under a second, and whole seconds would hide most updates.
+    private mutating func noticeTickInterval(_ previous: Stopwatch, _ current: Stopwatch) {
+        guard !tenths, previous.state == .counting, current.state == .counting,
+            previous.lapsMs == current.lapsMs
+        else { return }
+        let gap = current.elapsedMs - previous.elapsedMs
+        if gap > 0, gap < 1000 { tenths = true }
+    }
+
+    private func emit(_ line: String, redraw: Bool) {
+        // "\r" and "erase to end of line" redraw in place on a terminal.
+        Output.write(redraw ? "\r\u{1B}[K" + line : line + "\n")
+    }
+
+    private static func sleep(_ duration: Duration) {
+        var remaining = timespec(tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
+        var request = remaining
+        while nanosleep(&request, &remaining) == -1, errno == EINTR { request = remaining }
+    }
+
+    /// On Ctrl-C, end the redrawn line so the shell prompt starts on its own.
+    private static func endLineOnInterrupt() {
+        signal(SIGINT) { _ in
+            var newline: UInt8 = 10
+            _ = Glibc.write(STDOUT_FILENO, &newline, 1)
+            _exit(130)
+        }
+    }
+}

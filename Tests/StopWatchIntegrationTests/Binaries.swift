@@ -1,0 +1,17 @@
+import Foundation
+
+/// Where the binaries under test are: beside the test bundle, in SwiftPM's build folder.
+enum Binaries {
+    static let directory: String = {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // The test runner may sit inside the .xctest bundle on some platforms.
+        while !FileManager.default.fileExists(atPath: url.appendingPathComponent("stopwatchd").path), url.path != "/" {
+            url.deleteLastPathComponent()
+        }
+        return url.path
+    }()
+
+    static var stopwatchd: String { directory + "/stopwatchd" }
+    static var swctl: String { directory + "/swctl" }
+}

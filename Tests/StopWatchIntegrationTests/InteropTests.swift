@@ -1,0 +1,73 @@
+import Foundation
+import StopWatchCore
+import Testing
+
+/// A standard varlink client works unchanged: the Python `varlink` package's CLI.
+/// CI installs it and sets STOPWATCHD_REQUIRE_PYTHON_VARLINK=1 so that a missing package
+/// fails instead of skipping.
+@Suite("standard varlink clients")
+struct InteropTests {
+    static var pythonVarlink: Bool {
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        check.arguments = ["python3", "-c", "import varlink"]
+        check.standardError = FileHandle.nullDevice
+        guard (try? check.run()) != nil else { return false }
+        check.waitUntilExit()
+        return check.terminationStatus == 0
+    }
+
+    static var enabled: Bool {
+        pythonVarlink || ProcessInfo.processInfo.environment["STOPWATCHD_REQUIRE_PYTHON_VARLINK"] == "1"
+    }
+
+    func python(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-m", "varlink.cli"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("python3 -m varlink.cli: info, help (parses our IDL), call Start and Get",
+          .enabled(if: enabled, "the Python varlink package is not installed (pip install varlink)"))
+    func pythonCLI() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let address = "unix:\(daemon.socket)"
+
+        let info = try python(["info", address])
+        #expect(info.status == 0, "\(info.output)")
+        #expect(info.output.contains("io.stopwatchd"))
+
+        let help = try python(["help", "\(address)/io.stopwatchd"])
+        #expect(help.status == 0, "\(help.output)")
+        #expect(help.output.contains("method Watch"))
+
+        let start = try python(["call", "\(address)/io.stopwatchd.Start", #"{"name":"py"}"#])
+        #expect(start.status == 0, "\(start.output)")
+        let started = try Stopwatch(json: try #require(try objectIn(start.output)["stopwatch"]))
+        #expect(started.name == "py" && started.state == .counting)
+
+        #expect(try StopWatchClient(socketPath: daemon.socket).get("py").state == .counting)
+
+        // The CLI prints an error reply (and exits 0 regardless: its own choice).
+        let refused = try python(["call", "\(address)/io.stopwatchd.Reset", #"{"name":"py"}"#])
+        #expect(refused.output.contains("io.stopwatchd.InvalidTransition"))
+    }
+
+    /// The JSON object in the CLI's (pretty-printed) output.
+    func objectIn(_ output: String) throws -> JSONObject {
+        let start = try #require(output.firstIndex(of: "{"))
+        let end = try #require(output.lastIndex(of: "}"))
+        guard case .object(let object) = try JSONParser.parse(String(output[start...end])) else {
+            throw MalformedMessage("not an object: \(output)")
+        }
+        return object
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import StopWatchCore
+import Testing
+
+/// Starting, single instance, stale sockets, permissions.
+@Suite("daemon lifecycle and access")
+struct LifecycleTests {
+    @Test("a second daemon on the same socket refuses to start and leaves the first alone")
+    func secondDaemonRefused() throws {
+        let directory = try TestDirectory()
+        let first = try DaemonProcess(socket: directory.socket)
+        let second = try DaemonProcess(socket: directory.socket, waitUntilReady: false)
+        second.process.waitUntilExit()
+        #expect(second.process.terminationStatus != 0)
+        #expect(second.readLog().contains("already running"))
+        #expect(try StopWatchClient(socketPath: first.socket).start().state == .counting)
+    }
+
+    @Test("a stale socket file (its daemon was killed) is replaced")
+    func staleSocketReplaced() throws {
+        let directory = try TestDirectory()
+        let first = try DaemonProcess(socket: directory.socket)
+        first.stop(SIGKILL)
+        #expect(FileManager.default.fileExists(atPath: directory.socket))
+        let second = try DaemonProcess(socket: directory.socket)
+        #expect(try StopWatchClient(socketPath: second.socket).get().state == .stopped)
+    }
+
+    @Test("a path that is not a socket is left alone, and the daemon says why")
+    func notASocket() throws {
+        let directory = try TestDirectory()
+        #expect(FileManager.default.createFile(atPath: directory.socket, contents: Data("keep".utf8)))
+        let daemon = try DaemonProcess(socket: directory.socket, waitUntilReady: false)
+        daemon.process.waitUntilExit()
+        #expect(daemon.process.terminationStatus == 1)
+        #expect(daemon.readLog().contains("is not a socket"))
+        #expect(FileManager.default.contents(atPath: directory.socket) == Data("keep".utf8))
+    }
+
+    @Test("the socket is 0600 and a directory it creates 0700")
+    func permissions() throws {
+        let directory = try TestDirectory()
+        let socket = directory.path + "/run/stopwatchd/s.sock"
+        _ = try DaemonProcess(socket: socket)
+        #expect(try FileSystem.ownerAndMode(at: socket).mode == 0o600)
+        #expect(try FileSystem.ownerAndMode(at: directory.path + "/run/stopwatchd").mode == (geteuid() == 0 ? 0o755 : 0o700))
+    }
+
+    @Test("bad options: exit 2 with the reason", arguments: [
+        ["--tick", "5ms"], ["--tick", "soon"], ["--bogus"], ["--log-level", "loud"], ["--max-connections", "0"],
+    ])
+    func badOptions(arguments: [String]) throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: arguments, waitUntilReady: false)
+        daemon.process.waitUntilExit()
+        #expect(daemon.process.terminationStatus == 2)
+        #expect(daemon.readLog().hasPrefix("stopwatchd: "))
+    }
+
+    static var canSwitchUser: Bool { geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") }
+
+    @Test("another user is refused: by the socket's mode, and by SO_PEERCRED when the mode lets it in",
+          .enabled(if: canSwitchUser, "needs root and setpriv to run a client as another user"))
+    func otherUserRejected() throws {
+        let directory = try TestDirectory()
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let nobody = (uid: 65534, gid: 65534)
+
+        let byMode = try Swctl.run(["status"], socket: daemon.socket, user: nobody)
+        #expect(byMode.status == 77)
+        #expect(byMode.error.contains("permission denied"))
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: daemon.socket)
+        let byCredentials = try Swctl.run(["start"], socket: daemon.socket, user: nobody)
+        #expect(byCredentials.status == 77)
+        #expect(try StopWatchClient(socketPath: daemon.socket).list().isEmpty)
+
+        // Members of --allow-group are let in.
+        let group = try StopWatchCore.Users.groupID(named: "nogroup").map(Int.init) ?? 65534
+        let allowing = try DaemonProcess(socket: directory.file("g.sock"), arguments: ["--allow-group", "nogroup"])
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: allowing.socket)
+        #expect(try Swctl.run(["start"], socket: allowing.socket, user: (uid: 65534, gid: group)).status == 0)
+    }
+}
