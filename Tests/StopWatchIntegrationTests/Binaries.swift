@@ -13,5 +13,15 @@ enum Binaries {
     }()
 
     static var stopwatchd: String { directory + "/stopwatchd" }
+
+    /// The environment child processes start with: a plain PATH, and the sanitizer options
+    /// of this run, so a sanitized daemon reports the same way.
+    static let childEnvironment: [String: String] = {
+        var environment = ["PATH": "/usr/bin:/bin"]
+        for name in ["TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"] {
+            environment[name] = ProcessInfo.processInfo.environment[name]
+        }
+        return environment
+    }()
     static var swctl: String { directory + "/swctl" }
 }

@@ -1,21 +1,31 @@
 import Foundation
 import StopWatchCore
+import Testing
 
 /// A running `stopwatchd`, started for one test and stopped with it.
+///
+/// Its standard error is read as it comes (a pipe nobody reads would fill and block the
+/// daemon), and when the test lets go of it the daemon is stopped with SIGTERM and must exit
+/// 0 with no sanitizer report in its log.
 final class DaemonProcess {
     let process = Process()
     let socket: String
     private let errorPipe = Pipe()
-    private(set) var log = ""
+    private let logBuffer = Locked("")
 
     /// Starts `stopwatchd --socket socket` with `arguments` and waits until it answers.
     init(socket: String, arguments: [String] = [], environment: [String: String] = [:], waitUntilReady: Bool = true) throws {
         self.socket = socket
         process.executableURL = URL(fileURLWithPath: Binaries.stopwatchd)
         process.arguments = ["--socket", socket] + arguments
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+        process.environment = Binaries.childEnvironment.merging(environment) { $1 }
         process.standardError = errorPipe
         process.standardOutput = FileHandle.nullDevice
+        let buffer = logBuffer
+        errorPipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            buffer.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        }
         try process.run()
         if waitUntilReady {
             let ready = Deadline.wait { (try? StopWatchClient(socketPath: socket, timeout: .seconds(2)).list()) != nil || !process.isRunning }
@@ -41,18 +51,25 @@ final class DaemonProcess {
         return process.terminationStatus
     }
 
-    /// What the daemon wrote to standard error; complete once it has exited.
+    /// What the daemon wrote to standard error so far (all of it, once it has exited).
     func readLog() -> String {
         if !process.isRunning {
-            log += String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            errorPipe.fileHandleForReading.readabilityHandler = nil
+            let rest = errorPipe.fileHandleForReading.readDataToEndOfFile()
+            logBuffer.withLock { $0 += String(decoding: rest, as: UTF8.self) }
         }
-        return log
+        return logBuffer.withLock { $0 }
     }
 
     deinit {
-        if process.isRunning {
-            kill(pid, SIGKILL)
-            process.waitUntilExit()
+        // One that already ended was stopped or failed on purpose: its test looked at why.
+        guard process.isRunning else { return }
+        kill(pid, SIGTERM)
+        process.waitUntilExit()
+        let log = readLog()
+        if process.terminationReason == .exit, process.terminationStatus != 0 || log.contains("Sanitizer") {
+            // A daemon stopped for the test must stop cleanly, and with nothing for a sanitizer to say.
+            Issue.record("stopwatchd exited \(process.terminationStatus) on SIGTERM; log:\n\(log)")
         }
     }
 }

@@ -41,9 +41,10 @@ struct LifecycleTests {
     func permissions() throws {
         let directory = try TestDirectory()
         let socket = directory.path + "/run/stopwatchd/s.sock"
-        _ = try DaemonProcess(socket: socket)
+        let daemon = try DaemonProcess(socket: socket)
         #expect(try FileSystem.ownerAndMode(at: socket).mode == 0o600)
         #expect(try FileSystem.ownerAndMode(at: directory.path + "/run/stopwatchd").mode == (geteuid() == 0 ? 0o755 : 0o700))
+        #expect(daemon.stop() == 0)
     }
 
     @Test("bad options: exit 2 with the reason", arguments: [

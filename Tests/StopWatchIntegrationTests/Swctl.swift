@@ -19,7 +19,7 @@ struct Swctl {
             process.executableURL = URL(fileURLWithPath: Binaries.swctl)
             process.arguments = arguments
         }
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+        process.environment = Binaries.childEnvironment.merging(environment) { $1 }
         let output = Pipe(), error = Pipe()
         process.standardOutput = output
         process.standardError = error
@@ -44,7 +44,7 @@ final class SwctlProcess {
     init(_ arguments: [String], socket: String, environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: Binaries.swctl)
         process.arguments = ["--socket", socket] + arguments
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
+        process.environment = Binaries.childEnvironment.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
