@@ -1,4 +1,3 @@
-import Glibc
 import StopWatchCore
 
 /// Runs one `swctl` command against the daemon and prints what it says.
@@ -14,7 +13,7 @@ struct CommandRunner {
         } catch {
             Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
         }
-        exit(0)
+        CurrentProcess.exit(0)
     }
 
     private func perform() throws(ClientError) {

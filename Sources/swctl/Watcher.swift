@@ -1,4 +1,3 @@
-import Glibc
 import StopWatchCore
 
 /// `swctl watch`: prints each update in the chosen format until interrupted. On a terminal
@@ -22,7 +21,7 @@ struct Watcher {
 
     mutating func run() -> Never {
         let redraw = FileDescriptor.standardOutput.isTerminal
-        if redraw { Self.endLineOnInterrupt() }
+        if redraw { CurrentProcess.endLineAndExitOnInterrupt() }
         var retry = Self.firstRetry
         var saidUnavailable = false
         while true {
@@ -45,7 +44,7 @@ struct Watcher {
                         emit(format.unavailableLine(name: name ?? StopwatchName.defaultName, reason: reason), redraw: redraw)
                         saidUnavailable = true
                     }
-                    Self.sleep(retry)
+                    CurrentProcess.sleep(for: retry)
                     retry = min(retry * 2, Self.longestRetry)
                 default:
                     if redraw { Output.write("\n") }
@@ -68,20 +67,5 @@ struct Watcher {
     private func emit(_ line: String, redraw: Bool) {
         // "\r" and "erase to end of line" redraw in place on a terminal.
         Output.write(redraw ? "\r\u{1B}[K" + line : line + "\n")
-    }
-
-    private static func sleep(_ duration: Duration) {
-        var remaining = timespec(tv_sec: Int(duration.components.seconds), tv_nsec: Int(duration.components.attoseconds / 1_000_000_000))
-        var request = remaining
-        while nanosleep(&request, &remaining) == -1, errno == EINTR { request = remaining }
-    }
-
-    /// On Ctrl-C, end the redrawn line so the shell prompt starts on its own.
-    private static func endLineOnInterrupt() {
-        signal(SIGINT) { _ in
-            var newline: UInt8 = 10
-            _ = Glibc.write(STDOUT_FILENO, &newline, 1)
-            _exit(130)
-        }
     }
 }

@@ -173,10 +173,13 @@ struct ProtocolTests {
         }
         try connection.call("org.varlink.service.GetInterfaceDescription", #"{"interface":"io.stopwatchd"}"#)
         let description = try #require(try connection.reply()).parameters["description"]
-        let spec = try String(contentsOfFile: Self.specPath, encoding: .utf8)
-        let start = try #require(spec.range(of: "# Named stopwatches kept by stopwatchd."))
-        let end = try #require(spec.range(of: "error ProtocolError (reason: string)", range: start.upperBound..<spec.endIndex))
-        #expect(description == .string(String(spec[start.lowerBound..<end.upperBound])))
+        #expect(description == .string(SpecInterface.text))
+        // Where the SPEC is beside the checkout, the copy must still match it.
+        if let spec = try? String(contentsOfFile: Self.specPath, encoding: .utf8) {
+            let start = try #require(spec.range(of: "# Named stopwatches kept by stopwatchd."))
+            let end = try #require(spec.range(of: "error ProtocolError (reason: string)", range: start.upperBound..<spec.endIndex))
+            #expect(String(spec[start.lowerBound..<end.upperBound]) == SpecInterface.text)
+        }
     }
 
     static var specPath: String {

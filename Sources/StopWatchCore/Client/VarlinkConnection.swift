@@ -1,5 +1,3 @@
-import Glibc
-
 /// A client's connection to a varlink service on a Unix socket. Blocking: each call waits
 /// for its reply (at most `timeout`). Close it with `close()`.
 public final class VarlinkConnection {
@@ -125,7 +123,7 @@ public final class VarlinkConnection {
     public func interrupt() {
         isClosed.withLock { isClosed in
             guard !isClosed else { return }
-            _ = shutdown(socket.rawValue, CInt(SHUT_RDWR))
+            socket.shutdown()
         }
     }
 }

@@ -44,7 +44,7 @@ public enum Daemon {
             logger.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
             server.stop()
             if let path = listener.ownedPath { try? FileSystem.remove(path) }
-            exit(0)
+            CurrentProcess.exit(0)
         }
         queue.sync { server.start() }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")

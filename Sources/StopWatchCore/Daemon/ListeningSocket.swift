@@ -14,7 +14,7 @@ struct ListeningSocket {
     /// The socket systemd passed (`LISTEN_PID` is this process, `LISTEN_FDS` ≥ 1: fd 3), made
     /// non-blocking, with the variables unset so children do not take it for theirs.
     static func activated(_ environment: ProcessEnvironment) -> ListeningSocket? {
-        guard let pid = environment["LISTEN_PID"].flatMap({ pid_t($0) }), pid == getpid(),
+        guard let pid = environment["LISTEN_PID"].flatMap({ pid_t($0) }), pid == CurrentProcess.id,
             let count = environment["LISTEN_FDS"].flatMap({ Int($0) }), count >= 1
         else { return nil }
         for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { ProcessEnvironment.unset(name) }

@@ -4,7 +4,7 @@ import Glibc
 public enum Diagnostics {
     public static func fail(_ message: String, status: CInt) -> Never {
         try? FileDescriptor.standardError.writeAll(Array((message + "\n").utf8))
-        exit(status)
+        CurrentProcess.exit(status)
     }
 
     /// Writes `message` and a newline to standard error.

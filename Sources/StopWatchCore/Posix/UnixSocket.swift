@@ -59,6 +59,12 @@ extension FileDescriptor {
         return try result.get()
     }
 
+    /// Shuts both directions of the connection down: a read blocked on it in another thread
+    /// returns.
+    public func shutdown() {
+        _ = Glibc.shutdown(rawValue, CInt(SHUT_RDWR))
+    }
+
     /// The process at the other end, from `SO_PEERCRED`.
     public func peerCredentials() throws(Errno) -> PeerCredentials {
         var credentials = PeerCredentials(pid: 0, uid: 0, gid: 0)

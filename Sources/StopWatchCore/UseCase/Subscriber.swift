@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 
 /// One subscriber of a store: delivers states to its sink, in order, on its own serial queue.
 final class Subscriber<State: Sendable>: Sendable {
@@ -13,7 +12,7 @@ final class Subscriber<State: Sendable>: Sendable {
     private struct Gate {
         /// The sink; nil once cancelled, which also frees what it captured.
         var receive: (@Sendable (State) -> Void)?
-        var deliveringThread: pthread_t?
+        var deliveringThread: ThreadIdentity?
     }
 
     init(target: DispatchQueue, receive: @escaping @Sendable (State) -> Void) {
@@ -28,7 +27,7 @@ final class Subscriber<State: Sendable>: Sendable {
     private func deliver(_ state: State) {
         inFlight.withLock { deliveries in
             let receive = gate.withLock { gate in
-                if gate.receive != nil { gate.deliveringThread = pthread_self() }
+                if gate.receive != nil { gate.deliveringThread = .current }
                 return gate.receive
             }
             guard let receive else { return }
@@ -45,7 +44,7 @@ final class Subscriber<State: Sendable>: Sendable {
     func cancel(mayWait: Bool) {
         let (sink, deliveringElsewhere) = gate.withLock { gate in
             defer { gate.receive = nil }
-            let here = gate.deliveringThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+            let here = gate.deliveringThread == .current
             return (gate.receive, !here)
         }
         if mayWait, deliveringElsewhere {

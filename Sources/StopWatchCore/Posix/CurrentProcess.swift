@@ -1,0 +1,31 @@
+import Glibc
+
+/// This process: its id, sleeping, exiting.
+public enum CurrentProcess {
+    public static var id: pid_t { getpid() }
+
+    public static func exit(_ status: CInt) -> Never {
+        Glibc.exit(status)
+    }
+
+    /// Sleeps for `duration`, resuming after signals until the time is up.
+    public static func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1, errno == EINTR {
+            request = remaining
+        }
+    }
+
+    /// On SIGINT, writes a newline to standard output and exits 130, as an interrupted
+    /// program does: for a program that redraws one terminal line, so the shell prompt
+    /// starts on a line of its own. Only async-signal-safe calls happen in the handler.
+    public static func endLineAndExitOnInterrupt() {
+        signal(SIGINT) { _ in
+            var newline: UInt8 = 10
+            _ = write(STDOUT_FILENO, &newline, 1)
+            _exit(130)
+        }
+    }
+}
