@@ -8,28 +8,42 @@ import Testing
 /// daemon), and when the test lets go of it the daemon is stopped with SIGTERM and must exit
 /// 0 with no sanitizer report in its log.
 final class DaemonProcess {
-    let process = Process()
+    let child: ChildProcess
     let socket: String
-    private let errorPipe = Pipe()
-    private let logBuffer = Locked("")
+    private let log = Locked("")
+    private let logComplete = DispatchSemaphore(value: 0)
 
     /// Starts `stopwatchd --socket socket` with `arguments` and waits until it answers.
-    init(socket: String, arguments: [String] = [], environment: [String: String] = [:], waitUntilReady: Bool = true) throws {
+    /// - Parameter passSocket: false to leave the socket to the daemon's own resolution.
+    init(
+        socket: String,
+        arguments: [String] = [],
+        environment: [String: String] = [:],
+        passSocket: Bool = true,
+        waitUntilReady: Bool = true
+    ) throws {
         self.socket = socket
-        process.executableURL = URL(fileURLWithPath: Binaries.stopwatchd)
-        process.arguments = ["--socket", socket] + arguments
-        process.environment = Binaries.childEnvironment.merging(environment) { $1 }
-        process.standardError = errorPipe
-        process.standardOutput = FileHandle.nullDevice
-        let buffer = logBuffer
-        errorPipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            buffer.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        child = try ChildProcess(
+            Binaries.stopwatchd,
+            (passSocket ? ["--socket", socket] : []) + arguments,
+            environment: Binaries.childEnvironment.merging(environment) { $1 },
+            captureError: true
+        )
+        if let error = child.error {
+            let log = self.log, complete = logComplete
+            DispatchQueue.global().async {
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while (try? error.poll(timeout: nil)) == true {
+                    let count = (try? chunk.withUnsafeMutableBytes { try error.read(into: $0) }) ?? 0
+                    if count == 0 { break }
+                    log.withLock { $0 += String(decoding: chunk[..<count], as: UTF8.self) }
+                }
+                complete.signal()
+            }
         }
-        try process.run()
         if waitUntilReady {
-            let ready = Deadline.wait { (try? StopWatchClient(socketPath: socket, timeout: .seconds(2)).list()) != nil || !process.isRunning }
-            guard ready, process.isRunning else {
+            let ready = Deadline.wait { (try? StopWatchClient(socketPath: socket, timeout: .seconds(2)).list()) != nil || !child.isRunning }
+            guard ready, child.isRunning else {
                 throw DaemonFailed(message: "stopwatchd did not become ready: \(readLog())")
             }
         }
@@ -40,36 +54,44 @@ final class DaemonProcess {
         var description: String { message }
     }
 
-    var pid: pid_t { process.processIdentifier }
+    var pid: pid_t { child.pid }
+    var isRunning: Bool { child.isRunning }
 
-    /// Sends `signal` and waits for the exit; returns the exit status (or the signal number
-    /// for a death by signal).
+    /// Sends `signal` and waits for the exit; returns the exit status, or 128 + the signal
+    /// for a death by signal, as a shell does.
     @discardableResult
     func stop(_ signal: Int32 = SIGTERM) -> Int32 {
-        if process.isRunning { kill(pid, signal) }
-        process.waitUntilExit()
-        return process.terminationStatus
+        child.signal(signal)
+        return waitForExit() ?? -1
+    }
+
+    /// Waits for the daemon to end on its own; its exit status as `stop` gives it, nil if
+    /// it still runs after `timeout`.
+    func waitForExit(timeout: Duration = .seconds(60)) -> Int32? {
+        switch child.wait(timeout: timeout) {
+        case .exited(let status)?: status
+        case .signaled(let signal)?: 128 + signal
+        case nil: nil
+        }
     }
 
     /// What the daemon wrote to standard error so far (all of it, once it has exited).
     func readLog() -> String {
-        if !process.isRunning {
-            errorPipe.fileHandleForReading.readabilityHandler = nil
-            let rest = errorPipe.fileHandleForReading.readDataToEndOfFile()
-            logBuffer.withLock { $0 += String(decoding: rest, as: UTF8.self) }
+        if !child.isRunning {
+            _ = logComplete.wait(timeout: .now() + 10)
+            logComplete.signal()
         }
-        return logBuffer.withLock { $0 }
+        return log.withLock { $0 }
     }
 
     deinit {
         // One that already ended was stopped or failed on purpose: its test looked at why.
-        guard process.isRunning else { return }
-        kill(pid, SIGTERM)
-        process.waitUntilExit()
+        guard child.isRunning else { return }
+        let status = stop(SIGTERM)
         let log = readLog()
-        if process.terminationReason == .exit, process.terminationStatus != 0 || log.contains("Sanitizer") {
+        if status != 0 || log.contains("Sanitizer") {
             // A daemon stopped for the test must stop cleanly, and with nothing for a sanitizer to say.
-            Issue.record("stopwatchd exited \(process.terminationStatus) on SIGTERM; log:\n\(log)")
+            Issue.record("stopwatchd exited \(status) on SIGTERM; log:\n\(log)")
         }
     }
 }

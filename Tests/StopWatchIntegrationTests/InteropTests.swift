@@ -8,13 +8,10 @@ import Testing
 @Suite("standard varlink clients")
 struct InteropTests {
     static var pythonVarlink: Bool {
-        let check = Process()
-        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        check.arguments = ["python3", "-c", "import varlink"]
-        check.standardError = FileHandle.nullDevice
-        guard (try? check.run()) != nil else { return false }
-        check.waitUntilExit()
-        return check.terminationStatus == 0
+        guard let check = try? ChildProcess("/usr/bin/env", ["python3", "-c", "import varlink"], environment: ProcessInfo.processInfo.environment) else {
+            return false
+        }
+        return check.wait() == .exited(0)
     }
 
     static var enabled: Bool {
@@ -22,16 +19,21 @@ struct InteropTests {
     }
 
     func python(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-m", "varlink.cli"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let child = try ChildProcess(
+            "/usr/bin/env", ["python3", "-m", "varlink.cli"] + arguments,
+            environment: ProcessInfo.processInfo.environment, captureOutput: true, captureError: true
+        )
+        let error = Locked("")
+        let errorRead = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let text = child.error.map { ChildProcess.readAll($0) } ?? ""
+            error.withLock { $0 = text }
+            errorRead.signal()
+        }
+        let output = child.output.map { ChildProcess.readAll($0) } ?? ""
+        _ = errorRead.wait(timeout: .now() + 60)
+        guard case .exited(let status)? = child.wait() else { return (-1, output) }
+        return (status, output + error.withLock { $0 })
     }
 
     @Test("python3 -m varlink.cli: info, help (parses our IDL), call Start and Get",

@@ -10,8 +10,8 @@ struct LifecycleTests {
         let directory = try TestDirectory()
         let first = try DaemonProcess(socket: directory.socket)
         let second = try DaemonProcess(socket: directory.socket, waitUntilReady: false)
-        second.process.waitUntilExit()
-        #expect(second.process.terminationStatus != 0)
+        let status = second.waitForExit()
+        #expect(status != nil && status != 0)
         #expect(second.readLog().contains("already running"))
         #expect(try StopWatchClient(socketPath: first.socket).start().state == .counting)
     }
@@ -31,8 +31,7 @@ struct LifecycleTests {
         let directory = try TestDirectory()
         #expect(FileManager.default.createFile(atPath: directory.socket, contents: Data("keep".utf8)))
         let daemon = try DaemonProcess(socket: directory.socket, waitUntilReady: false)
-        daemon.process.waitUntilExit()
-        #expect(daemon.process.terminationStatus == 1)
+        #expect(daemon.waitForExit() == 1)
         #expect(daemon.readLog().contains("is not a socket"))
         #expect(FileManager.default.contents(atPath: directory.socket) == Data("keep".utf8))
     }
@@ -53,8 +52,7 @@ struct LifecycleTests {
     func badOptions(arguments: [String]) throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: arguments, waitUntilReady: false)
-        daemon.process.waitUntilExit()
-        #expect(daemon.process.terminationStatus == 2)
+        #expect(daemon.waitForExit() == 2)
         #expect(daemon.readLog().hasPrefix("stopwatchd: "))
     }
 

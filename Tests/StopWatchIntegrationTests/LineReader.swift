@@ -7,8 +7,8 @@ final class LineReader {
     private var buffer: [UInt8] = []
     private(set) var isAtEnd = false
 
-    init(_ handle: FileHandle) {
-        descriptor = FileDescriptor(rawValue: handle.fileDescriptor)
+    init(_ descriptor: FileDescriptor) {
+        self.descriptor = descriptor
     }
 
     /// The next line (without its newline), or nil at end of file or after `timeout`.

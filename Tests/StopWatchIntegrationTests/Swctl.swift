@@ -1,4 +1,5 @@
 import Foundation
+import StopWatchCore
 
 /// Runs `swctl` to completion and keeps what it said.
 struct Swctl {
@@ -9,54 +10,50 @@ struct Swctl {
     var lines: [String] { output.split(separator: "\n").map(String.init) }
 
     static func run(_ arguments: [String], socket: String?, environment: [String: String] = [:], user: (uid: Int, gid: Int)? = nil) throws -> Swctl {
-        let process = Process()
         var arguments = arguments
         if let socket { arguments = ["--socket", socket] + arguments }
+        var executable = Binaries.swctl
         if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", Binaries.swctl] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: Binaries.swctl)
-            process.arguments = arguments
+            arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", Binaries.swctl] + arguments
+            executable = "/usr/bin/setpriv"
         }
-        process.environment = Binaries.childEnvironment.merging(environment) { $1 }
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Swctl(
-            status: process.terminationStatus,
-            output: String(decoding: outputData, as: UTF8.self),
-            error: String(decoding: errorData, as: UTF8.self)
+        let child = try ChildProcess(
+            executable, arguments,
+            environment: Binaries.childEnvironment.merging(environment) { $1 },
+            captureOutput: true, captureError: true
         )
+        // Both pipes at once: a child filling one while we wait on the other would stall.
+        let error = Locked("")
+        let errorRead = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let text = child.error.map { ChildProcess.readAll($0) } ?? ""
+            error.withLock { $0 = text }
+            errorRead.signal()
+        }
+        let output = child.output.map { ChildProcess.readAll($0) } ?? ""
+        _ = errorRead.wait(timeout: .now() + 60)
+        let status: Int32 = switch child.wait() {
+        case .exited(let status)?: status
+        case .signaled(let signal)?: 128 + signal
+        case nil: -1
+        }
+        return Swctl(status: status, output: output, error: error.withLock { $0 })
     }
 }
 
 /// A `swctl` left running (for `watch`), read line by line.
 final class SwctlProcess {
-    let process = Process()
+    let child: ChildProcess
     let lines: LineReader
 
     init(_ arguments: [String], socket: String, environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: Binaries.swctl)
-        process.arguments = ["--socket", socket] + arguments
-        process.environment = Binaries.childEnvironment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        lines = LineReader(output.fileHandleForReading)
-        try process.run()
+        child = try ChildProcess(
+            Binaries.swctl, ["--socket", socket] + arguments,
+            environment: Binaries.childEnvironment.merging(environment) { $1 },
+            captureOutput: true
+        )
+        lines = LineReader(child.output!)
     }
 
-    deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
+    var isRunning: Bool { child.isRunning }
 }

@@ -93,13 +93,9 @@ struct SwctlTests {
     func noOptions() throws {
         let directory = try TestDirectory()
         let environment = ["STOPWATCHD_SOCKET": directory.socket]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.stopwatchd)
-        process.environment = environment
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { kill(process.processIdentifier, SIGTERM); process.waitUntilExit() }
-        #expect(Deadline.wait { (try? Swctl.run(["start"], socket: nil, environment: environment))?.status == 0 })
+        let daemon = try DaemonProcess(socket: directory.socket, environment: environment, passSocket: false)
+        #expect(daemon.isRunning)
+        #expect(try Swctl.run(["start"], socket: nil, environment: environment).status == 0)
         #expect(try Swctl.run(["status"], socket: nil, environment: environment).lines.first?.hasPrefix("default counting") == true)
     }
 }

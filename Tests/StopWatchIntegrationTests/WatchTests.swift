@@ -59,6 +59,6 @@ struct WatchTests {
         daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "50ms"])
         _ = try StopWatchClient(socketPath: directory.socket).start("back")
         #expect(watch.lines.next(where: { $0.contains(#""class":"#) && !$0.contains("unavailable") }) != nil)
-        #expect(watch.process.isRunning)
+        #expect(watch.isRunning)
     }
 }
