@@ -6,7 +6,7 @@ let action: SwctlInvocation.Action
 do {
     action = try SwctlInvocation.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    Diagnostics.fail("swctl: \(error.message)\nTry 'swctl --help'.", status: 2)
+    Diagnostics.fail("swctl: \(error.message) (see swctl --help)", status: 2)
 }
 switch action {
 case .help:

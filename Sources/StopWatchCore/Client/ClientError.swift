@@ -15,8 +15,25 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unreachable: 69
         case .permissionDenied: 77
         case .protocolViolation: 70
-        case .refused(let error): error.name == VarlinkError.permissionDenied.name ? 77 : 1
+        case .refused(let error):
+            switch error.name {
+            case VarlinkError.permissionDenied.name: 77
+            case _ where Self.protocolErrorNames.contains(error.name): 70
+            default: 1
+            }
         }
+    }
+
+    /// Errors that say the client spoke wrongly, not that the daemon refused the command.
+    static let protocolErrorNames: Set<String> = [
+        "io.stopwatchd.ProtocolError", "org.varlink.service.MethodNotFound", "org.varlink.service.InterfaceNotFound",
+        "org.varlink.service.InvalidParameter", "org.varlink.service.ExpectedMore",
+    ]
+
+    /// The error for a reply that carries `error`: a daemon at its connection limit is as good
+    /// as unreachable for now (and a watcher should retry), everything else a refusal.
+    static func reply(_ error: VarlinkError, path: String) -> ClientError {
+        error.isConnectionLimit ? .unreachable(path: path, reason: "the daemon is at its connection limit") : .refused(error)
     }
 
     public var description: String {

@@ -7,10 +7,9 @@ public enum SocketLocation {
         environment["XDG_RUNTIME_DIR"].map { "\($0)/stopwatchd/stopwatchd.sock" }
     }
 
-    /// The daemon's path when neither `--socket` nor socket activation names one:
-    /// `$STOPWATCHD_SOCKET`, else the user path for a non-root user, else the system path.
-    public static func daemonPath(environment: ProcessEnvironment, isRoot: Bool) -> String {
-        if let path = environment["STOPWATCHD_SOCKET"] { return path }
+    /// The daemon's path when neither `--socket`, `$STOPWATCHD_SOCKET` nor socket activation
+    /// names one: the user path for a non-root user, else the system path.
+    public static func defaultDaemonPath(environment: ProcessEnvironment, isRoot: Bool) -> String {
         if !isRoot, let path = userPath(environment) { return path }
         return systemPath
     }
@@ -26,8 +25,9 @@ public enum SocketLocation {
         case automatic
     }
 
-    /// The client's path: `--socket` > `$STOPWATCHD_SOCKET` > `--user`/`--system` > the user
-    /// socket if it exists > the system socket. Nil for `--user` without `XDG_RUNTIME_DIR`.
+    /// The client's path: an explicit option (`--socket`, `--user`, `--system`) >
+    /// `$STOPWATCHD_SOCKET` > the user socket if it exists > the system socket. Nil for
+    /// `--user` without `XDG_RUNTIME_DIR`.
     public static func clientPath(
         _ choice: ClientChoice,
         environment: ProcessEnvironment,
@@ -35,8 +35,8 @@ public enum SocketLocation {
     ) -> String? {
         switch choice {
         case .path(let path): return path
-        case .user: return environment["STOPWATCHD_SOCKET"] ?? userPath(environment)
-        case .system: return environment["STOPWATCHD_SOCKET"] ?? systemPath
+        case .user: return userPath(environment)
+        case .system: return systemPath
         case .automatic:
             if let path = environment["STOPWATCHD_SOCKET"] { return path }
             if let path = userPath(environment), exists(path) { return path }

@@ -84,12 +84,9 @@ public struct StopWatchClient: Sendable {
     private func command(_ method: String, _ name: String?) throws(ClientError) -> Stopwatch {
         var parameters = JSONObject()
         if let name { parameters["name"] = .string(name) }
-        let reply = try call(VarlinkCall(method: "io.stopwatchd.\(method)", parameters: parameters))
-        guard let stopwatch = reply["stopwatch"] else { throw .protocolViolation("\(method) replied without a stopwatch") }
-        do {
-            return try Stopwatch(json: stopwatch)
-        } catch {
-            throw .protocolViolation(error.reason)
-        }
+        let connection = try VarlinkConnection(path: socketPath, timeout: timeout)
+        defer { connection.close() }
+        try connection.send(VarlinkCall(method: "io.stopwatchd.\(method)", parameters: parameters))
+        return try connection.receive().stopwatch(path: socketPath, method: method)
     }
 }

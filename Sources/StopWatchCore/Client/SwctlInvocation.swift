@@ -17,6 +17,11 @@ public struct SwctlInvocation: Equatable, Sendable {
     public var json = false
     public var format: WatchFormat = .plain
 
+    public init(command: Command, name: String? = nil) {
+        self.command = command
+        self.name = name
+    }
+
     public static let usage = """
         usage: swctl [--socket PATH | --user | --system] [--json] COMMAND [NAME]
 
@@ -42,8 +47,10 @@ public struct SwctlInvocation: Equatable, Sendable {
           -h, --help       show this help
           --version        show the version
 
-        NAME defaults to "default". Exit status: 0 done, 1 refused by the daemon,
-        2 usage error, 69 no daemon reachable, 70 protocol error, 77 permission denied.
+        NAME defaults to "default". Elapsed time shows tenths in watch once updates come
+        faster than once a second, and always when $STOPWATCHD_TICK is under a second.
+        Exit status: 0 done, 1 refused by the daemon, 2 usage error, 69 no daemon
+        reachable, 70 protocol error, 77 permission denied.
         """
 
     /// Reads the arguments (without the program name). Options may come before or after
@@ -53,19 +60,10 @@ public struct SwctlInvocation: Equatable, Sendable {
         var json = false
         var format: WatchFormat?
         var words: [String] = []
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            }
-            func value() throws(UsageError) -> String {
-                if let inlineValue { return inlineValue }
-                guard let next = remaining.popFirst() else { throw UsageError("\(name) needs a value") }
-                return next
-            }
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
+            let name = argument.name
+            func value() throws(UsageError) -> String { try reader.value(of: argument) }
             func setSocket(_ choice: SocketLocation.ClientChoice) throws(UsageError) {
                 guard socket == nil else { throw UsageError("use only one of --socket, --user and --system") }
                 socket = choice
@@ -91,11 +89,10 @@ public struct SwctlInvocation: Equatable, Sendable {
                     throw UsageError("\(error)")
                 }
             case "--":
-                words.append(contentsOf: remaining)
-                remaining = []
+                words.append(contentsOf: reader.rest())
             default:
-                guard !argument.hasPrefix("-") || argument == "-" else { throw UsageError("unknown option '\(argument)'") }
-                words.append(argument)
+                guard !argument.raw.hasPrefix("-") || argument.raw == "-" else { throw UsageError("unknown option '\(argument.raw)'") }
+                words.append(argument.raw)
             }
         }
         guard let commandWord = words.first else { throw UsageError("no command given") }

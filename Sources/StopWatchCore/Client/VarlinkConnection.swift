@@ -8,22 +8,32 @@ public final class VarlinkConnection {
     private let timeout: Duration?
 
     /// Connects to `path`.
-    /// - Parameter timeout: how long to wait for each reply; nil waits for ever (for watches).
+    /// - Parameter timeout: how long to wait for the connection and then for each reply;
+    ///   nil waits for replies for ever (for watches), and for the connection 10 s.
     public init(path: String, timeout: Duration? = .seconds(10)) throws(ClientError) {
         self.path = path
         self.timeout = timeout
         do {
-            socket = try FileDescriptor.unixStreamSocket(nonBlocking: false)
+            socket = try FileDescriptor.unixStreamSocket(nonBlocking: true)
         } catch {
             throw .unreachable(path: path, reason: "cannot create a socket: \(error)")
         }
-        do {
-            try socket.connect(toPath: path)
-        } catch {
-            socket.close()
-            switch error {
-            case .permissionDenied, .notPermitted: throw .permissionDenied(path: path)
-            default: throw .unreachable(path: path, reason: error.description)
+        // Non-blocking, so a daemon whose backlog is full cannot hang us: retry until the deadline.
+        let deadline = ContinuousClock.now + (timeout ?? .seconds(10))
+        while true {
+            do {
+                try socket.connect(toPath: path)
+                try socket.setNonBlocking(false)
+                return
+            } catch where error == .wouldBlock && ContinuousClock.now < deadline {
+                CurrentProcess.sleep(for: .milliseconds(5))
+            } catch {
+                socket.close()
+                switch error {
+                case .permissionDenied, .notPermitted: throw .permissionDenied(path: path)
+                case .wouldBlock: throw .unreachable(path: path, reason: "the daemon accepts no connections (its backlog is full)")
+                default: throw .unreachable(path: path, reason: error.description)
+                }
             }
         }
     }
@@ -49,7 +59,7 @@ public final class VarlinkConnection {
             // A daemon that refuses a client (permission, connection limit) answers and closes
             // at once, maybe before reading the call: its answer is still here to read.
             if let reply = try? receive(), let refusal = reply.error {
-                throw .refused(VarlinkError(name: refusal, parameters: reply.parameters))
+                throw ClientError.reply(VarlinkError(name: refusal, parameters: reply.parameters), path: path)
             }
             throw .unreachable(path: path, reason: "the daemon went away: \(error)")
         }
@@ -74,10 +84,7 @@ public final class VarlinkConnection {
     public func call(_ call: VarlinkCall) throws(ClientError) -> JSONObject {
         try send(call)
         let reply = try receive()
-        if let error = reply.error {
-            throw .refused(VarlinkError(name: error, parameters: reply.parameters))
-        }
-        return reply.parameters
+        return try reply.result(path: path)
     }
 
     private func fill() throws(ClientError) {
@@ -124,6 +131,26 @@ public final class VarlinkConnection {
         isClosed.withLock { isClosed in
             guard !isClosed else { return }
             socket.shutdown()
+        }
+    }
+}
+
+extension VarlinkReply {
+    /// The parameters of a success; an error reply thrown as the `ClientError` it means.
+    func result(path: String) throws(ClientError) -> JSONObject {
+        guard let error else { return parameters }
+        throw ClientError.reply(VarlinkError(name: error, parameters: parameters), path: path)
+    }
+
+    /// The `stopwatch` a reply to `method` carries.
+    func stopwatch(path: String, method: String) throws(ClientError) -> Stopwatch {
+        guard let stopwatch = try result(path: path)["stopwatch"] else {
+            throw .protocolViolation("\(method) replied without a stopwatch")
+        }
+        do {
+            return try Stopwatch(json: stopwatch)
+        } catch {
+            throw .protocolViolation(error.reason)
         }
     }
 }

@@ -13,18 +13,7 @@ public final class WatchStream: @unchecked Sendable {
 
     /// The next state. Throws when the daemon goes away or refuses the watch.
     public func next() throws(ClientError) -> Stopwatch {
-        let reply = try connection.receive()
-        if let error = reply.error {
-            throw .refused(VarlinkError(name: error, parameters: reply.parameters))
-        }
-        guard let stopwatch = reply.parameters["stopwatch"] else {
-            throw .protocolViolation("Watch replied without a stopwatch")
-        }
-        do {
-            return try Stopwatch(json: stopwatch)
-        } catch {
-            throw .protocolViolation(error.reason)
-        }
+        try connection.receive().stopwatch(path: connection.path, method: "Watch")
     }
 
     /// Makes a `next()` blocked on another thread throw: ends the watch.

@@ -2,10 +2,12 @@ import Dispatch
 
 /// One client: reads its calls, answers them, streams its watches.
 ///
-/// A watch that cannot be written at once keeps only its newest state, so a client that
-/// does not read costs constant memory; one that takes nothing for `writeTimeout` is
-/// disconnected. Nothing here ever blocks: the socket is non-blocking, driven by
-/// dispatch sources on the server's queue.
+/// Calls are answered in order, one at a time, and only while the unsent output is small:
+/// a client that sends without reading stops being read. A connection streams at most one
+/// `Watch`, and a state that cannot be written at once waits as the newest only, so a client
+/// that does not read costs constant memory; one that takes nothing for `writeTimeout` is
+/// disconnected. Nothing here ever blocks: the socket is non-blocking, driven by dispatch
+/// sources on the server's queue.
 ///
 /// `@unchecked Sendable` is safe here: every stored property is read and written only on
 /// `queue`, a serial queue — the sources and timers are created with it as their queue,
@@ -28,24 +30,31 @@ final class Connection: @unchecked Sendable {
     private var framer: VarlinkFramer
     private var output: [UInt8] = []
     private var outputSent = 0
-    /// Close once `output` is sent: after a protocol error, or when the client closed.
+    /// Close once the waiting calls are answered and `output` is sent: after a protocol
+    /// error (no calls wait then), or when the client closed its end.
     private var closeWhenSent = false
+    /// `flush` is running: a `send` from inside it only queues.
+    private var isFlushing = false
     private(set) var isClosed = false
+
+    /// Calls received but not answered yet, oldest first.
+    private var unansweredCalls: [[UInt8]] = []
 
     private struct Watch {
         let name: String
         let subscription: Subscription
         /// The newest state not yet written, if the socket was full when it came.
-        var pending: Stopwatch?
+        var pending: StopWatchSnapshot?
     }
-    private var watches: [Watch] = []
+    /// The stream of this connection's `Watch` call, if it made one.
+    private var watch: Watch?
 
     /// When the current unfinished message began, and when output last stalled.
     private var partialMessageSince: ContinuousClock.Instant?
     private var outputStalledSince: ContinuousClock.Instant?
     private var deadlineTimer: (any DispatchSourceTimer)?
 
-    var watchCount: Int { watches.count }
+    var isWatching: Bool { watch != nil }
 
     init(
         id: Int,
@@ -111,15 +120,32 @@ final class Connection: @unchecked Sendable {
             fail("message larger than \(error.limit) bytes")
             return
         }
-        for message in messages where !closeWhenSent && !isClosed {
-            handle(message)
+        // The deadline is for the message now unfinished: a new one starts its own.
+        if !messages.isEmpty || !framer.hasPartialMessage {
+            partialMessageSince = framer.hasPartialMessage ? .now : nil
+        } else if partialMessageSince == nil {
+            partialMessageSince = .now
         }
-        partialMessageSince = framer.hasPartialMessage ? (partialMessageSince ?? .now) : nil
-        if output.count - outputSent > limits.outputHighWater { stopReading() }
+        unansweredCalls.append(contentsOf: messages)
+        answerCalls()
         updateDeadlines()
     }
 
+    /// Answers waiting calls while the unsent output stays small; stops reading while some
+    /// wait, so what one client can make the daemon hold is bounded.
+    private func answerCalls() {
+        while let call = unansweredCalls.first, !isClosed, output.count - outputSent <= limits.outputHighWater {
+            unansweredCalls.removeFirst()
+            handle(call)
+        }
+        if !unansweredCalls.isEmpty { stopReading() }
+    }
+
     private func handle(_ message: [UInt8]) {
+        guard watch == nil else {
+            fail("this connection is streaming a Watch and takes no further calls; use another connection")
+            return
+        }
         let call: VarlinkCall
         do {
             call = try VarlinkCall(json: try JSONParser.parse(message))
@@ -143,11 +169,10 @@ final class Connection: @unchecked Sendable {
                 service.registry.endWatching(name)
                 return
             }
-            let index = watches.count
             let subscription = useCase.state.sink(on: queue) { [weak self] snapshot in
-                self?.watchUpdated(index, snapshot)
+                self?.watchUpdated(snapshot)
             }
-            watches.append(Watch(name: name, subscription: subscription, pending: nil))
+            watch = Watch(name: name, subscription: subscription, pending: nil)
         }
     }
 
@@ -155,6 +180,7 @@ final class Connection: @unchecked Sendable {
     private func fail(_ reason: String) {
         logger.info("connection \(id): protocol error: \(reason)")
         send(VarlinkReply(.protocolError(reason)).message)
+        unansweredCalls = []
         stopReading()
         closeWhenSent = true
         flush()
@@ -167,25 +193,33 @@ final class Connection: @unchecked Sendable {
     }
 
     private func resumeReading() {
-        guard !isReading, !closeWhenSent, !isClosed else { return }
+        guard !isReading, !closeWhenSent, !isClosed, unansweredCalls.isEmpty else { return }
         isReading = true
         readSource.resume()
     }
 
     // MARK: Writing
 
-    private func watchUpdated(_ index: Int, _ snapshot: StopWatchSnapshot) {
-        guard !isClosed, watches.indices.contains(index) else { return }
-        let stopwatch = Stopwatch(name: watches[index].name, snapshot: snapshot, at: clock.now())
+    private func watchUpdated(_ snapshot: StopWatchSnapshot) {
+        guard !isClosed, let name = watch?.name else { return }
         if output.count == outputSent {
-            send(VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message)
+            send(watchReply(name, snapshot))
         } else {
             // The socket is full: keep only the newest state for when it drains.
-            watches[index].pending = stopwatch
+            watch?.pending = snapshot
         }
     }
 
+    /// A `Watch` reply, with the elapsed time as of now (a state that waited is not stale).
+    private func watchReply(_ name: String, _ snapshot: StopWatchSnapshot) -> [UInt8] {
+        let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: clock.now())
+        return VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message
+    }
+
     private func flush() {
+        guard !isFlushing else { return }
+        isFlushing = true
+        defer { isFlushing = false }
         while !isClosed {
             while outputSent < output.count {
                 let sent: Int
@@ -204,19 +238,19 @@ final class Connection: @unchecked Sendable {
             }
             output.removeAll(keepingCapacity: output.count <= 64 * 1024)
             outputSent = 0
-            // Drained: now the states that waited, newest only.
-            let pending = watches.indices.compactMap { index -> Stopwatch? in
-                defer { watches[index].pending = nil }
-                return watches[index].pending
+            // Drained: now the state that waited, if any, then the calls that waited.
+            if let name = watch?.name, let pending = watch?.pending {
+                watch?.pending = nil
+                output.append(contentsOf: watchReply(name, pending))
+                continue
             }
-            guard !pending.isEmpty else { break }
-            for stopwatch in pending {
-                output.append(contentsOf: VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message)
-            }
+            guard !unansweredCalls.isEmpty else { break }
+            answerCalls()
+            if output.isEmpty, unansweredCalls.isEmpty { break }
         }
         guard !isClosed else { return }
         stopWaitingForWritable()
-        if closeWhenSent {
+        if closeWhenSent, unansweredCalls.isEmpty {
             close()
             return
         }
@@ -289,11 +323,12 @@ final class Connection: @unchecked Sendable {
     func close() {
         guard !isClosed else { return }
         isClosed = true
-        for watch in watches {
+        if let watch {
             watch.subscription.cancel()
             service.registry.endWatching(watch.name)
         }
-        watches = []
+        watch = nil
+        unansweredCalls = []
         deadlineTimer?.cancel()
         deadlineTimer = nil
         // A suspended source never runs its cancel handler: resume before cancelling.

@@ -18,6 +18,13 @@ public enum Daemon {
         }
 
         let listener = try listeningSocket(options: options, environment: environment, group: allowedGroup)
+        // Every client costs a descriptor: keep some for the daemon's own files.
+        let openFileLimit = ResourceLimits.raiseOpenFileLimit()
+        let reservedDescriptors = 64
+        let maximumConnections = min(options.maximumConnections, max(openFileLimit - reservedDescriptors, 1))
+        if maximumConnections < options.maximumConnections {
+            logger.warning("only \(maximumConnections) connections at once: the open file limit is \(openFileLimit)")
+        }
         let queue = DispatchQueue(label: "stopwatchd.server")
         let clock = BootClock()
         let timers = DispatchTickTimerFactory()
@@ -35,7 +42,7 @@ public enum Daemon {
                 messageTimeout: options.messageTimeout,
                 writeTimeout: options.writeTimeout
             ),
-            maximumConnections: options.maximumConnections,
+            maximumConnections: maximumConnections,
             logger: logger,
             clock: clock
         )
@@ -48,7 +55,7 @@ public enum Daemon {
         }
         queue.sync { server.start() }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
-        withExtendedLifetime((server, signalSources)) {
+        withExtendedLifetime((server, signalSources, listener.instanceLock)) {
             dispatchMain()
         }
     }
@@ -65,7 +72,7 @@ public enum Daemon {
         if let activated = ListeningSocket.activated(environment) {
             return activated
         }
-        let path = SocketLocation.daemonPath(environment: environment, isRoot: Users.effectiveUserID == 0)
+        let path = SocketLocation.defaultDaemonPath(environment: environment, isRoot: Users.effectiveUserID == 0)
         return try ListeningSocket.bind(path: path, group: group)
     }
 

@@ -51,19 +51,10 @@ public struct DaemonOptions: Equatable, Sendable {
     /// Reads the arguments (without the program name).
     public static func parse(_ arguments: [String]) throws(UsageError) -> Action {
         var options = DaemonOptions()
-        var remaining = arguments[...]
-        while let argument = remaining.popFirst() {
-            var name = argument
-            var inlineValue: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inlineValue = String(argument[argument.index(after: equals)...])
-            }
-            func value() throws(UsageError) -> String {
-                if let inlineValue { return inlineValue }
-                guard let next = remaining.popFirst() else { throw UsageError("\(name) needs a value") }
-                return next
-            }
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
+            let name = argument.name
+            func value() throws(UsageError) -> String { try reader.value(of: argument) }
             switch name {
             case "-h", "--help": return .help
             case "--version": return .version
@@ -87,7 +78,7 @@ public struct DaemonOptions: Equatable, Sendable {
             case "--message-timeout": options.messageTimeout = try duration(value(), for: name)
             case "--write-timeout": options.writeTimeout = try duration(value(), for: name)
             default:
-                throw UsageError("unknown option '\(argument)'")
+                throw UsageError("unknown option '\(argument.raw)'")
             }
         }
         return .run(options)

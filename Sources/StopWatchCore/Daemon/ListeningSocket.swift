@@ -8,6 +8,8 @@ struct ListeningSocket {
     let ownedPath: String?
     /// How to name it in logs.
     let name: String
+    /// Held for the daemon's life: the lock that makes it the only daemon on this path.
+    let instanceLock: FileDescriptor?
 
     static let backlog: CInt = 512
 
@@ -21,21 +23,26 @@ struct ListeningSocket {
         let descriptor = FileDescriptor(rawValue: 3)
         try? descriptor.setNonBlocking()
         try? descriptor.setCloseOnExec()
-        return ListeningSocket(descriptor: descriptor, ownedPath: nil, name: "the socket passed by systemd")
+        return ListeningSocket(descriptor: descriptor, ownedPath: nil, name: "the socket passed by systemd", instanceLock: nil)
     }
 
     /// Binds and listens at `path`. A daemon already answering there is left alone (and this
     /// one refuses to start); a socket file nobody answers on is replaced.
     ///
     /// - Parameters:
-    ///   - group: when set, the socket is 0660 and owned by this group; otherwise 0600.
+    ///   - group: when set, the socket is 0660 and owned by this group (and a directory made
+    ///     for it 0750 and the group's too); otherwise 0600.
     static func bind(path: String, group: gid_t?) throws(DaemonStartError) -> ListeningSocket {
         guard path.utf8.count <= FileDescriptor.maximumSocketPathLength else {
             throw DaemonStartError("socket path \(path) is longer than \(FileDescriptor.maximumSocketPathLength) bytes; choose a shorter one with --socket")
         }
         let isAbstract = path.hasPrefix("@")
+        var instanceLock: FileDescriptor?
         if !isAbstract {
-            try prepareDirectory(for: path)
+            try prepareDirectory(for: path, group: group)
+            // Checking for a live daemon, removing a stale socket and binding are three
+            // steps: the lock makes them one for daemons starting at the same moment.
+            instanceLock = try lockInstance(at: path)
             try removeStaleSocket(at: path)
         }
         let descriptor: FileDescriptor
@@ -56,19 +63,51 @@ struct ListeningSocket {
             try descriptor.listen(backlog: backlog)
         } catch {
             descriptor.close()
+            instanceLock?.close()
             if error == .addressInUse {
-                throw DaemonStartError("another stopwatchd is starting on \(path)")
+                throw DaemonStartError("another stopwatchd is already running on \(path); stop it first (or use --socket for a second one)")
             }
             throw DaemonStartError("cannot listen on \(path): \(error)")
         }
-        return ListeningSocket(descriptor: descriptor, ownedPath: isAbstract ? nil : path, name: path)
+        return ListeningSocket(descriptor: descriptor, ownedPath: isAbstract ? nil : path, name: path, instanceLock: instanceLock)
     }
 
-    /// Creates the socket's directory, 0700 (0755 for root, whose socket is for others too).
-    private static func prepareDirectory(for path: String) throws(DaemonStartError) {
+    /// Takes `<path>.lock`, which every daemon on `path` holds while it runs.
+    private static func lockInstance(at path: String) throws(DaemonStartError) -> FileDescriptor {
+        let lockPath = path + ".lock"
+        let lock: FileDescriptor
+        do {
+            lock = try FileDescriptor.open(lockPath, O_RDWR | O_CREAT, mode: 0o600)
+        } catch {
+            throw DaemonStartError("cannot open the lock file \(lockPath): \(error)")
+        }
+        do {
+            guard try lock.tryLockExclusively() else {
+                lock.close()
+                throw DaemonStartError("another stopwatchd is already running on \(path); stop it first (or use --socket for a second one)")
+            }
+        } catch let error as DaemonStartError {
+            throw error
+        } catch {
+            lock.close()
+            throw DaemonStartError("cannot lock \(lockPath): \(error)")
+        }
+        return lock
+    }
+
+    /// Creates the socket's directory if missing: 0700, or 0750 and owned by the allowed
+    /// group, so that only those who may talk to the daemon can reach the socket (0755 for
+    /// root without a group: its socket's own mode guards it).
+    private static func prepareDirectory(for path: String, group: gid_t?) throws(DaemonStartError) {
         let directory = FileSystem.directoryName(of: path)
         do {
-            try FileSystem.makeDirectories(directory, mode: Users.effectiveUserID == 0 ? 0o755 : 0o700)
+            guard try FileSystem.kind(at: directory) == .missing else { return }
+            let mode: mode_t = group != nil ? 0o750 : (Users.effectiveUserID == 0 ? 0o755 : 0o700)
+            try FileSystem.makeDirectories(directory, mode: mode)
+            if let group {
+                try FileSystem.setOwner(directory, uid: nil, gid: group)
+                try FileSystem.setMode(directory, mode)
+            }
         } catch {
             throw DaemonStartError("cannot create the socket directory \(directory): \(error)")
         }

@@ -1,8 +1,9 @@
 /// The named stopwatches, one `StopWatchUseCase` each.
 ///
-/// A name is *created* by Start or Toggle and listed until removed. A name that is only
-/// watched gets an entry too, so its watchers see it when it is started; that entry goes
-/// when its last watcher does. Both kinds count toward the limit.
+/// A name is *created* by Start or Toggle and listed until removed; the limit counts these.
+/// A name that is only watched gets an entry too, so its watchers see it when it is
+/// started; that entry goes when its last watcher does. There are at most as many of those
+/// as connections, since each connection watches at most one name.
 ///
 /// Not thread-safe: it belongs to the server's queue.
 final class StopwatchRegistry {
@@ -13,6 +14,7 @@ final class StopwatchRegistry {
     }
 
     private var entries: [String: Entry] = [:]
+    private(set) var createdCount = 0
     let limit: Int
     private let makeUseCase: (StopWatchSnapshot) -> StopWatchUseCase
 
@@ -29,23 +31,21 @@ final class StopwatchRegistry {
 
     /// The stopwatch `name`, created now if it was not.
     func create(_ name: String, from snapshot: StopWatchSnapshot = .stopped) throws(VarlinkError) -> StopWatchUseCase {
-        if var entry = entries[name] {
-            if !entry.isCreated {
-                entry.isCreated = true
-                entries[name] = entry
-            }
+        if let entry = entries[name], entry.isCreated { return entry.useCase }
+        guard createdCount < limit else { throw .tooManyStopwatches(limit: limit) }
+        createdCount += 1
+        if let entry = entries[name] {
+            entries[name]!.isCreated = true
             return entry.useCase
         }
-        guard entries.count < limit else { throw .tooManyStopwatches(limit: limit) }
         let useCase = makeUseCase(snapshot)
         entries[name] = Entry(useCase: useCase, isCreated: true, watchers: 0)
         return useCase
     }
 
     /// The stopwatch `name` for a new watcher; an entry is made if there is none.
-    func beginWatching(_ name: String) throws(VarlinkError) -> StopWatchUseCase {
+    func beginWatching(_ name: String) -> StopWatchUseCase {
         if entries[name] == nil {
-            guard entries.count < limit else { throw .tooManyStopwatches(limit: limit) }
             entries[name] = Entry(useCase: makeUseCase(.stopped), isCreated: false, watchers: 0)
         }
         entries[name]!.watchers += 1
@@ -67,6 +67,7 @@ final class StopwatchRegistry {
     @discardableResult
     func remove(_ name: String) -> Bool {
         guard var entry = entries[name], entry.isCreated else { return false }
+        createdCount -= 1
         // Stop first so its timer goes; reset so watchers see zero.
         _ = try? entry.useCase.dispatcher.perform(.stop)
         _ = try? entry.useCase.dispatcher.perform(.reset)
@@ -84,7 +85,6 @@ final class StopwatchRegistry {
         entries.filter(\.value.isCreated).map { ($0.key, $0.value.useCase) }.sorted { $0.name < $1.name }
     }
 
-    var createdCount: Int { entries.values.count(where: \.isCreated) }
     var countingCount: Int { entries.values.count { $0.isCreated && $0.useCase.state.current.state.isCounting } }
     var watcherCount: Int { entries.values.reduce(0) { $0 + $1.watchers } }
 }

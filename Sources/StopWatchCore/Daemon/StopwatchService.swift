@@ -76,7 +76,7 @@ final class StopwatchService {
             case "Watch":
                 let name = try name(in: call)
                 guard call.more else { throw .expectedMore }
-                return .watch(name: name, useCase: try registry.beginWatching(name))
+                return .watch(name: name, useCase: registry.beginWatching(name))
             default:
                 throw .methodNotFound(call.method)
             }

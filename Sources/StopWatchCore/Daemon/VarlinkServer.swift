@@ -20,7 +20,8 @@ final class VarlinkServer: @unchecked Sendable {
     private var isAccepting = false
     private var connections: [Int: Connection] = [:]
     private var nextConnectionID = 1
-    private var refusingSince: ContinuousClock.Instant?
+    /// At the connection limit since the last warning: warn once per episode.
+    private var isRefusing = false
 
     init(
         listener: FileDescriptor,
@@ -72,13 +73,12 @@ final class VarlinkServer: @unchecked Sendable {
             do {
                 guard let accepted = try listener.accept() else { return }
                 socket = accepted
-            } catch where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
-                // Out of descriptors: pause accepting rather than spin on the ready listener.
-                logger.warning("out of file descriptors with \(connections.count) clients; not accepting for 100ms")
-                pauseAccepting(for: .milliseconds(100))
-                return
+            } catch where error == .connectionAborted {
+                continue
             } catch {
-                logger.warning("accept failed: \(error)")
+                // Out of descriptors or memory: pause rather than spin on the ready listener.
+                logger.warning("accept failed with \(connections.count) clients: \(error); not accepting for 100ms")
+                pauseAccepting(for: .milliseconds(100))
                 return
             }
             admit(socket)
@@ -93,11 +93,11 @@ final class VarlinkServer: @unchecked Sendable {
             return
         }
         guard connections.count < maximumConnections else {
-            if refusingSince == nil {
-                refusingSince = .now
+            if !isRefusing {
+                isRefusing = true
                 logger.warning("connection limit of \(maximumConnections) reached; refusing new clients")
             }
-            refuse(socket, with: .protocolError("too many connections (limit \(maximumConnections)); try again later"))
+            refuse(socket, with: .tooManyConnections(limit: maximumConnections))
             return
         }
         let id = nextConnectionID
@@ -107,6 +107,7 @@ final class VarlinkServer: @unchecked Sendable {
             clock: clock, readBuffer: readBuffer
         ) { [weak self] closed in
             self?.connections[closed.id] = nil
+            self?.isRefusing = false
         }
         connections[id] = connection
         connection.start()
@@ -117,9 +118,6 @@ final class VarlinkServer: @unchecked Sendable {
         let message = VarlinkReply(error).message
         _ = try? socket.send(message, from: 0)
         socket.close()
-        if connections.count < maximumConnections, refusingSince != nil {
-            refusingSince = nil
-        }
     }
 
     private func pauseAccepting(for duration: Duration) {

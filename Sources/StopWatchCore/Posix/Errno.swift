@@ -25,6 +25,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
     public static let notPermitted = Errno(EPERM)
     public static let connectionRefused = Errno(ECONNREFUSED)
     public static let connectionReset = Errno(ECONNRESET)
+    public static let connectionAborted = Errno(ECONNABORTED)
     public static let brokenPipe = Errno(EPIPE)
     public static let addressInUse = Errno(EADDRINUSE)
     public static let nameTooLong = Errno(ENAMETOOLONG)

@@ -60,6 +60,22 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         try Posix.call { fcntl(rawValue, F_SETFD, flags | FD_CLOEXEC) }
     }
 
+    /// Opens `path` with `flags` (close-on-exec added), creating it with `mode` if asked.
+    public static func open(_ path: String, _ flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try Posix.call { Glibc.open(path, flags | O_CLOEXEC, mode) })
+    }
+
+    /// Takes an exclusive `flock` without waiting; false when another process holds it.
+    /// The lock lasts until the descriptor is closed (or the process ends).
+    public func tryLockExclusively() throws(Errno) -> Bool {
+        do {
+            try Posix.call { flock(rawValue, LOCK_EX | LOCK_NB) }
+            return true
+        } catch where error == .wouldBlock {
+            return false
+        }
+    }
+
     /// Whether the descriptor is a terminal.
     public var isTerminal: Bool {
         isatty(rawValue) == 1

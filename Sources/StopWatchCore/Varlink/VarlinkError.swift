@@ -38,4 +38,16 @@ public struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible 
     public static func protocolError(_ reason: String) -> VarlinkError {
         VarlinkError(name: "io.stopwatchd.ProtocolError", parameters: ["reason": .string(reason)])
     }
+
+    /// How a daemon at its connection limit turns a client away: a `ProtocolError` whose
+    /// reason starts with `tooManyConnectionsReason`, which clients treat as "try later".
+    public static func tooManyConnections(limit: Int) -> VarlinkError {
+        protocolError("\(tooManyConnectionsReason) (limit \(limit)); try again later")
+    }
+    public static let tooManyConnectionsReason = "too many connections"
+
+    public var isConnectionLimit: Bool {
+        guard name == "io.stopwatchd.ProtocolError", case .string(let reason)? = parameters["reason"] else { return false }
+        return reason.hasPrefix(Self.tooManyConnectionsReason)
+    }
 }
