@@ -23,9 +23,11 @@ final class DaemonProcess {
         waitUntilReady: Bool = true
     ) throws {
         self.socket = socket
+        // Its own state, beside its socket, unless the test chose one.
+        let state = arguments.contains("--state-dir") ? [] : ["--state-dir", Self.stateDirectory(for: socket)]
         child = try ChildProcess(
             Binaries.stopwatchd,
-            (passSocket ? ["--socket", socket] : []) + arguments,
+            (passSocket ? ["--socket", socket] : []) + state + arguments,
             environment: Binaries.childEnvironment.merging(environment) { $1 },
             captureError: true
         )
@@ -54,6 +56,11 @@ final class DaemonProcess {
         var description: String { message }
     }
 
+    /// Where a daemon on `socket` keeps its stopwatches in these tests.
+    static func stateDirectory(for socket: String) -> String {
+        URL(fileURLWithPath: socket).deletingLastPathComponent().appendingPathComponent("state").path
+    }
+
     var pid: pid_t { child.pid }
     var isRunning: Bool { child.isRunning }
 
@@ -75,6 +82,11 @@ final class DaemonProcess {
         }
     }
 
+    /// Whether the daemon logs `text` within `timeout` (its log is read as it comes).
+    func waitForLog(containing text: String, timeout: Duration = .seconds(20)) -> Bool {
+        Deadline.wait(timeout) { readLog().contains(text) }
+    }
+
     /// What the daemon wrote to standard error so far (all of it, once it has exited).
     func readLog() -> String {
         if !child.isRunning {
@@ -86,12 +98,16 @@ final class DaemonProcess {
 
     deinit {
         // One that already ended was stopped or failed on purpose: its test looked at why.
-        guard child.isRunning else { return }
-        let status = stop(SIGTERM)
-        let log = readLog()
-        if status != 0 || log.contains("Sanitizer") {
-            // A daemon stopped for the test must stop cleanly, and with nothing for a sanitizer to say.
-            Issue.record("stopwatchd exited \(status) on SIGTERM; log:\n\(log)")
+        if child.isRunning {
+            let status = stop(SIGTERM)
+            let log = readLog()
+            if status != 0 || log.contains("Sanitizer") {
+                // A daemon stopped for the test must stop cleanly, and with nothing for a sanitizer to say.
+                Issue.record("stopwatchd exited \(status) on SIGTERM; log:\n\(log)")
+            }
         }
+        // The log reader must be done with the pipe before `child` closes it: a reader left
+        // polling a closed descriptor's number would read whatever file takes that number next.
+        _ = readLog()
     }
 }

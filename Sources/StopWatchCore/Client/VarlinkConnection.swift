@@ -97,20 +97,17 @@ public final class VarlinkConnection {
         } catch {
             throw .unreachable(path: path, reason: "\(error)")
         }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        let count: Int
+        let bytes: [UInt8]
         do {
-            count = try buffer.withUnsafeMutableBytes { (bytes) throws(Errno) -> Int in try socket.read(into: bytes) }
+            bytes = try socket.read(upTo: 64 * 1024)
         } catch {
             throw .unreachable(path: path, reason: "the daemon went away: \(error)")
         }
-        guard count > 0 else {
+        guard !bytes.isEmpty else {
             throw .unreachable(path: path, reason: "the daemon closed the connection")
         }
         do {
-            let messages = try buffer.withUnsafeBytes { bytes in
-                try framer.append(UnsafeRawBufferPointer(rebasing: bytes[..<count]))
-            }
+            let messages = try bytes.withUnsafeBytes { try framer.append($0) }
             received.append(contentsOf: messages)
         } catch {
             throw .protocolViolation("a reply larger than \(framer.maximumMessageSize) bytes")

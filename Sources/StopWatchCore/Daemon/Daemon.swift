@@ -32,6 +32,16 @@ public enum Daemon {
             StopWatchUseCase(snapshot, clock: clock, timers: timers, tick: options.tick)
         }
         let service = StopwatchService(registry: registry, clock: clock)
+        let stateDirectory = StateLocation.path(
+            option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
+        )
+        let store = StateStore(directory: stateDirectory + "/stopwatches", logger: logger, queue: queue)
+        queue.sync {
+            restore(from: store, into: registry, logger: logger)
+            // Durable before the reply goes out: the change is on disk when the client hears of it.
+            service.onChange = { name in store.save(name, registry.created(name)?.state.current) }
+            store.currentSnapshot = { registry.created($0)?.state.current }
+        }
         let server = VarlinkServer(
             listener: listener.descriptor,
             queue: queue,
@@ -55,9 +65,27 @@ public enum Daemon {
         }
         queue.sync { server.start() }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
-        withExtendedLifetime((server, signalSources, listener.instanceLock)) {
+        withExtendedLifetime((server, signalSources, listener.instanceLock, store)) {
             dispatchMain()
         }
+    }
+
+    private static func restore(from store: StateStore, into registry: StopwatchRegistry, logger: Logger) {
+        let start = ContinuousClock.now
+        let restored = store.load()
+        var dropped: [String] = []
+        for (name, snapshot) in restored {
+            do {
+                _ = try registry.create(name, from: snapshot)
+            } catch {
+                dropped.append(name)
+            }
+        }
+        if !dropped.isEmpty {
+            logger.warning("over the limit of \(registry.limit) stopwatches: not loaded \(dropped.joined(separator: ", ")) (their files are kept)")
+        }
+        let counting = restored.count { $0.snapshot.state.isCounting }
+        logger.info("restored \(restored.count - dropped.count) stopwatches (\(counting) counting) from \(store.directory) in \(DurationText.string(ContinuousClock.now - start))")
     }
 
     private static func listeningSocket(

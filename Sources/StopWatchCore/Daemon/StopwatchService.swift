@@ -87,6 +87,7 @@ final class StopwatchService {
 
     private func command(_ command: StopWatchCommand, _ call: VarlinkCall, creating: Bool) throws(VarlinkError) -> CallOutcome {
         let name = try name(in: call)
+        let existed = registry.created(name) != nil
         guard let useCase = creating ? try registry.create(name) : registry.created(name) else {
             // Never started: it reads as stopped, and stays uncreated.
             do {
@@ -106,7 +107,7 @@ final class StopwatchService {
             // which the server never is on.
             preconditionFailure("unexpected error from a stopwatch: \(error)")
         }
-        if after != before || creating { onChange(name) }
+        if after != before || !existed { onChange(name) }
         return reply(name, after)
     }
 

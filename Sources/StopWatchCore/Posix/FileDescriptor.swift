@@ -33,6 +33,16 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         try Posix.call { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
     }
 
+    /// Reads at most `count` bytes; an empty result means end of file.
+    public func read(upTo count: Int) throws(Errno) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(Errno) -> Int in try read(into: buffer) }
+        }
+        bytes.removeSubrange(try result.get()...)
+        return bytes
+    }
+
     /// Writes what it can of `buffer` and returns how much that was.
     public func write(_ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
         try Posix.call { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }

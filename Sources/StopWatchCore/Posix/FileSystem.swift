@@ -68,4 +68,80 @@ public enum FileSystem {
     public static func setUmask(_ mask: mode_t) -> mode_t {
         umask(mask)
     }
+
+    /// The bytes of the file at `path`; throws `EFBIG` for one longer than `limit`.
+    public static func contents(of path: String, limit: Int) throws(Errno) -> [UInt8] {
+        let file = try FileDescriptor.open(path, O_RDONLY)
+        defer { file.close() }
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = try file.read(upTo: 16 * 1024)
+            if chunk.isEmpty { return bytes }
+            bytes += chunk
+            guard bytes.count <= limit else { throw Errno(EFBIG) }
+        }
+    }
+
+    /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either
+    /// the old file or the new one, whole: writes `temporaryPath`, flushes it to disk,
+    /// renames it over `path`, and flushes the directory so the rename itself is durable.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, temporaryPath: String) throws(Errno) {
+        let file = try FileDescriptor.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+        do throws(Errno) {
+            try file.writeAll(bytes)
+            try Posix.call { fsync(file.rawValue) }
+        } catch {
+            file.close()
+            try? remove(temporaryPath)
+            throw error
+        }
+        file.close()
+        do throws(Errno) {
+            try Posix.call { Glibc.rename(temporaryPath, path) }
+        } catch {
+            try? remove(temporaryPath)
+            throw error
+        }
+        try syncDirectory(directoryName(of: path))
+    }
+
+    /// Removes `path` and makes the removal durable.
+    public static func removeDurably(_ path: String) throws(Errno) {
+        try remove(path)
+        try syncDirectory(directoryName(of: path))
+    }
+
+    public static func rename(_ path: String, to newPath: String) throws(Errno) {
+        try Posix.call { Glibc.rename(path, newPath) }
+    }
+
+    /// Flushes a directory's entries (creations, renames, removals) to disk.
+    public static func syncDirectory(_ path: String) throws(Errno) {
+        let directory = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+        defer { directory.close() }
+        try Posix.call { fsync(directory.rawValue) }
+    }
+
+    /// The names in directory `path`, without "." and "..".
+    public static func entries(of path: String) throws(Errno) -> [String] {
+        guard let directory = opendir(path) else { throw Errno.current }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
+                String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// A compact UTC timestamp for file names, e.g. `20261122T045500Z`.
+    public static func timestamp(wall: Duration) -> String {
+        var seconds = time_t(wall.components.seconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+    }
 }
