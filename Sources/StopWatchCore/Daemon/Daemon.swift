@@ -36,11 +36,21 @@ public enum Daemon {
             option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
         )
         let store = StateStore(directory: stateDirectory + "/stopwatches", logger: logger, queue: queue)
+        let status = StatusReporter(notifier: SystemdNotifier(environment), queue: queue) {
+            var text = "\(registry.createdCount) stopwatches, \(registry.countingCount) counting, \(registry.watcherCount) watched"
+            if let problem = store.problem { text += "; NOT SAVING: \(problem)" }
+            return text
+        }
         queue.sync {
             restore(from: store, into: registry, logger: logger)
             // Durable before the reply goes out: the change is on disk when the client hears of it.
-            service.onChange = { name in store.save(name, registry.created(name)?.state.current) }
+            service.onChange = { name in
+                store.save(name, registry.created(name)?.state.current)
+                status.changed()
+            }
             store.currentSnapshot = { registry.created($0)?.state.current }
+            store.onProblemChanged = { status.changed() }
+            registry.onWatchersChanged = { status.changed() }
         }
         let server = VarlinkServer(
             listener: listener.descriptor,
@@ -59,15 +69,35 @@ public enum Daemon {
 
         let signalSources = handleTerminationSignals(on: queue) { signal in
             logger.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+            status.send(["STOPPING=1"])
             server.stop()
             if let path = listener.ownedPath { try? FileSystem.remove(path) }
             CurrentProcess.exit(0)
         }
-        queue.sync { server.start() }
+        let watchdog = startWatchdog(environment, on: queue)
+        queue.sync {
+            server.start()
+            // Listening and restored: clients may come.
+            status.send(["READY=1"])
+        }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
-        withExtendedLifetime((server, signalSources, listener.instanceLock, store)) {
+        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog)) {
             dispatchMain()
         }
+    }
+
+    /// Pets systemd's watchdog at half its interval, if it set one. The timer runs on the
+    /// server's queue, so a wedged queue is what stops the petting.
+    private static func startWatchdog(_ environment: ProcessEnvironment, on queue: DispatchQueue) -> (any DispatchSourceTimer)? {
+        guard let interval = SystemdNotifier.watchdogInterval(environment), let notifier = SystemdNotifier(environment) else {
+            return nil
+        }
+        let half = DispatchTimeInterval.nanoseconds(Int(interval.nanoseconds / 2))
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + half, repeating: half, leeway: .nanoseconds(Int(interval.nanoseconds / 20)))
+        timer.setEventHandler { notifier.notify(["WATCHDOG=1"]) }
+        timer.activate()
+        return timer
     }
 
     private static func restore(from store: StateStore, into registry: StopwatchRegistry, logger: Logger) {

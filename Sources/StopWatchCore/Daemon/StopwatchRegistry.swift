@@ -16,6 +16,8 @@ final class StopwatchRegistry {
     private var entries: [String: Entry] = [:]
     private(set) var createdCount = 0
     let limit: Int
+    /// Called when a watcher comes or goes.
+    var onWatchersChanged: () -> Void = {}
     private let makeUseCase: (StopWatchSnapshot) -> StopWatchUseCase
 
     init(limit: Int, makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase) {
@@ -49,11 +51,13 @@ final class StopwatchRegistry {
             entries[name] = Entry(useCase: makeUseCase(.stopped), isCreated: false, watchers: 0)
         }
         entries[name]!.watchers += 1
+        onWatchersChanged()
         return entries[name]!.useCase
     }
 
     func endWatching(_ name: String) {
         guard var entry = entries[name] else { return }
+        defer { onWatchersChanged() }
         entry.watchers -= 1
         if entry.watchers <= 0, !entry.isCreated {
             entries[name] = nil

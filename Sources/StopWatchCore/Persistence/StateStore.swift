@@ -19,7 +19,11 @@ final class StateStore {
     var currentSnapshot: (String) -> StopWatchSnapshot? = { _ in nil }
 
     /// Why writing fails now; nil while it works.
-    private(set) var problem: String?
+    private(set) var problem: String? {
+        didSet { if (problem == nil) != (oldValue == nil) { onProblemChanged() } }
+    }
+    /// Called when writing starts failing, and when it works again.
+    var onProblemChanged: () -> Void = {}
     private var unsaved: Set<String> = []
     private var retryTimer: (any DispatchSourceTimer)?
 

@@ -8,6 +8,24 @@ extension FileDescriptor {
         return FileDescriptor(rawValue: try Posix.call { socket(AF_UNIX, type, 0) })
     }
 
+    /// A new Unix datagram socket, close-on-exec.
+    public static func unixDatagramSocket() throws(Errno) -> FileDescriptor {
+        let type = CInt(SOCK_DGRAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue)
+        return FileDescriptor(rawValue: try Posix.call { socket(AF_UNIX, type, 0) })
+    }
+
+    /// Sends one datagram to the socket at `path` (`@name` for an abstract one).
+    public func send(_ bytes: [UInt8], toPath path: String) throws(Errno) {
+        try Self.withAddress(path) { (address, length) throws(Errno) in
+            let result = bytes.withUnsafeBytes { buffer in
+                Result { () throws(Errno) -> Int in
+                    try Posix.call { sendto(rawValue, buffer.baseAddress, buffer.count, CInt(MSG_NOSIGNAL), address, length) }
+                }
+            }
+            _ = try result.get()
+        }
+    }
+
     public func bind(toPath path: String) throws(Errno) {
         try Self.withAddress(path) { (address, length) throws(Errno) in
             _ = try Posix.call { Glibc.bind(rawValue, address, length) }

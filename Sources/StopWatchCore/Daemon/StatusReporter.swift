@@ -1,0 +1,43 @@
+import Dispatch
+
+/// Keeps systemd's `STATUS=` line current without paying for it on every call: a change
+/// only marks it stale, and one timer sends the new text at most every `delay`. No change,
+/// no timer: an idle daemon wakes up for nothing.
+///
+/// `@unchecked Sendable` is safe here: its mutable state is read and written only on
+/// `queue` (a serial queue): `send` and `changed` are called there, and its timer runs there.
+final class StatusReporter: @unchecked Sendable {
+    private let notifier: SystemdNotifier?
+    private let queue: DispatchQueue
+    private let delay: Duration
+    private let describe: () -> String
+    private var lastSent: String?
+    private var isPending = false
+
+    init(notifier: SystemdNotifier?, queue: DispatchQueue, delay: Duration = .milliseconds(200), describe: @escaping () -> String) {
+        self.notifier = notifier
+        self.queue = queue
+        self.delay = delay
+        self.describe = describe
+    }
+
+    /// Sends `fields` with the current status at once (READY=1, STOPPING=1).
+    func send(_ fields: [String]) {
+        let text = describe()
+        lastSent = text
+        notifier?.notify(fields + ["STATUS=\(text)"])
+    }
+
+    func changed() {
+        guard notifier != nil, !isPending else { return }
+        isPending = true
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanoseconds))) { [weak self] in
+            guard let self else { return }
+            self.isPending = false
+            let text = self.describe()
+            guard text != self.lastSent else { return }
+            self.lastSent = text
+            self.notifier?.notify(["STATUS=\(text)"])
+        }
+    }
+}

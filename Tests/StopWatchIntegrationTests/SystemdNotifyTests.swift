@@ -1,0 +1,63 @@
+import Foundation
+import StopWatchCore
+import Testing
+
+/// sd_notify as systemd would see it: a datagram socket standing in for `$NOTIFY_SOCKET`.
+@Suite("sd_notify")
+struct SystemdNotifyTests {
+    /// Receives what the daemon tells "systemd".
+    final class NotifySocket {
+        let socket: FileDescriptor
+        let path: String
+
+        init(path: String) throws {
+            self.path = path
+            socket = try FileDescriptor.unixDatagramSocket()
+            try socket.bind(toPath: path)
+        }
+
+        deinit { socket.close() }
+
+        /// Messages until one holds `field`; nil after `timeout`.
+        func message(containing field: String, timeout: Duration = .seconds(20)) -> String? {
+            let end = ContinuousClock.now + timeout
+            while ContinuousClock.now < end, (try? socket.poll(timeout: end - ContinuousClock.now)) == true {
+                guard let bytes = try? socket.read(upTo: 4096) else { continue }
+                let message = String(decoding: bytes, as: UTF8.self)
+                if message.split(separator: "\n").contains(where: { $0.hasPrefix(field) }) { return message }
+            }
+            return nil
+        }
+    }
+
+    @Test("READY=1 once listening and restored, STATUS with counts as they change, WATCHDOG=1, STOPPING=1")
+    func lifecycle() throws {
+        let directory = try TestDirectory()
+        let notify = try NotifySocket(path: directory.file("notify"))
+        let daemon = try DaemonProcess(
+            socket: directory.socket,
+            environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"]
+        )
+        let ready = try #require(notify.message(containing: "READY=1"))
+        #expect(ready.contains("STATUS=0 stopwatches, 0 counting, 0 watched"))
+        _ = try StopWatchClient(socketPath: daemon.socket).start("tea")
+        #expect(notify.message(containing: "STATUS=1 stopwatches, 1 counting") != nil)
+        #expect(notify.message(containing: "WATCHDOG=1") != nil)
+        #expect(daemon.stop() == 0)
+        #expect(notify.message(containing: "STOPPING=1") != nil)
+    }
+
+    @Test("an abstract @ socket works too, and a state directory that cannot be written shows in STATUS")
+    func abstractSocketAndSaveProblem() throws {
+        let directory = try TestDirectory()
+        let name = "@stopwatchd-test-\(UInt32.random(in: 0...UInt32.max))"
+        let notify = try NotifySocket(path: name)
+        let state = DaemonProcess.stateDirectory(for: directory.socket)
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: state + "/stopwatches", contents: nil))
+        let daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": name])
+        #expect(notify.message(containing: "READY=1") != nil)
+        _ = try StopWatchClient(socketPath: daemon.socket).start()
+        #expect(notify.message(containing: "STATUS=1 stopwatches, 1 counting, 0 watched; NOT SAVING") != nil)
+    }
+}
