@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Static checks of the units as `make install` lays them out: `systemd-analyze verify` is
+# clean for all four, the system service's exposure rating is at most 1.0, and
+# `make install DESTDIR=… PREFIX=/usr` produces the tree a package holds.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if ! command -v systemd-analyze >/dev/null; then
+    echo "SKIP: systemd-analyze is not installed"
+    exit 0
+fi
+work=$(mktemp -d /tmp/swan-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+echo "== make install DESTDIR=… PREFIX=/usr"
+make --no-print-directory install DESTDIR="$work/package" PREFIX=/usr >/dev/null
+expected="usr/bin/stopwatchd
+usr/bin/swctl
+usr/lib/systemd/system/stopwatchd.service
+usr/lib/systemd/system/stopwatchd.socket
+usr/lib/systemd/user/stopwatchd.service
+usr/lib/systemd/user/stopwatchd.socket
+usr/lib/sysusers.d/stopwatchd.conf"
+actual=$(cd "$work/package" && find . -type f | sed 's|^\./||' | sort)
+[ "$actual" = "$expected" ] || fail "installed files differ:\n$actual"
+grep -qx 'ExecStart=/usr/bin/stopwatchd --allow-group stopwatch' "$work/package/usr/lib/systemd/system/stopwatchd.service" \
+    || fail "the system unit's ExecStart does not point at /usr/bin/stopwatchd"
+grep -qx 'ExecStart=/usr/bin/stopwatchd' "$work/package/usr/lib/systemd/user/stopwatchd.service" \
+    || fail "the user unit's ExecStart does not point at /usr/bin/stopwatchd"
+"$work/package/usr/bin/swctl" --version | grep -q '^swctl ' || fail "the installed swctl does not run"
+echo "ok: $(echo "$expected" | wc -l) files"
+
+echo "== systemd-analyze verify"
+# Installed where they can run, so verify can check ExecStart.
+make --no-print-directory install DESTDIR= PREFIX="$work/prefix" >/dev/null
+units="$work/prefix/lib/systemd"
+output=$(systemd-analyze verify "$units/system/stopwatchd.socket" "$units/system/stopwatchd.service" 2>&1) \
+    || fail "verify (system units): $output"
+[ -z "$output" ] || fail "verify (system units) is not clean: $output"
+install -d -m 0700 "$work/run"
+output=$(XDG_RUNTIME_DIR="$work/run" systemd-analyze --user verify "$units/user/stopwatchd.socket" "$units/user/stopwatchd.service" 2>&1) \
+    || fail "verify (user units): $output"
+[ -z "$output" ] || fail "verify (user units) is not clean: $output"
+echo "ok: clean"
+
+echo "== systemd-analyze security --offline=yes"
+rating=$(systemd-analyze security --offline=yes "$units/system/stopwatchd.service" 2>&1 | sed -n 's/.*Overall exposure level for stopwatchd.service: \([0-9.]*\).*/\1/p')
+[ -n "$rating" ] || fail "no exposure rating"
+awk -v rating="$rating" 'BEGIN { exit !(rating <= 1.0) }' || fail "exposure $rating is above 1.0"
+echo "ok: exposure $rating (at most 1.0)"

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# stopwatchd under a real systemd: a private *user* manager (never a system manager, whose
+# boot-time tmpfiles step would empty the host's /tmp). Installs with `make install` into a
+# temporary prefix, links the user units in, and checks socket activation, Type=notify and
+# STATUS=, restarts that keep a counting stopwatch counting, Restart=on-failure after
+# kill -9, and a clean stop. Runs in CI and when called; skips where systemd is absent.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if [ ! -x /lib/systemd/systemd ]; then
+    echo "SKIP: /lib/systemd/systemd is not installed; the systemd test needs it"
+    exit 0
+fi
+
+work=$(mktemp -d /tmp/swsd-XXXXXX)
+manager=""
+cleanup() {
+    if [ -n "$manager" ] && kill -0 "$manager" 2>/dev/null; then
+        XDG_RUNTIME_DIR="$work/run" systemctl --user stop stopwatchd.service stopwatchd.socket >/dev/null 2>&1 || true
+        kill "$manager" 2>/dev/null || true
+        for _ in $(seq 100); do kill -0 "$manager" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$manager" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# Waits up to 20 s for a command to succeed.
+eventually() {
+    for _ in $(seq 200); do
+        if "$@" >/dev/null 2>&1; then return 0; fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# A machine booted with systemd has this; it tells systemctl a manager may be running.
+mkdir -p /run/systemd/system
+install -d -m 0700 "$work/run" "$work/config" "$work/state"
+export XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"
+export HOME="$work" STOPWATCHD_SOCKET=""
+
+make --no-print-directory install DESTDIR= PREFIX="$work/prefix" >/dev/null
+mkdir -p "$XDG_CONFIG_HOME/systemd/user"
+cp "$work/prefix/lib/systemd/user/stopwatchd.service" "$work/prefix/lib/systemd/user/stopwatchd.socket" "$XDG_CONFIG_HOME/systemd/user/"
+swctl="$work/prefix/bin/swctl"
+
+/lib/systemd/systemd --user >"$work/manager.log" 2>&1 &
+manager=$!
+eventually systemctl --user is-system-running || { cat "$work/manager.log"; fail "the user manager did not start"; }
+echo "user manager $manager is up ($(systemctl --user is-system-running || true))"
+
+show() { systemctl --user show -p "$1" --value stopwatchd.service; }
+elapsed() { "$swctl" --user --json status | sed -n 's/.*"elapsed_ms":\([0-9]*\).*/\1/p'; }
+
+echo "== socket activation"
+systemctl --user start stopwatchd.socket
+[ "$(show ActiveState)" = inactive ] || fail "the service ran before anyone called"
+"$swctl" --user start | grep -q "default counting" || fail "swctl start through the socket"
+eventually test "$(show ActiveState)" = active || fail "the service did not become active"
+eventually sh -c "systemctl --user show -p StatusText --value stopwatchd.service | grep -q '1 stopwatches, 1 counting'" \
+    || fail "StatusText: '$(show StatusText)'"
+echo "active: $(show StatusText)"
+[ "$(stat -c %a "$XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock")" = 600 ] || fail "the user socket is not 0600"
+
+echo "== stop and start keep a counting stopwatch counting"
+before=$(elapsed)
+systemctl --user stop stopwatchd.service stopwatchd.socket
+[ "$(show ExecMainStatus)" = 0 ] || fail "ExecMainStatus after stop: $(show ExecMainStatus)"
+systemctl --user start stopwatchd.service          # the service alone: it brings its socket
+eventually test "$(show ActiveState)" = active || fail "starting the service directly"
+after=$(elapsed)
+"$swctl" --user status | grep -q "default counting" || fail "not counting after the restart"
+[ "$after" -ge "$before" ] || fail "elapsed went back: $before -> $after"
+echo "counting on: ${before}ms -> ${after}ms"
+
+echo "== kill -9: restarted by systemd, nothing lost"
+pid=$(show MainPID)
+before=$(elapsed)
+kill -9 "$pid"
+eventually sh -c "[ \"\$(systemctl --user show -p MainPID --value stopwatchd.service)\" != $pid ] && [ \"\$(systemctl --user show -p ActiveState --value stopwatchd.service)\" = active ]" \
+    || fail "no automatic restart after kill -9 (state $(show ActiveState))"
+after=$(elapsed)
+"$swctl" --user status | grep -q "default counting" || fail "not counting after kill -9"
+[ "$after" -ge "$before" ] || fail "elapsed went back after kill -9: $before -> $after"
+echo "restarted as $(show MainPID): ${before}ms -> ${after}ms"
+
+echo "== clean stop"
+systemctl --user stop stopwatchd.service
+[ "$(show ExecMainStatus)" = 0 ] || fail "ExecMainStatus: $(show ExecMainStatus)"
+[ "$(show Result)" = success ] || fail "Result: $(show Result)"
+# StateDirectory= of a user unit: $XDG_STATE_HOME (systemd 254 and later) or $XDG_CONFIG_HOME.
+state=$(find "$XDG_STATE_HOME/stopwatchd" "$XDG_CONFIG_HOME/stopwatchd" -name default.json 2>/dev/null | head -n 1)
+[ -n "$state" ] || fail "no state file in the user's StateDirectory"
+echo "state kept in $state"
+
+echo "systemd user manager test passed"
