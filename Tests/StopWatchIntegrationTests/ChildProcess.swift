@@ -100,6 +100,30 @@ final class ChildProcess: @unchecked Sendable {
         raw & 0x7F == 0 ? .exited((raw >> 8) & 0xFF) : .signaled(raw & 0x7F)
     }
 
+    /// Runs `executable` to the end and returns its exit status (128 + signal for a death by
+    /// signal, -1 if it outlives `timeout`) and what it wrote to each output.
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String], timeout: Duration = .seconds(60)
+    ) throws -> (status: Int32, output: String, error: String) {
+        let child = try ChildProcess(executable, arguments, environment: environment, captureOutput: true, captureError: true)
+        // Both pipes at once: a child filling one while we wait on the other would stall.
+        let error = Locked("")
+        let errorRead = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let text = child.error.map { readAll($0, timeout: timeout) } ?? ""
+            error.withLock { $0 = text }
+            errorRead.signal()
+        }
+        let output = child.output.map { readAll($0, timeout: timeout) } ?? ""
+        _ = errorRead.wait(timeout: .now() + .seconds(Int(timeout.components.seconds)))
+        let status: Int32 = switch child.wait(timeout: timeout) {
+        case .exited(let status)?: status
+        case .signaled(let signal)?: 128 + signal
+        case nil: -1
+        }
+        return (status, output, error.withLock { $0 })
+    }
+
     /// Everything the child writes to `descriptor` until it closes it (or `timeout`).
     static func readAll(_ descriptor: FileDescriptor, timeout: Duration = .seconds(60)) -> String {
         var bytes: [UInt8] = []

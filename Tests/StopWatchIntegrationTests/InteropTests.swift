@@ -19,21 +19,8 @@ struct InteropTests {
     }
 
     func python(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let child = try ChildProcess(
-            "/usr/bin/env", ["python3", "-m", "varlink.cli"] + arguments,
-            environment: ProcessInfo.processInfo.environment, captureOutput: true, captureError: true
-        )
-        let error = Locked("")
-        let errorRead = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let text = child.error.map { ChildProcess.readAll($0) } ?? ""
-            error.withLock { $0 = text }
-            errorRead.signal()
-        }
-        let output = child.output.map { ChildProcess.readAll($0) } ?? ""
-        _ = errorRead.wait(timeout: .now() + 60)
-        guard case .exited(let status)? = child.wait() else { return (-1, output) }
-        return (status, output + error.withLock { $0 })
+        let result = try ChildProcess.run("/usr/bin/env", ["python3", "-m", "varlink.cli"] + arguments, environment: ProcessInfo.processInfo.environment)
+        return (result.status, result.output + result.error)
     }
 
     @Test("python3 -m varlink.cli: info, help (parses our IDL), call Start and Get",

@@ -17,27 +17,8 @@ struct Swctl {
             arguments = ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", Binaries.swctl] + arguments
             executable = "/usr/bin/setpriv"
         }
-        let child = try ChildProcess(
-            executable, arguments,
-            environment: Binaries.childEnvironment.merging(environment) { $1 },
-            captureOutput: true, captureError: true
-        )
-        // Both pipes at once: a child filling one while we wait on the other would stall.
-        let error = Locked("")
-        let errorRead = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let text = child.error.map { ChildProcess.readAll($0) } ?? ""
-            error.withLock { $0 = text }
-            errorRead.signal()
-        }
-        let output = child.output.map { ChildProcess.readAll($0) } ?? ""
-        _ = errorRead.wait(timeout: .now() + 60)
-        let status: Int32 = switch child.wait() {
-        case .exited(let status)?: status
-        case .signaled(let signal)?: 128 + signal
-        case nil: -1
-        }
-        return Swctl(status: status, output: output, error: error.withLock { $0 })
+        let result = try ChildProcess.run(executable, arguments, environment: Binaries.childEnvironment.merging(environment) { $1 })
+        return Swctl(status: result.status, output: result.output, error: result.error)
     }
 }
 
