@@ -20,6 +20,11 @@ final class RawConnection {
         while sent < bytes.count { sent += try socket.send(bytes, from: sent) }
     }
 
+    /// Closes our sending side only: the daemon reads end-of-file but may still answer.
+    func finishSending() {
+        _ = Glibc.shutdown(socket.rawValue, CInt(SHUT_WR))
+    }
+
     func send(_ text: String, terminated: Bool = true) throws {
         try send(Array(text.utf8) + (terminated ? [0] : []))
     }

@@ -91,7 +91,7 @@ systemctl --user stop stopwatchd.service
 [ "$(show ExecMainStatus)" = 0 ] || fail "ExecMainStatus: $(show ExecMainStatus)"
 [ "$(show Result)" = success ] || fail "Result: $(show Result)"
 # StateDirectory= of a user unit: $XDG_STATE_HOME (systemd 254 and later) or $XDG_CONFIG_HOME.
-state=$(find "$XDG_STATE_HOME/stopwatchd" "$XDG_CONFIG_HOME/stopwatchd" -name default.json 2>/dev/null | head -n 1)
+state=$(find "$XDG_STATE_HOME/stopwatchd" "$XDG_CONFIG_HOME/stopwatchd" -name default.json 2>/dev/null | head -n 1 || true)
 [ -n "$state" ] || fail "no state file in the user's StateDirectory"
 echo "state kept in $state"
 

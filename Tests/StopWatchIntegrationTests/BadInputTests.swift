@@ -1,0 +1,172 @@
+import Foundation
+import StopWatchCore
+import Testing
+
+/// Every kind of bad input SPEC §3 names, each on a fresh connection to its own daemon: the right answer (an
+/// error, or ProtocolError and a close), the daemon still serving, and nothing stored changed.
+@Suite("bad input, table-driven")
+struct BadInputTests {
+    enum Expected: Sendable, CustomStringConvertible {
+        /// This error, and the connection stays usable.
+        case error(String)
+        /// ProtocolError, then the daemon closes.
+        case protocolError
+        /// No reply at all: a following call on the same connection is answered first.
+        case noReply
+        /// A normal reply (the input is odd but valid).
+        case success
+        /// The daemon closes without a word (the client ended mid-message).
+        case silentClose
+
+        var description: String {
+            switch self {
+            case .error(let name): "error \(name)"
+            case .protocolError: "ProtocolError and close"
+            case .noReply: "no reply"
+            case .success: "success"
+            case .silentClose: "close"
+            }
+        }
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let label: String
+        let bytes: [UInt8]
+        let expected: Expected
+        var endsInput = false
+
+        init(_ label: String, _ text: String, _ expected: Expected, terminated: Bool = true, endsInput: Bool = false) {
+            self.label = label
+            self.bytes = Array(text.utf8) + (terminated ? [0] : [])
+            self.expected = expected
+            self.endsInput = endsInput
+        }
+
+        init(_ label: String, bytes: [UInt8], _ expected: Expected) {
+            self.label = label
+            self.bytes = bytes
+            self.expected = expected
+        }
+
+        var testDescription: String { "\(label) → \(expected)" }
+    }
+
+    static func call(_ method: String, _ parameters: String) -> String {
+        #"{"method":"\#(method)","parameters":\#(parameters)}"#
+    }
+
+    static let invalidName = "io.stopwatchd.InvalidName"
+    static let invalidParameter = "org.varlink.service.InvalidParameter"
+
+    static let cases: [Case] = [
+        Case("not JSON", "hello", .protocolError),
+        Case("JSON array", "[1,2,3]", .protocolError),
+        Case("JSON string", #""Start""#, .protocolError),
+        Case("JSON number", "42", .protocolError),
+        Case("JSON null", "null", .protocolError),
+        Case("empty message", "", .protocolError),
+        Case("truncated JSON, then end of input", #"{"method":"io.stopwatchd.St"#, .silentClose, terminated: false, endsInput: true),
+        Case("trailing garbage", #"{"method":"io.stopwatchd.Get"} x"#, .protocolError),
+        Case("a comment", #"{"method":"io.stopwatchd.Get"} // hi"#, .protocolError),
+        Case("duplicate keys", #"{"method":"io.stopwatchd.Get","method":"io.stopwatchd.Start"}"#, .protocolError),
+        Case("byte-order mark", "\u{FEFF}" + #"{"method":"io.stopwatchd.Get"}"#, .protocolError),
+        Case("100,000 nested arrays", String(repeating: "[", count: 100_000), .protocolError),
+        Case("invalid UTF-8", bytes: Array(#"{"method":"io.stopwatchd.Get","parameters":{"name":""#.utf8) + [0xC3, 0x28] + Array(#""}}"#.utf8) + [0], .protocolError),
+        Case("NUL inside a string ends the message early", bytes: Array(#"{"method":"io.stopwatchd.Get","parameters":{"name":"a"#.utf8) + [0] + Array(#"b"}}"#.utf8) + [0], .protocolError),
+        Case("number too large for a double", call("io.stopwatchd.Get", #"{"name":1e999}"#), .protocolError),
+        Case("huge integer as a name", call("io.stopwatchd.Get", #"{"name":123456789012345678901234567890}"#), .error(invalidParameter)),
+        Case("name is a number", call("io.stopwatchd.Start", #"{"name":7}"#), .error(invalidParameter)),
+        Case("name is a boolean", call("io.stopwatchd.Stop", #"{"name":true}"#), .error(invalidParameter)),
+        Case("name is an array", call("io.stopwatchd.Reset", #"{"name":["a"]}"#), .error(invalidParameter)),
+        Case("name is an object", call("io.stopwatchd.Lap", #"{"name":{}}"#), .error(invalidParameter)),
+        Case("Remove with a null name", call("io.stopwatchd.Remove", #"{"name":null}"#), .error(invalidParameter)),
+        Case("Remove without a name", call("io.stopwatchd.Remove", "{}"), .error(invalidParameter)),
+        Case("interface is a number", call("org.varlink.service.GetInterfaceDescription", #"{"interface":5}"#), .error(invalidParameter)),
+        Case("interface missing", call("org.varlink.service.GetInterfaceDescription", "{}"), .error(invalidParameter)),
+        Case("parameters is a string", #"{"method":"io.stopwatchd.Get","parameters":"x"}"#, .protocolError),
+        Case("method is a number", #"{"method":5}"#, .protocolError),
+        Case("method missing", #"{"parameters":{}}"#, .protocolError),
+        Case("more is a string", #"{"method":"io.stopwatchd.Get","more":"yes"}"#, .protocolError),
+        Case("oneway is a number", #"{"method":"io.stopwatchd.Get","oneway":1}"#, .protocolError),
+        Case("unknown method", call("io.stopwatchd.Explode", "{}"), .error("org.varlink.service.MethodNotFound")),
+        Case("unknown interface", call("com.example.Thing.Do", "{}"), .error("org.varlink.service.InterfaceNotFound")),
+        Case("method without interface", call("Get", "{}"), .error("org.varlink.service.InterfaceNotFound")),
+        Case("empty method", call("", "{}"), .error("org.varlink.service.InterfaceNotFound")),
+        Case("empty name", call("io.stopwatchd.Start", #"{"name":""}"#), .error(invalidName)),
+        Case("name of 65 characters", call("io.stopwatchd.Start", #"{"name":"\#(String(repeating: "n", count: 65))"}"#), .error(invalidName)),
+        Case("name with a slash", call("io.stopwatchd.Start", #"{"name":"../etc"}"#), .error(invalidName)),
+        Case("name ..", call("io.stopwatchd.Start", #"{"name":".."}"#), .error(invalidName)),
+        Case("name with a space", call("io.stopwatchd.Start", #"{"name":"a b"}"#), .error(invalidName)),
+        Case("name with a control character", call("io.stopwatchd.Start", #"{"name":"a\u0001"}"#), .error(invalidName)),
+        Case("name with an escaped NUL", call("io.stopwatchd.Start", #"{"name":"a\u0000"}"#), .error(invalidName)),
+        Case("non-ASCII name", call("io.stopwatchd.Start", #"{"name":"café"}"#), .error(invalidName)),
+        Case("name starting with a dash", call("io.stopwatchd.Start", #"{"name":"-x"}"#), .error(invalidName)),
+        Case("Reset while counting", call("io.stopwatchd.Reset", #"{"name":"keep"}"#), .error("io.stopwatchd.InvalidTransition")),
+        Case("Lap while paused", call("io.stopwatchd.Lap", #"{"name":"held"}"#), .error("io.stopwatchd.InvalidTransition")),
+        Case("Watch without more", call("io.stopwatchd.Watch", "{}"), .error("org.varlink.service.ExpectedMore")),
+        Case("Watch with more false", #"{"method":"io.stopwatchd.Watch","more":false}"#, .error("org.varlink.service.ExpectedMore")),
+        Case("Watch with more and oneway", #"{"method":"io.stopwatchd.Watch","more":true,"oneway":true}"#, .noReply),
+        Case("oneway with a bad name", #"{"method":"io.stopwatchd.Start","parameters":{"name":"a b"},"oneway":true}"#, .noReply),
+        Case("oneway unknown method", #"{"method":"io.stopwatchd.Nope","oneway":true}"#, .noReply),
+        Case("more on a plain method", #"{"method":"io.stopwatchd.Get","more":true}"#, .success),
+        Case("null parameters", #"{"method":"io.stopwatchd.Get","parameters":null}"#, .success),
+        Case("unknown extra field", #"{"method":"io.stopwatchd.Get","upgrade":false,"x":1}"#, .success),
+        Case("a good call then a bad one in one write", bytes: Array(call("io.stopwatchd.Get", "{}").utf8) + [0] + Array("nope".utf8) + [0], .protocolError),
+        Case("64 KiB + 1 bytes without an end", bytes: Array(repeating: UInt8(ascii: " "), count: 64 * 1024 + 1), .protocolError),
+        Case("a message never finished (timeout)", #"{"method":"io.stopwatchd.Get""#, .protocolError, terminated: false),
+    ]
+
+    /// A daemon with a counting and a paused stopwatch, and what it lists before any input.
+    static func daemonWithState() throws -> (TestDirectory, DaemonProcess, [Stopwatch]) {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--message-timeout", "500ms"])
+        let client = StopWatchClient(socketPath: daemon.socket)
+        _ = try client.start("keep")
+        _ = try client.start("held")
+        _ = try client.lap("held")
+        _ = try client.stop("held")
+        return (directory, daemon, try client.list())
+    }
+
+    @Test("the table has at least 40 distinct cases")
+    func enoughCases() {
+        #expect(Self.cases.count >= 40)
+        #expect(Set(Self.cases.map(\.label)).count == Self.cases.count)
+    }
+
+    @Test("each bad input gets its answer; the daemon serves on; nothing stored changes", arguments: cases)
+    func badInput(_ input: Case) throws {
+        let (directory, daemon, before) = try Self.daemonWithState()
+        defer { withExtendedLifetime(directory) {} }
+        let socket = daemon.socket
+        let connection = try RawConnection(socket)
+        try? connection.send(input.bytes)
+        if input.endsInput { connection.finishSending() }
+
+        switch input.expected {
+        case .error(let name):
+            #expect(try connection.reply()?.errorName == name)
+            try connection.call("io.stopwatchd.Get", #"{"name":"keep"}"#)
+            #expect(try connection.reply()?.stopwatch?.state == .counting, "the connection stays usable")
+        case .protocolError:
+            let reply = try connection.reply(where: { $0.errorName != nil })
+            #expect(reply?.errorName == "io.stopwatchd.ProtocolError")
+            #expect(try connection.closesByPeer())
+        case .noReply:
+            try connection.call("io.stopwatchd.Get", #"{"name":"keep"}"#)
+            #expect(try connection.reply()?.stopwatch?.name == "keep", "the next call's reply comes first")
+        case .success:
+            let reply = try #require(try connection.reply())
+            #expect(reply.errorName == nil)
+        case .silentClose:
+            #expect(try connection.closesByPeer())
+        }
+
+        // The daemon serves a normal client, and what it keeps is as it was.
+        let client = StopWatchClient(socketPath: socket)
+        let now = try client.list()
+        #expect(now.map(\.name) == before.map(\.name))
+        #expect(now.first { $0.name == "held" } == before.first { $0.name == "held" })
+        #expect(now.first { $0.name == "keep" }?.state == .counting)
+    }
+}
