@@ -12,19 +12,31 @@ import StopWatchCore
 /// Timers run their handler synchronously on their queue (`queue.sync`): call these from
 /// the test, never from that queue.
 public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
-    private let state: Locked<(now: Duration, timers: [ManualTimer])>
+    /// The timers are held weakly: a timer's handler holds its stopwatch's clock, which is
+    /// this object, and a strong reference back would keep both alive for ever.
+    private let state: Locked<(now: Duration, timers: [WeakTimer], made: Int)>
+
+    private struct WeakTimer: @unchecked Sendable {
+        // @unchecked Sendable: only read and written under `state`'s lock; ManualTimer is Sendable.
+        weak var timer: ManualTimer?
+    }
 
     public init(now: Duration = .zero) {
-        state = Locked((now, []))
+        state = Locked((now, [], 0))
     }
 
     public func now() -> Duration {
         state.withLock { $0.now }
     }
 
-    /// Every timer made so far, cancelled or not.
+    /// The timers made so far that still exist (the stopwatch drops one when it stops).
     public var timers: [ManualTimer] {
-        state.withLock { $0.timers }
+        state.withLock { $0.timers.compactMap(\.timer) }
+    }
+
+    /// How many timers were ever made.
+    public var timersMade: Int {
+        state.withLock { $0.made }
     }
 
     /// The timers not cancelled yet.
@@ -37,7 +49,11 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
         handler: @escaping @Sendable (any TickTimer, Duration) -> Void
     ) -> any TickTimer {
         let timer = ManualTimer(queue: queue, handler: handler)
-        state.withLock { $0.timers.append(timer) }
+        state.withLock {
+            $0.timers.removeAll { $0.timer == nil }
+            $0.timers.append(WeakTimer(timer: timer))
+            $0.made += 1
+        }
         return timer
     }
 

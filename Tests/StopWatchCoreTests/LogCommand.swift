@@ -20,7 +20,8 @@ final class LogUseCase: Sendable {
     let store: Store<[Int]>
 
     init(_ initial: [Int] = []) {
-        let dispatcher = Later<Dispatcher<LogCommand>>()
+        // Weak: the handler must not keep its own use case alive.
+        let owner = WeakReference<LogUseCase>()
         let storeHolder = Later<Store<[Int]>>()
         useCase = UseCase<LogCommand>(initial) { store in
             storeHolder.set(store)
@@ -32,18 +33,32 @@ final class LogUseCase: Sendable {
                     store.update { $0 = entries }
                 case .chain(let n):
                     store.update { $0.append(n) }
-                    if n > 0 { dispatcher.value.dispatch(.chain(n - 1)) }
+                    if n > 0 { owner.value?.dispatcher.dispatch(.chain(n - 1)) }
                 case .refuse:
                     throw LogCommand.Refused()
                 }
             }
         }
         store = storeHolder.value
-        dispatcher.set(useCase.dispatcher)
+        owner.set(self)
     }
 
     var dispatcher: Dispatcher<LogCommand> { useCase.dispatcher }
     var state: StatePublisher<[Int]> { useCase.state }
+}
+
+/// A weak reference to an object set after the closures that read it were made.
+final class WeakReference<Object: AnyObject & Sendable>: Sendable {
+    private let storage = Locked<Box>(Box())
+
+    private struct Box: @unchecked Sendable {
+        // @unchecked Sendable: only read and written under `storage`'s lock; Object is Sendable.
+        weak var object: Object?
+    }
+
+    func set(_ object: Object) { storage.withLock { $0.object = object } }
+
+    var value: Object? { storage.withLock { $0.object } }
 }
 
 /// A value set once, after the closures that read it were made.

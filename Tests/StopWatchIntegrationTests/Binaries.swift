@@ -14,6 +14,13 @@ enum Binaries {
 
     static var stopwatchd: String { directory + "/stopwatchd" }
 
+    /// Whether this run is under a sanitizer (CI sets their options), which makes everything
+    /// several times slower: timing bounds and load sizes take that into account.
+    static var sanitized: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["TSAN_OPTIONS"] != nil || environment["ASAN_OPTIONS"] != nil
+    }
+
     /// The environment child processes start with: a plain PATH, and the sanitizer options
     /// of this run, so a sanitized daemon reports the same way.
     static let childEnvironment: [String: String] = {

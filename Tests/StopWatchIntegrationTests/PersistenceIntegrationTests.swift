@@ -113,7 +113,6 @@ struct PersistenceIntegrationTests {
         let line = try #require(daemon.readLog().split(separator: "\n").first { $0.contains("restored 10000 stopwatches") })
         // "… in 123ms": sanitizer builds are several times slower, so their bound is looser.
         let milliseconds = try #require(Int(line.split(separator: " ").last!.dropLast(2)))
-        let sanitized = ProcessInfo.processInfo.environment["TSAN_OPTIONS"] != nil
-        #expect(milliseconds < (sanitized ? 5000 : 1000), "\(line)")
+        #expect(milliseconds < (Binaries.sanitized ? 5000 : 1000), "\(line)")
     }
 }

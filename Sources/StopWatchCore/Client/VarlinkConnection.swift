@@ -134,13 +134,13 @@ public final class VarlinkConnection {
 
 extension VarlinkReply {
     /// The parameters of a success; an error reply thrown as the `ClientError` it means.
-    func result(path: String) throws(ClientError) -> JSONObject {
+    public func result(path: String) throws(ClientError) -> JSONObject {
         guard let error else { return parameters }
         throw ClientError.reply(VarlinkError(name: error, parameters: parameters), path: path)
     }
 
     /// The `stopwatch` a reply to `method` carries.
-    func stopwatch(path: String, method: String) throws(ClientError) -> Stopwatch {
+    public func stopwatch(path: String, method: String) throws(ClientError) -> Stopwatch {
         guard let stopwatch = try result(path: path)["stopwatch"] else {
             throw .protocolViolation("\(method) replied without a stopwatch")
         }

@@ -82,7 +82,7 @@ public enum Daemon {
         }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
         withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog)) {
-            dispatchMain()
+            CurrentProcess.parkForever()
         }
     }
 

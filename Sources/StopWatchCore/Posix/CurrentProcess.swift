@@ -8,6 +8,14 @@ public enum CurrentProcess {
         Glibc.exit(status)
     }
 
+    /// Parks the calling thread for good; the process goes on in its other threads (dispatch
+    /// queues) until one of them exits it. Unlike `dispatchMain()`, which ends the main thread
+    /// with `pthread_exit` (its forced unwind confuses AddressSanitizer), the thread and its
+    /// stack stay as they are.
+    public static func parkForever() -> Never {
+        while true { pause() }
+    }
+
     /// Sleeps for `duration`, resuming after signals until the time is up.
     public static func sleep(for duration: Duration) {
         let (seconds, attoseconds) = duration.components

@@ -127,10 +127,11 @@ public enum FileSystem {
         guard let directory = opendir(path) else { throw Errno.current }
         defer { closedir(directory) }
         var names: [String] = []
+        let nameOffset = MemoryLayout<dirent>.offset(of: \.d_name)!
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
-                String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            // Read the name in place, up to its NUL: a record is only as long as its name, so
+            // copying the whole `d_name` array would read past the end of the last one.
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != ".", name != ".." { names.append(name) }
         }
         return names
