@@ -4,7 +4,8 @@
 #   bash Fuzz/run.sh [SECONDS]     default 60
 #
 # Environment: SWIFTC (compiler, default swiftc), FUZZ_BUILD_DIR (default .build-fuzz),
-# FUZZ_ARTIFACTS (where crashing inputs go, default $FUZZ_BUILD_DIR/artifacts).
+# FUZZ_ARTIFACTS (where crashing inputs go, default $FUZZ_BUILD_DIR/artifacts),
+# FUZZ_KEEP_CORPUS (a folder to copy the grown working corpus into; by default it is deleted).
 # Exits 0 when nothing was found, non-zero on a crash, leak, timeout or out-of-memory, or a
 # build failure.
 set -euo pipefail
@@ -64,10 +65,19 @@ if [ "$stale" = 1 ]; then
     flags=(-sanitize=fuzzer,address -parse-as-library -g -swift-version 6
         -enable-upcoming-feature ExistentialAny -module-name VarlinkFuzz
         -module-cache-path "$build_dir/module-cache" -o "$fuzzer.tmp")
+    # Compiler output goes to a log: the gold linker warns once per ASan helper symbol
+    # ("Cannot export local symbol"), which is harmless noise.
+    build_log="$build_dir/build.log"
+    show_build_log() { grep -v 'Cannot export local symbol' "$build_log" >&2 || true; }
     echo "fuzz: building $fuzzer"
-    if ! "$swiftc" -O "${flags[@]}" "${sources[@]}" </dev/null; then
+    if ! "$swiftc" -O "${flags[@]}" "${sources[@]}" </dev/null >"$build_log" 2>&1; then
+        show_build_log
         echo "fuzz: the -O build failed; trying -Onone" >&2
-        "$swiftc" -Onone "${flags[@]}" "${sources[@]}" </dev/null
+        if ! "$swiftc" -Onone "${flags[@]}" "${sources[@]}" </dev/null >"$build_log" 2>&1; then
+            show_build_log
+            echo "fuzz: FAILED: the fuzzer does not build (see the source list in $0)" >&2
+            exit 1
+        fi
     fi
     mv -f "$fuzzer.tmp" "$fuzzer"
 fi
@@ -78,6 +88,11 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
 cp "$seeds"/* "$work/corpus/"
 log="$build_dir/last-run.log"
+
+# libFuzzer and ASan report crashes themselves. The Swift runtime's own backtracer, if left
+# on, trips ASan while reading the crashed process and then never exits, which holds the
+# pipe below open and hangs this script.
+export SWIFT_BACKTRACE=enable=no
 
 if command -v llvm-symbolizer >/dev/null 2>&1; then
     export ASAN_SYMBOLIZER_PATH="${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer)}"
@@ -99,6 +114,12 @@ rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)"
 corpus_size="$(ls "$work/corpus" | wc -l | tr -d ' ')"
 corpus_bytes="$(du -sb "$work/corpus" | cut -f1)"
 echo "fuzz: ${executions:-?} executions (${rate:-?}/s), corpus ${corpus_size} inputs (${corpus_bytes} bytes), exit status ${status}"
+
+if [ -n "${FUZZ_KEEP_CORPUS:-}" ]; then
+    mkdir -p "$FUZZ_KEEP_CORPUS"
+    cp "$work/corpus"/* "$FUZZ_KEEP_CORPUS/"
+    echo "fuzz: working corpus copied to $FUZZ_KEEP_CORPUS"
+fi
 
 if [ "$status" -ne 0 ]; then
     saved="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)"

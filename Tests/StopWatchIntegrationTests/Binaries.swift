@@ -25,7 +25,7 @@ enum Binaries {
     /// of this run, so a sanitized daemon reports the same way.
     static let childEnvironment: [String: String] = {
         var environment = ["PATH": "/usr/bin:/bin"]
-        for name in ["TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"] {
+        for name in ["TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "SWIFT_BACKTRACE"] {
             environment[name] = ProcessInfo.processInfo.environment[name]
         }
         return environment

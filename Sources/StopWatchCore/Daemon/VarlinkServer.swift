@@ -106,8 +106,11 @@ final class VarlinkServer: @unchecked Sendable {
             id: id, socket: socket, queue: queue, service: service, limits: limits, logger: logger,
             clock: clock, readBuffer: readBuffer
         ) { [weak self] closed in
-            self?.connections[closed.id] = nil
-            self?.isRefusing = false
+            guard let self else { return }
+            self.connections[closed.id] = nil
+            self.isRefusing = false
+            // The last client gone: hand the memory the busy time needed back to the system.
+            if self.connections.isEmpty { Memory.releaseFree() }
         }
         connections[id] = connection
         connection.start()
