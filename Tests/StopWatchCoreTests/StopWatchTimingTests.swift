@@ -105,10 +105,38 @@ struct StopWatchTimingTests {
         #expect(time.timersMade == 2)
     }
 
+    @Test("nobody watching, nothing ticks: the timer follows the watchers, elapsed stays exact")
+    func timerFollowsWatchers() throws {
+        let stopWatch = StopWatchUseCase(clock: time, timers: time, tick: .seconds(1))
+        try stopWatch.dispatcher.perform(.start)
+        #expect(time.liveTimers.isEmpty)
+        time.advance(by: .milliseconds(2500))
+        #expect(time.timersMade == 0)
+        #expect(try stopWatch.dispatcher.perform(.lap).laps == [.milliseconds(2500)])
+
+        // A watcher arrives: the timer is armed for the next boundary of the same grid.
+        let watcher = StateRecorder(stopWatch.state)
+        try stopWatch.dispatcher.perform(.start)   // a no-op that waits for the queue to settle
+        #expect(time.liveTimers.first?.deadline == .seconds(103))
+        time.advance(by: .milliseconds(500))
+        #expect(watcher.wait { $0.last?.state == .counting(.seconds(3)) })
+
+        // It leaves: the timer goes; counting goes on.
+        watcher.cancel()
+        try stopWatch.dispatcher.perform(.start)
+        #expect(time.liveTimers.isEmpty)
+        time.advance(by: .seconds(7))
+        #expect(stopWatch.state.current.elapsed(at: time.now()) == .seconds(10))
+        #expect(try stopWatch.dispatcher.perform(.stop).state == .pause(.seconds(10)))
+    }
+
     @Test("a stopwatch restored while counting arms its timer and goes on from its origin")
     func restoredCounting() throws {
         let restored = StopWatchSnapshot.counting(since: .seconds(40), laps: [.seconds(5)], now: time.now())
         let stopWatch = StopWatchUseCase(restored, clock: time, timers: time)
+        let watcher = StateRecorder(stopWatch.state)
+        #expect(watcher.wait(forLast: restored))
+        try stopWatch.dispatcher.perform(.start)   // a no-op that waits for the queue to settle
         #expect(stopWatch.state.current.state == .counting(.seconds(60)))
         #expect(time.liveTimers.first?.deadline == .seconds(101))
         time.advance(by: .seconds(1))

@@ -75,6 +75,9 @@ struct StopWatchTransitionTests {
     func useCaseTransition(command: StopWatchCommand, from start: Start, expected: Outcome) throws {
         let time = ManualTime(now: Self.now)
         let stopWatch = StopWatchUseCase(Self.snapshot(start), clock: time, timers: time)
+        // Watched, so that it ticks while counting.
+        let watcher = StateRecorder(stopWatch.state)
+        #expect(watcher.wait(forLast: Self.snapshot(start)))
         let before = stopWatch.state.current
         switch expected {
         case .refused:
@@ -88,7 +91,8 @@ struct StopWatchTransitionTests {
             #expect(after.laps == laps)
             #expect(stopWatch.state.current == after)
         }
-        // A timer exists exactly while counting.
+        // Watched, a timer exists exactly while counting. (The watcher's arrival was handled
+        // on the use case's queue before the command, so this reads the settled timer.)
         #expect(time.liveTimers.count == (stopWatch.state.current.state.isCounting ? 1 : 0))
     }
 

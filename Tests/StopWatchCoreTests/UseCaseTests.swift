@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import StopWatchCore
 import StopWatchTesting
 import Synchronization
@@ -188,12 +189,14 @@ struct UseCaseTests {
             let lateDeliveries = Atomic(0)
             let deliveries = Atomic(0)
             let inSink = Atomic(0)
+            let threshold = 5 + round
+            let reachedThreshold = DispatchSemaphore(value: 0)
             let subscription = log.state.sink(on: .global()) { _ in
                 inSink.add(1, ordering: .sequentiallyConsistent)
                 if cancelReturned.load(ordering: .sequentiallyConsistent) {
                     lateDeliveries.add(1, ordering: .sequentiallyConsistent)
                 }
-                deliveries.add(1, ordering: .relaxed)
+                if deliveries.add(1, ordering: .relaxed).newValue == threshold { reachedThreshold.signal() }
                 // Linger, so that cancel() often lands while a delivery is running.
                 for _ in 0..<1000 where !cancelReturned.load(ordering: .relaxed) {}
                 if cancelReturned.load(ordering: .sequentiallyConsistent) {
@@ -201,15 +204,16 @@ struct UseCaseTests {
                 }
                 inSink.subtract(1, ordering: .sequentiallyConsistent)
             }
-            let producing = DispatchGroup()
-            DispatchQueue.global().async(group: producing) {
+            // Producer and canceller on threads of their own: on a busy 2-core machine the
+            // shared dispatch pool may have no thread to spare.
+            let produced = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
                 for i in 0..<2000 { log.store.update { $0 = [i] } }
+                produced.signal()
             }
-            // Cancel while states are flowing, from yet another thread.
             let cancelled = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
-                let deadline = ContinuousClock.now + .seconds(10)
-                while deliveries.load(ordering: .relaxed) < 5 + round, ContinuousClock.now < deadline {}
+            Thread.detachNewThread {
+                _ = reachedThreshold.wait(timeout: .now() + 30)
                 subscription.cancel()
                 // The delivery that was running has finished: nothing is inside the sink.
                 if inSink.load(ordering: .sequentiallyConsistent) != 0 {
@@ -218,8 +222,8 @@ struct UseCaseTests {
                 cancelReturned.store(true, ordering: .sequentiallyConsistent)
                 cancelled.signal()
             }
-            #expect(cancelled.wait(timeout: .now() + 10) == .success)
-            #expect(producing.wait(timeout: .now() + 10) == .success)
+            #expect(cancelled.wait(timeout: .now() + 60) == .success)
+            #expect(produced.wait(timeout: .now() + 60) == .success)
             // A later subscriber sees the end of the stream, so every earlier delivery was queued.
             let after = StateRecorder(log.state)
             #expect(after.wait(forLast: [1999]))

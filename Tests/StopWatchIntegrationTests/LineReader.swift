@@ -12,7 +12,7 @@ final class LineReader {
     }
 
     /// The next line (without its newline), or nil at end of file or after `timeout`.
-    func next(timeout: Duration = .seconds(20)) -> String? {
+    func next(timeout: Duration = .seconds(60)) -> String? {
         let end = ContinuousClock.now + timeout
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -29,7 +29,7 @@ final class LineReader {
     }
 
     /// Lines until one satisfies `condition` (returned) or the time is up (nil).
-    func next(timeout: Duration = .seconds(20), where condition: (String) -> Bool) -> String? {
+    func next(timeout: Duration = .seconds(60), where condition: (String) -> Bool) -> String? {
         let end = ContinuousClock.now + timeout
         while let line = next(timeout: end - ContinuousClock.now) {
             if condition(line) { return line }

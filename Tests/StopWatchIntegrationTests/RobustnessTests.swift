@@ -76,8 +76,12 @@ struct RobustnessTests {
         // Many fast stopwatches, all watched by one connection that never reads: its socket fills.
         let names = (0..<50).map { "flood\($0)" }
         for name in names { _ = try client.start(name) }
-        let stuck = try RawConnection(daemon.socket)
-        for name in names { try stuck.call("io.stopwatchd.Watch", #"{"name":"\#(name)"}"#, more: true) }
+        // Each watched by a connection that never reads: their sockets fill.
+        let stuck = try names.map { name in
+            let connection = try RawConnection(daemon.socket)
+            try connection.call("io.stopwatchd.Watch", #"{"name":"\#(name)"}"#, more: true)
+            return connection
+        }
 
         let healthy = try RawConnection(daemon.socket)
         try healthy.call("io.stopwatchd.Watch", #"{"name":"flood0"}"#, more: true)
@@ -93,8 +97,9 @@ struct RobustnessTests {
         #expect(updates > 20)
         #expect(longestGap < .milliseconds(500))
         #expect(try client.get("flood1").state == .counting)
-        // The stuck client is disconnected once it has taken nothing for the write timeout.
-        #expect(try stuck.hangsUp(timeout: .seconds(30)))
+        // The stuck clients are disconnected once they have taken nothing for the write timeout.
+        for connection in stuck { #expect(try connection.hangsUp(timeout: .seconds(30))) }
+        #expect(daemon.waitForLog(containing: "read nothing for 2s"))
     }
 
     @Test("over the connection limit: refused with a reason, and the daemon keeps serving")

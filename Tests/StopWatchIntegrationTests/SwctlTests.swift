@@ -21,11 +21,12 @@ struct SwctlTests {
     func commands() throws {
         var result = try swctl("start")
         #expect(result.status == 0)
-        #expect(result.lines == ["default counting 0:00:00"])
+        #expect(result.lines.count == 1 && result.lines[0].wholeMatch(of: /default counting \d+:\d\d:\d\d/) != nil)
+        // Shapes, not clock values: a loaded machine may take seconds between two commands.
         result = try swctl("lap")
-        #expect(result.status == 0 && result.lines.first == "default counting 0:00:00 (1 lap)")
-        #expect(result.lines.count == 2 && result.lines[1].hasPrefix("  lap 1  0:00:00"))
-        #expect(try swctl("stop").lines.first?.hasPrefix("default paused 0:00:00") == true)
+        #expect(result.status == 0 && result.lines.first?.wholeMatch(of: /default counting \d+:\d\d:\d\d \(1 lap\)/) != nil)
+        #expect(result.lines.count == 2 && result.lines[1].wholeMatch(of: /\ \ lap 1  \d+:\d\d:\d\d  \(\+\d+:\d\d:\d\d\)/) != nil)
+        #expect(try swctl("stop").lines.first?.wholeMatch(of: /default paused \d+:\d\d:\d\d \(1 lap\)/) != nil)
         #expect(try swctl("status").lines.first?.hasPrefix("default paused") == true)
         #expect(try swctl("toggle").lines.first?.hasPrefix("default counting") == true)
         #expect(try swctl("toggle", "default").lines.first?.hasPrefix("default paused") == true)

@@ -45,6 +45,9 @@ final class Connection: @unchecked Sendable {
         let subscription: Subscription
         /// The newest state not yet written, if the socket was full when it came.
         var pending: StopWatchSnapshot?
+        /// The first state a watch gets is the stopwatch as it was last updated, perhaps long
+        /// ago: its elapsed time is computed when written. Later ones are fresh.
+        var sentFirst = false
     }
     /// The stream of this connection's `Watch` call, if it made one.
     private var watch: Watch?
@@ -210,10 +213,15 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// A `Watch` reply, with the elapsed time as of now (a state that waited is not stale).
+    /// A `Watch` reply: the first with the elapsed time as of now, the others as their
+    /// snapshot recorded it, shared with every other watcher of the stopwatch.
     private func watchReply(_ name: String, _ snapshot: StopWatchSnapshot) -> [UInt8] {
-        let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: clock.now())
-        return VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message
+        guard watch?.sentFirst == true else {
+            watch?.sentFirst = true
+            let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: clock.now())
+            return VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message
+        }
+        return service.watchReplies.message(for: name, snapshot)
     }
 
     private func flush() {

@@ -3,6 +3,8 @@
 /// Not thread-safe: it belongs to the server's queue, with the registry.
 final class StopwatchService {
     let registry: StopwatchRegistry
+    /// Shared by every connection's watch: one encoding per update.
+    let watchReplies = WatchReplyCache()
     private let clock: any StopWatchClock
     /// Called after a change to stopwatch `name` and before the reply goes out: where the
     /// change is made durable.

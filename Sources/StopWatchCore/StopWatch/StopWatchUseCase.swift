@@ -7,8 +7,10 @@ extension UseCase where C == StopWatchCommand {
     /// A stopwatch that counts on `clock` and, while counting, publishes a tick each time its
     /// elapsed time crosses a multiple of `tick`.
     ///
-    /// Its timer comes from `timers` when counting starts and is cancelled when it stops:
-    /// no timer exists while nothing counts.
+    /// Its timer comes from `timers` when it counts and someone subscribes to its states, and
+    /// is cancelled when it stops or the last subscriber leaves: no timer exists while nothing
+    /// counts, and none while nobody watches (replies compute elapsed from the clock, so only
+    /// subscribers need ticks). The cost of ticking follows the watchers.
     ///
     /// - Parameters:
     ///   - initial: where to start, e.g. a stopwatch restored from storage, still counting.
@@ -42,7 +44,7 @@ extension UseCase where C == StopWatchCommand {
 
             var timer: (any TickTimer)?
             func matchTimer(to snapshot: StopWatchSnapshot, now: Duration) {
-                if let next = snapshot.nextTick(after: now, every: tick) {
+                if store.isObserved, let next = snapshot.nextTick(after: now, every: tick) {
                     guard timer == nil else { return }
                     let newTimer = timers.makeTimer(on: store.queue, handler: onTick)
                     newTimer.schedule(at: next, now: now)
@@ -54,6 +56,9 @@ extension UseCase where C == StopWatchCommand {
             }
 
             matchTimer(to: store.currentState, now: clock.now())
+            store.whenObservationChanges {
+                matchTimer(to: store.currentState, now: clock.now())
+            }
             return { command in
                 let now = clock.now()
                 let snapshot = try store.update { (snapshot) throws(InvalidTransition) in

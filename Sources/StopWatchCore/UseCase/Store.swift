@@ -18,6 +18,7 @@ public final class Store<State: Equatable & Sendable>: Sendable {
         var state: State
         var subscribers: [UInt64: Subscriber<State>] = [:]
         var nextSubscriberID: UInt64 = 0
+        var observationHandler: ObservationHandler?
     }
 
     init(_ initialState: State, queue: DispatchQueue, targetQueue: DispatchQueue?) {
@@ -67,12 +68,37 @@ public final class Store<State: Equatable & Sendable>: Sendable {
             storage.nextSubscriberID += 1
             storage.subscribers[id] = subscriber
             subscriber.enqueue(storage.state)
+            if storage.subscribers.count == 1 { notifyObservation(storage.observationHandler) }
             return id
         }
         return Subscription { [weak self] in
-            _ = self?.storage.withLock { $0.subscribers.removeValue(forKey: id) }
-            subscriber.cancel(mayWait: !(self?.isOnQueue ?? false))
+            guard let self else { return }
+            self.storage.withLock { storage in
+                if storage.subscribers.removeValue(forKey: id) != nil, storage.subscribers.isEmpty {
+                    self.notifyObservation(storage.observationHandler)
+                }
+            }
+            subscriber.cancel(mayWait: !self.isOnQueue)
         }
+    }
+
+    /// Whether anyone subscribes to the states now.
+    public var isObserved: Bool {
+        storage.withLock { !$0.subscribers.isEmpty }
+    }
+
+    /// Calls `handler` on `queue` whenever the store gains its first subscriber or loses its
+    /// last, so that work done only for subscribers (a tick timer) can start and stop with
+    /// them. Read `isObserved` in it: calls may arrive after the next change. Set it from
+    /// the configure closure; `handler` runs on `queue` only, like the command handler.
+    public func whenObservationChanges(_ handler: @escaping () -> Void) {
+        storage.withLock { $0.observationHandler = ObservationHandler(handler) }
+    }
+
+    /// Enqueued under the lock, so the calls keep the order of the changes.
+    private func notifyObservation(_ handler: ObservationHandler?) {
+        guard let handler else { return }
+        queue.async { handler.call() }
     }
 
     /// How many subscriptions are live.
