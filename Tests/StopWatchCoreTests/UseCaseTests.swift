@@ -330,6 +330,28 @@ struct UseCaseTests {
         #expect(Array(early.states[start...]) == late.states)
     }
 
+    @Test("a use case that watches its observers is freed with its store (no cycle through the handler)")
+    func observationHandlerDoesNotLeak() throws {
+        weak var weakStore: Store<[Int]>?
+        let observed = Locked(0)
+        do {
+            let useCase = UseCase<LogCommand>([]) { store in
+                weakStore = store
+                // Capturing the store, as the stopwatch's handler does: that is what could cycle.
+                store.whenObservationChanges { if store.isObserved { observed.withLock { $0 += 1 } } }
+                return { _ in _ = store.currentState }
+            }
+            let subscription = useCase.state.sink(on: .global()) { _ in }
+            try useCase.dispatcher.perform(.append(1))   // the observation call has run by now
+            subscription.cancel()
+            #expect(observed.withLock { $0 } >= 1)
+        }
+        // Blocks still queued may hold it a moment: wait for the last reference to go.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while weakStore != nil, ContinuousClock.now < deadline {}
+        #expect(weakStore == nil)
+    }
+
     @Test("the state is an AsyncSequence: current state first, then each change; ending it unsubscribes")
     func asyncSequence() async throws {
         let log = LogUseCase()

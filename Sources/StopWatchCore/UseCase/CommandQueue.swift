@@ -8,10 +8,13 @@ import Dispatch
 final class CommandQueue<C: Command>: @unchecked Sendable {
     let store: Store<C.State>
     private let handle: (C) throws -> Void
+    /// Owned here, like `handle`: the store only points to it weakly.
+    private let observation: ObservationHandler?
 
     init(store: Store<C.State>, handle: @escaping (C) throws -> Void) {
         self.store = store
         self.handle = handle
+        self.observation = store.claimObservationHandler()
     }
 
     func enqueue(_ command: C, completion: (@Sendable (Result<C.State, any Error>) -> Void)?) {

@@ -18,7 +18,11 @@ public final class Store<State: Equatable & Sendable>: Sendable {
         var state: State
         var subscribers: [UInt64: Subscriber<State>] = [:]
         var nextSubscriberID: UInt64 = 0
-        var observationHandler: ObservationHandler?
+        /// Weak: the use case owns the handler (which captures this store), so that the two
+        /// do not keep each other alive.
+        weak var observationHandler: ObservationHandler?
+        /// Held only between `whenObservationChanges` and the use case taking it over.
+        var unclaimedObservationHandler: ObservationHandler?
     }
 
     init(_ initialState: State, queue: DispatchQueue, targetQueue: DispatchQueue?) {
@@ -92,7 +96,19 @@ public final class Store<State: Equatable & Sendable>: Sendable {
     /// them. Read `isObserved` in it: calls may arrive after the next change. Set it from
     /// the configure closure; `handler` runs on `queue` only, like the command handler.
     public func whenObservationChanges(_ handler: @escaping () -> Void) {
-        storage.withLock { $0.observationHandler = ObservationHandler(handler) }
+        let observation = ObservationHandler(handler)
+        storage.withLock {
+            $0.observationHandler = observation
+            $0.unclaimedObservationHandler = observation
+        }
+    }
+
+    /// Hands the observation handler, if one was set, to its owner (the use case).
+    func claimObservationHandler() -> ObservationHandler? {
+        storage.withLock { storage in
+            defer { storage.unclaimedObservationHandler = nil }
+            return storage.unclaimedObservationHandler
+        }
     }
 
     /// Enqueued under the lock, so the calls keep the order of the changes.
