@@ -18,6 +18,9 @@ let package = Package(
         .target(name: "StopWatchTesting", dependencies: ["StopWatchCore"], swiftSettings: strict),
         .executableTarget(name: "stopwatchd", dependencies: ["StopWatchCore"], swiftSettings: strict),
         .executableTarget(name: "swctl", dependencies: ["StopWatchCore"], swiftSettings: strict),
+        // The benchmark of SPEC §7: each figure beside a baseline it measures itself
+        // (docs/PERFORMANCE.md).
+        .executableTarget(name: "swbench", dependencies: ["StopWatchCore"], path: "Benchmarks/swbench", swiftSettings: strict),
         .testTarget(
             name: "StopWatchCoreTests",
             dependencies: ["StopWatchCore", "StopWatchTesting"],

@@ -1,0 +1,13 @@
+/// The measurements swbench makes, grouped by the daemon each needs.
+enum BenchGroup: String, CaseIterable {
+    /// Get round trip and throughput against the echo server; swctl status against /bin/true.
+    case calls
+    /// 1,000 watchers: delivery, delay, CPU, tick accuracy, memory.
+    case fanout
+    /// An empty daemon: time to READY, memory, wake-ups.
+    case idle
+    /// 10,000 counting stopwatches restored: time to READY, memory, wake-ups.
+    case loaded
+    /// One stopwatch counting for the drift period, alongside everything else.
+    case drift
+}

@@ -1,0 +1,40 @@
+/// How long and how often each measurement runs: briefly with `--smoke` (only that it
+/// works), long enough for stable medians and 99th percentiles otherwise.
+struct BenchPlan {
+    let isSmoke: Bool
+    /// Round trips timed one by one, per side (daemon, echo), in alternating blocks.
+    let roundTrips: Int
+    let roundTripBlocks: Int
+    let throughputClients = 8
+    /// Alternating daemon/echo rounds of `throughputRound` each.
+    let throughputRounds: Int
+    let throughputRound: Duration
+    /// Process starts timed per side (swctl, /bin/true), alternating.
+    let processRuns: Int
+    let watchers = 1_000
+    let tick: Duration = .seconds(1)
+    /// Ticks measured per fan-out (daemon, then the raw baseline).
+    let fanOutTicks: Int
+    /// How long a daemon is left alone after READY before its wake-ups are counted.
+    let settle: Duration
+    let wakeupWindow: Duration
+    let readyRuns: Int
+    let loadedReadyRuns: Int
+    let loadedStopwatches = 10_000
+    let driftPeriod: Duration
+
+    init(smoke: Bool, driftSeconds: Int?) {
+        isSmoke = smoke
+        roundTrips = smoke ? 1_000 : 20_000
+        roundTripBlocks = smoke ? 2 : 10
+        throughputRounds = smoke ? 1 : 3
+        throughputRound = smoke ? .milliseconds(500) : .seconds(2)
+        processRuns = smoke ? 20 : 300
+        fanOutTicks = smoke ? 3 : 20
+        settle = smoke ? .milliseconds(500) : .seconds(6)
+        wakeupWindow = smoke ? .seconds(2) : .seconds(10)
+        readyRuns = smoke ? 3 : 20
+        loadedReadyRuns = smoke ? 1 : 5
+        driftPeriod = .seconds(driftSeconds ?? (smoke ? 5 : 600))
+    }
+}

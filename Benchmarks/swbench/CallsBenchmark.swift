@@ -1,0 +1,42 @@
+import StopWatchCore
+
+/// The `calls` group: a daemon with one counting stopwatch, and the echo server answering
+/// with replies of exactly the size of the daemon's.
+enum CallsBenchmark {
+    static func run(_ context: BenchContext) throws(BenchError) -> [Figure] {
+        let daemon = try context.startDaemon("calls")
+        defer { daemon.stop() }
+        let name = "bench"
+        let control = try daemon.connect()
+        defer { control.close() }
+        _ = try control.stopwatch(.stopwatchd("Start", name: name))
+        let request = VarlinkCall.stopwatchd("Get", name: name).message
+        let replySize = try control.roundTrip(request).count + 1
+        let echoPath = try context.subdirectory("echo") + "/echo.sock"
+        let echo: EchoServer
+        do {
+            echo = try EchoServer(path: echoPath, replySize: replySize)
+        } catch {
+            throw BenchError("cannot start the echo server at \(echoPath): \(error)")
+        }
+        defer { echo.stop() }
+
+        context.progress("Get round trip against echo (\(request.count)-byte request, \(replySize)-byte reply)")
+        let echoConnection: MessageConnection
+        do {
+            echoConnection = try MessageConnection(path: echoPath)
+        } catch {
+            throw BenchError("cannot connect to the echo server: \(error)")
+        }
+        defer { echoConnection.close() }
+        var roundTrip = try RoundTripMeasurement.run(daemon: control, echo: echoConnection, request: request, plan: context.plan)
+        roundTrip.details["reply_bytes"] = .int(Int64(replySize))
+
+        context.progress("Get throughput, \(context.plan.throughputClients) clients, against echo")
+        let throughput = try ThroughputMeasurement.run(daemonPath: daemon.socketPath, echoPath: echoPath, request: request, plan: context.plan)
+
+        context.progress("swctl status against /bin/true, \(context.plan.processRuns) runs each")
+        let swctl = try SwctlMeasurement.run(swctlPath: context.options.swctlPath, socketPath: daemon.socketPath, name: name, plan: context.plan)
+        return [roundTrip, throughput, swctl]
+    }
+}

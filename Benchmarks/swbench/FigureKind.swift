@@ -1,0 +1,97 @@
+/// The figures of SPEC §7 with the targets of issue 7, in the order the report lists them.
+enum FigureKind: String, CaseIterable {
+    case getRoundTrip, throughput, swctlStatus
+    case fanOutDelivery, fanOutDelay, fanOutCPU, tickAccuracy, drift
+    case wakeupsIdle, wakeupsCounting
+    case memoryIdle, memoryStopwatches, memoryWatchers
+    case readyEmpty, readyLoaded
+
+    var title: String {
+        switch self {
+        case .getRoundTrip: "Get round trip, 1 client, p50"
+        case .throughput: "Get throughput, 8 clients"
+        case .swctlStatus: "swctl status end to end, median"
+        case .fanOutDelivery: "fan-out 1,000 watchers: ticks delivered"
+        case .fanOutDelay: "fan-out 1,000 watchers: tick-to-receipt p99"
+        case .fanOutCPU: "fan-out 1,000 watchers: daemon CPU"
+        case .tickAccuracy: "tick accuracy p99 (elapsed − boundary)"
+        case .drift: "drift: elapsed vs CLOCK_BOOTTIME"
+        case .wakeupsIdle: "wake-ups, nothing counting"
+        case .wakeupsCounting: "wake-ups, 10,000 counting, unwatched"
+        case .memoryIdle: "resident memory, idle"
+        case .memoryStopwatches: "resident memory, +10,000 stopwatches"
+        case .memoryWatchers: "resident memory, +1,000 watchers"
+        case .readyEmpty: "time to READY, empty, median"
+        case .readyLoaded: "time to READY, 10,000 restored, median"
+        }
+    }
+
+    var unit: String {
+        switch self {
+        case .getRoundTrip: "µs"
+        case .throughput: "calls/s"
+        case .fanOutDelivery: "%"
+        case .fanOutCPU: "% core"
+        case .wakeupsIdle: "/10 s"
+        case .wakeupsCounting: "/s"
+        case .memoryIdle, .memoryStopwatches, .memoryWatchers: "MiB"
+        case .swctlStatus, .fanOutDelay, .tickAccuracy, .drift, .readyEmpty, .readyLoaded: "ms"
+        }
+    }
+
+    /// What the baseline is, measured in the same run; nil where the target is absolute
+    /// and nothing useful compares.
+    var baselineName: String? {
+        switch self {
+        case .getRoundTrip: "echo"
+        case .throughput: "echo"
+        case .swctlStatus, .readyEmpty: "/bin/true"
+        case .fanOutDelivery, .fanOutDelay, .fanOutCPU, .tickAccuracy: "raw fan-out"
+        case .wakeupsIdle, .wakeupsCounting, .memoryIdle: "/bin/sleep"
+        case .memoryStopwatches: "their files"
+        case .readyLoaded: "parse files"
+        case .drift, .memoryWatchers: nil
+        }
+    }
+
+    var target: Target {
+        switch self {
+        case .getRoundTrip: .atMostTimesBaseline(3)
+        case .throughput: .atLeastFractionOfBaseline(0.3)
+        case .swctlStatus: .both(.atMost(3), .atMostTimesBaseline(3))
+        case .fanOutDelivery: .atLeast(100)
+        case .fanOutDelay: .atMost(10)
+        case .fanOutCPU: .atMost(3)
+        case .tickAccuracy: .between(0, 2)
+        case .drift: .magnitudeAtMost(1)
+        case .wakeupsIdle: .atMost(0)
+        case .wakeupsCounting: .atMost(1)
+        case .memoryIdle: .atMost(12)
+        case .memoryStopwatches: .atMost(20)
+        case .memoryWatchers: .atMost(16)
+        case .readyEmpty: .atMost(50)
+        case .readyLoaded: .atMost(200)
+        }
+    }
+
+    /// The target as issue 7 words it.
+    var targetText: String {
+        switch self {
+        case .getRoundTrip: "≤ 3× echo"
+        case .throughput: "≥ 30% of echo"
+        case .swctlStatus: "≤ 3 ms and ≤ 3× /bin/true"
+        case .fanOutDelivery: "100%"
+        case .fanOutDelay: "≤ 10 ms"
+        case .fanOutCPU: "≤ 3%"
+        case .tickAccuracy: "0 to 2 ms"
+        case .drift: "≤ 1 ms"
+        case .wakeupsIdle: "0 in 10 s"
+        case .wakeupsCounting: "≤ 1/s"
+        case .memoryIdle: "≤ 12 MiB"
+        case .memoryStopwatches: "≤ +20 MiB"
+        case .memoryWatchers: "≤ +16 MiB"
+        case .readyEmpty: "≤ 50 ms"
+        case .readyLoaded: "≤ 200 ms"
+        }
+    }
+}

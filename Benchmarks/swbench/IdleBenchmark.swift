@@ -1,0 +1,37 @@
+import StopWatchCore
+
+/// The `idle` group: an empty daemon (no stopwatches). Time to READY over several starts,
+/// each beside a `/bin/true` start; then the last one left alone for memory and wake-ups.
+enum IdleBenchmark {
+    struct Outcome {
+        let figures: [Figure]
+        let residentMiB: Double
+    }
+
+    static func run(_ context: BenchContext) throws(BenchError) -> Outcome {
+        let plan = context.plan
+        context.progress("time to READY, empty daemon, \(plan.readyRuns) starts")
+        var ready = Samples(), bare = Samples()
+        var daemon: DaemonUnderTest?
+        for _ in 0..<plan.readyRuns {
+            daemon?.stop()
+            bare.append(try BareStart.milliseconds())
+            daemon = try context.startDaemon("idle")
+            ready.append(daemon!.timeToReady.inMilliseconds)
+        }
+        guard let daemon else { throw BenchError("no daemon was started") }
+        defer { daemon.stop() }
+
+        context.progress("idle daemon: settling \(DurationText.string(plan.settle)), then counting wake-ups for \(DurationText.string(plan.wakeupWindow))")
+        let quiet = try QuietPeriod(of: daemon, settle: plan.settle, window: plan.wakeupWindow)
+        let figures = [
+            Figure(.readyEmpty, value: ready.median() ?? 0, baseline: bare.median(), details: [
+                "starts": .int(Int64(ready.count)),
+                "max_ms": JSONReport.number(ready.maximum ?? 0),
+            ]),
+            Figure(.memoryIdle, value: quiet.daemonResidentMiB, baseline: quiet.sleepResidentMiB),
+            Figure(.wakeupsIdle, value: quiet.daemonRate(per: .seconds(10)), baseline: quiet.sleepRate(per: .seconds(10)), details: quiet.details),
+        ]
+        return Outcome(figures: figures, residentMiB: quiet.daemonResidentMiB)
+    }
+}

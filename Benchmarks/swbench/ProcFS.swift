@@ -1,0 +1,52 @@
+import Glibc
+import StopWatchCore
+
+/// What /proc tells about another process: memory, CPU time, threads.
+enum ProcFS {
+    /// Clock ticks per second, the unit of CPU times in /proc/PID/stat.
+    static let ticksPerSecond = Double(sysconf(CInt(_SC_CLK_TCK)))
+
+    /// VmRSS of `pid`, in KiB.
+    static func residentKiB(of pid: pid_t) -> Int? {
+        field("VmRSS:", in: "/proc/\(pid)/status")
+    }
+
+    /// The CPU time `pid` has used, user and system, all threads, in seconds.
+    static func cpuSeconds(of pid: pid_t) -> Double? {
+        guard let text = text(of: "/proc/\(pid)/stat"), let end = text.lastIndex(of: ")") else { return nil }
+        // After "pid (comm)" come the fields from the third on; utime and stime are the
+        // 14th and 15th. comm may hold spaces and parentheses: split after its last ')'.
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / ticksPerSecond
+    }
+
+    /// The threads of `pid`.
+    static func threadIDs(of pid: pid_t) -> [pid_t] {
+        ((try? FileSystem.entries(of: "/proc/\(pid)/task")) ?? []).compactMap { pid_t($0) }
+    }
+
+    /// Voluntary plus involuntary context switches of one thread.
+    static func contextSwitches(of thread: pid_t, in pid: pid_t) -> Int? {
+        let path = "/proc/\(pid)/task/\(thread)/status"
+        guard let text = text(of: path) else { return nil }
+        guard let voluntary = field("voluntary_ctxt_switches:", inText: text),
+            let involuntary = field("nonvoluntary_ctxt_switches:", inText: text)
+        else { return nil }
+        return voluntary + involuntary
+    }
+
+    private static func text(of path: String) -> String? {
+        (try? FileSystem.contents(of: path, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func field(_ name: String, in path: String) -> Int? {
+        text(of: path).flatMap { field(name, inText: $0) }
+    }
+
+    /// The number after `name` on the line that starts with it.
+    private static func field(_ name: String, inText text: String) -> Int? {
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name) }
+        return line?.dropFirst(name.count).split { $0 == " " || $0 == "\t" }.first.flatMap { Int($0) }
+    }
+}
