@@ -16,8 +16,9 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
     /// this object, and a strong reference back would keep both alive for ever.
     private let state: Locked<(now: Duration, timers: [WeakTimer], made: Int)>
 
+    // Unchecked sendability is safe: only read and written under `state`'s lock, and
+    // ManualTimer itself is Sendable.
     private struct WeakTimer: @unchecked Sendable {
-        // @unchecked Sendable: only read and written under `state`'s lock; ManualTimer is Sendable.
         weak var timer: ManualTimer?
     }
 
