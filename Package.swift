@@ -17,7 +17,16 @@ let package = Package(
         // tests and for anyone testing code built on StopWatchCore.
         .target(name: "StopWatchTesting", dependencies: ["StopWatchCore"], swiftSettings: strict),
         .executableTarget(name: "stopwatchd", dependencies: ["StopWatchCore"], swiftSettings: strict),
-        .executableTarget(name: "swctl", dependencies: ["StopWatchCore"], swiftSettings: strict),
+        .executableTarget(
+            name: "swctl",
+            dependencies: ["StopWatchCore"],
+            swiftSettings: strict,
+            // A status bar or a key binding starts swctl for every click: a fully static
+            // binary skips the dynamic loader (libstdc++ alone costs ~1 ms), so it starts
+            // about as fast as /bin/true (docs/PERFORMANCE.md). lld, because it does not
+            // repeat glibc's warning that static binaries may dlopen (swctl never does).
+            linkerSettings: [.unsafeFlags(["-static-executable", "-use-ld=lld"], .when(platforms: [.linux], configuration: .release))]
+        ),
         // The benchmark of SPEC §7: each figure beside a baseline it measures itself
         // (docs/PERFORMANCE.md).
         .executableTarget(name: "swbench", dependencies: ["StopWatchCore"], path: "Benchmarks/swbench", swiftSettings: strict),
