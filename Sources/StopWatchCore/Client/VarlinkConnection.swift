@@ -13,18 +13,25 @@ public final class VarlinkConnection {
     public init(path: String, timeout: Duration? = .seconds(10)) throws(ClientError) {
         self.path = path
         self.timeout = timeout
+        // Stored only once connected: were `self.socket` set before a throw, `deinit` would
+        // run and close the descriptor a second time, by then maybe another thread's file.
+        socket = try Self.connect(to: path, waitingAtMost: timeout ?? .seconds(10))
+    }
+
+    private static func connect(to path: String, waitingAtMost timeout: Duration) throws(ClientError) -> FileDescriptor {
+        let socket: FileDescriptor
         do {
             socket = try FileDescriptor.unixStreamSocket(nonBlocking: true)
         } catch {
             throw .unreachable(path: path, reason: "cannot create a socket: \(error)")
         }
         // Non-blocking, so a daemon whose backlog is full cannot hang us: retry until the deadline.
-        let deadline = ContinuousClock.now + (timeout ?? .seconds(10))
+        let deadline = ContinuousClock.now + timeout
         while true {
             do {
                 try socket.connect(toPath: path)
                 try socket.setNonBlocking(false)
-                return
+                return socket
             } catch where error == .wouldBlock && ContinuousClock.now < deadline {
                 CurrentProcess.sleep(for: .milliseconds(5))
             } catch {
