@@ -12,7 +12,7 @@ public enum Daemon {
         var allowedGroup: gid_t?
         if let name = options.allowGroup {
             guard let gid = try? Users.groupID(named: name) else {
-                throw DaemonStartError("--allow-group: there is no group named '\(name)'")
+                throw DaemonStartError("--allow-group: there is no group named '\(name)'; create it (groupadd \(name), or systemd-sysusers with the package's sysusers.d entry) or name another")
             }
             allowedGroup = gid
         }

@@ -49,7 +49,7 @@ struct ListeningSocket {
         do {
             descriptor = try FileDescriptor.unixStreamSocket(nonBlocking: true)
         } catch {
-            throw DaemonStartError("cannot create a socket: \(error)")
+            throw DaemonStartError("cannot create a socket: \(error); the system may be out of file descriptors (see ulimit -n)")
         }
         do throws(Errno) {
             // Created 0600 from the start, so there is no moment it is open to others.
@@ -67,7 +67,7 @@ struct ListeningSocket {
             if error == .addressInUse {
                 throw DaemonStartError("another stopwatchd is already running on \(path); stop it first (or use --socket for a second one)")
             }
-            throw DaemonStartError("cannot listen on \(path): \(error)")
+            throw DaemonStartError("cannot listen on \(path): \(error); check that this user may write there, or choose another path with --socket")
         }
         return ListeningSocket(descriptor: descriptor, ownedPath: isAbstract ? nil : path, name: path, instanceLock: instanceLock)
     }
@@ -79,7 +79,7 @@ struct ListeningSocket {
         do {
             lock = try FileDescriptor.open(lockPath, O_RDWR | O_CREAT, mode: 0o600)
         } catch {
-            throw DaemonStartError("cannot open the lock file \(lockPath): \(error)")
+            throw DaemonStartError("cannot open the lock file \(lockPath): \(error); check that this user may write there, or choose another path with --socket")
         }
         do {
             guard try lock.tryLockExclusively() else {
@@ -90,7 +90,7 @@ struct ListeningSocket {
             throw error
         } catch {
             lock.close()
-            throw DaemonStartError("cannot lock \(lockPath): \(error)")
+            throw DaemonStartError("cannot lock \(lockPath): \(error); check that this user may write there, or choose another path with --socket")
         }
         return lock
     }
@@ -109,7 +109,7 @@ struct ListeningSocket {
                 try FileSystem.setMode(directory, mode)
             }
         } catch {
-            throw DaemonStartError("cannot create the socket directory \(directory): \(error)")
+            throw DaemonStartError("cannot create the socket directory \(directory): \(error); check that this user may write there, or choose another path with --socket")
         }
     }
 
@@ -118,7 +118,7 @@ struct ListeningSocket {
         do {
             kind = try FileSystem.kind(at: path)
         } catch {
-            throw DaemonStartError("cannot inspect \(path): \(error)")
+            throw DaemonStartError("cannot inspect \(path): \(error); check that this user may write there, or choose another path with --socket")
         }
         switch kind {
         case .missing:
@@ -134,7 +134,7 @@ struct ListeningSocket {
         do {
             try FileSystem.remove(path)
         } catch {
-            throw DaemonStartError("cannot replace the stale socket \(path): \(error)")
+            throw DaemonStartError("cannot replace the stale socket \(path): \(error); check that this user may write there, or choose another path with --socket")
         }
     }
 
