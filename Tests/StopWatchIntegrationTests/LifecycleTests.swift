@@ -16,6 +16,18 @@ struct LifecycleTests {
         #expect(try StopWatchClient(socketPath: first.socket).start().state == .counting)
     }
 
+    @Test("SIGTERM, SIGINT and SIGHUP stop it cleanly: exit 0, socket removed, state kept", arguments: [SIGTERM, SIGINT, SIGHUP])
+    func cleanStop(signal: Int32) throws {
+        let directory = try TestDirectory()
+        let first = try DaemonProcess(socket: directory.socket)
+        _ = try StopWatchClient(socketPath: first.socket).start("kept")
+        #expect(first.stop(signal) == 0)
+        #expect(first.readLog().contains("received \(Signals.name(of: signal)), stopping"))
+        #expect(!FileManager.default.fileExists(atPath: directory.socket))
+        let second = try DaemonProcess(socket: directory.socket)
+        #expect(try StopWatchClient(socketPath: second.socket).get("kept").state == .counting)
+    }
+
     @Test("a stale socket file (its daemon was killed) is replaced")
     func staleSocketReplaced() throws {
         let directory = try TestDirectory()

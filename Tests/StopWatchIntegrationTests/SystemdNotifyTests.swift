@@ -41,7 +41,7 @@ struct SystemdNotifyTests {
         let ready = try #require(notify.message(containing: "READY=1"))
         #expect(ready.contains("STATUS=0 stopwatches, 0 counting, 0 watched"))
         _ = try StopWatchClient(socketPath: daemon.socket).start("tea")
-        #expect(notify.message(containing: "STATUS=1 stopwatches, 1 counting") != nil)
+        #expect(notify.message(containing: "STATUS=1 stopwatch, 1 counting") != nil)
         #expect(notify.message(containing: "WATCHDOG=1") != nil)
         #expect(daemon.stop() == 0)
         #expect(notify.message(containing: "STOPPING=1") != nil)
@@ -58,6 +58,9 @@ struct SystemdNotifyTests {
         let daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": name])
         #expect(notify.message(containing: "READY=1") != nil)
         _ = try StopWatchClient(socketPath: daemon.socket).start()
-        #expect(notify.message(containing: "STATUS=1 stopwatches, 1 counting, 0 watched; NOT SAVING") != nil)
+        #expect(notify.message(containing: "STATUS=1 stopwatch, 1 counting, 0 watched; NOT SAVING") != nil)
+        // One last try at exit, and what is lost is named.
+        #expect(daemon.stop() == 0)
+        #expect(daemon.readLog().contains("stopping with unsaved changes to default in \(state)/stopwatches"))
     }
 }

@@ -59,7 +59,7 @@ systemctl --user start stopwatchd.socket
 [ "$(show ActiveState)" = inactive ] || fail "the service ran before anyone called"
 "$swctl" --user start | grep -q "default counting" || fail "swctl start through the socket"
 eventually test "$(show ActiveState)" = active || fail "the service did not become active"
-eventually sh -c "systemctl --user show -p StatusText --value stopwatchd.service | grep -q '1 stopwatches, 1 counting'" \
+eventually sh -c "systemctl --user show -p StatusText --value stopwatchd.service | grep -q '1 stopwatch, 1 counting'" \
     || fail "StatusText: '$(show StatusText)'"
 echo "active: $(show StatusText)"
 [ "$(stat -c %a "$XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock")" = 600 ] || fail "the user socket is not 0600"

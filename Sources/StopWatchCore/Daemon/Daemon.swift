@@ -3,7 +3,7 @@ import Glibc
 
 /// The daemon put together: socket, stopwatches, server, signals.
 public enum Daemon {
-    /// Starts serving and never returns; SIGTERM or SIGINT ends the process with status 0.
+    /// Starts serving and never returns; SIGTERM, SIGINT or SIGHUP ends the process with status 0.
     /// Throws only when it cannot start.
     public static func run(options: DaemonOptions, environment: ProcessEnvironment) throws(DaemonStartError) -> Never {
         let logger = Logger(minimumLevel: options.logLevel, journald: environment["JOURNAL_STREAM"] != nil)
@@ -37,7 +37,7 @@ public enum Daemon {
         )
         let store = StateStore(directory: stateDirectory + "/stopwatches", logger: logger, queue: queue)
         let status = StatusReporter(notifier: SystemdNotifier(environment), queue: queue) {
-            var text = "\(registry.createdCount) stopwatches, \(registry.countingCount) counting, \(registry.watcherCount) watched"
+            var text = "\(registry.createdCount) stopwatch\(registry.createdCount == 1 ? "" : "es"), \(registry.countingCount) counting, \(registry.watcherCount) watched"
             if let problem = store.problem { text += "; NOT SAVING: \(problem)" }
             return text
         }
@@ -68,9 +68,10 @@ public enum Daemon {
         )
 
         let signalSources = handleTerminationSignals(on: queue) { signal in
-            logger.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+            logger.info("received \(Signals.name(of: signal)), stopping")
             status.send(["STOPPING=1"])
             server.stop()
+            store.saveBeforeExit()
             if let path = listener.ownedPath { try? FileSystem.remove(path) }
             CurrentProcess.exit(0)
         }
@@ -134,13 +135,14 @@ public enum Daemon {
         return try ListeningSocket.bind(path: path, group: group)
     }
 
-    /// Handles SIGTERM and SIGINT on `queue` instead of dying at once. Made outside any actor:
-    /// a source made in top-level code would inherit the main actor and trap when it fires.
+    /// Handles SIGTERM, SIGINT and SIGHUP (its terminal closed: nothing to reload) on `queue`
+    /// instead of dying at once. Made outside any actor: a source made in top-level code
+    /// would inherit the main actor and trap when it fires.
     private static func handleTerminationSignals(
         on queue: DispatchQueue,
         _ handler: @escaping @Sendable (CInt) -> Void
     ) -> [any DispatchSourceSignal] {
-        [SIGTERM, SIGINT].map { signal in
+        [SIGTERM, SIGINT, SIGHUP].map { signal in
             // The default action would kill the process before the source saw the signal.
             Signals.ignore(signal)
             let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)

@@ -9,7 +9,9 @@ import Glibc
 /// next change, and every `retryInterval`) until writing works again.
 ///
 /// Not thread-safe: it belongs to the server's queue.
-final class StateStore {
+// Sendable without checks, so the stop handler can take it along: every stored property is
+// read and written only on `queue` (serial), where that handler and every caller run.
+final class StateStore: @unchecked Sendable {
     let directory: String
     private let logger: Logger
     private let clocks: () -> ClockReading
@@ -116,6 +118,16 @@ final class StateStore {
             try FileSystem.writeAtomically(record.json.serialized, to: path(of: name), temporaryPath: temporaryPath(of: name))
         } else {
             try FileSystem.removeDurably(path(of: name))
+        }
+    }
+
+    /// One last try before the daemon exits, for changes still waiting for the directory to
+    /// become writable; what still cannot be written is named in the log, since it is lost.
+    func saveBeforeExit() {
+        guard !unsaved.isEmpty else { return }
+        retryUnsaved()
+        if !unsaved.isEmpty {
+            logger.error("stopping with unsaved changes to \(unsaved.sorted().joined(separator: ", ")) in \(directory): \(problem ?? "unknown error")")
         }
     }
 

@@ -7,4 +7,14 @@ public enum Signals {
     public static func ignore(_ signal: CInt) {
         Glibc.signal(signal, SIG_IGN)
     }
+
+    /// "SIGTERM" for SIGTERM: for logs.
+    public static func name(of signal: CInt) -> String {
+        switch signal {
+        case SIGTERM: "SIGTERM"
+        case SIGINT: "SIGINT"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(signal)"
+        }
+    }
 }
