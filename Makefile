@@ -1,7 +1,8 @@
 # stopwatchd — build, install, test.
 #
 #   make                      release binaries (Swift runtime linked in: they run anywhere)
-#   make install              into $(DESTDIR)$(PREFIX): binaries, systemd units, sysusers.d
+#   make install              into $(DESTDIR)$(PREFIX): binaries, systemd units, sysusers.d,
+#                             man pages, bash/zsh/fish completions
 #   make uninstall
 #   make check                every test, as CI runs them
 #
@@ -14,6 +15,10 @@ BINDIR ?= $(PREFIX)/bin
 SYSTEMD_SYSTEM_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 SYSTEMD_USER_UNIT_DIR ?= $(PREFIX)/lib/systemd/user
 SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
+MANDIR ?= $(PREFIX)/share/man
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
+FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
 SWIFT ?= swift
 BUILD_DIR ?= .build-release
@@ -30,7 +35,9 @@ build:
 	$(SWIFT_BUILD) --product swctl
 
 install: build
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR) $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR) $(DESTDIR)$(SYSUSERS_DIR)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR) $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR) $(DESTDIR)$(SYSUSERS_DIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(ZSH_COMPLETION_DIR) $(DESTDIR)$(FISH_COMPLETION_DIR)
 	for binary in $(BINARIES); do \
 		$(INSTALL) -m 0755 -s $(BUILD_DIR)/release/$$binary $(DESTDIR)$(BINDIR)/$$binary || exit 1; \
 	done
@@ -41,12 +48,23 @@ install: build
 		chmod 0644 $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/$$unit || exit 1; \
 	done
 	$(INSTALL) -m 0644 systemd/sysusers.d/stopwatchd.conf $(DESTDIR)$(SYSUSERS_DIR)/stopwatchd.conf
+	$(INSTALL) -m 0644 man/swctl.1 $(DESTDIR)$(MANDIR)/man1/swctl.1
+	$(INSTALL) -m 0644 man/stopwatchd.8 $(DESTDIR)$(MANDIR)/man8/stopwatchd.8
+	$(INSTALL) -m 0644 completions/swctl.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/swctl
+	$(INSTALL) -m 0644 completions/_swctl $(DESTDIR)$(ZSH_COMPLETION_DIR)/_swctl
+	$(INSTALL) -m 0644 completions/swctl.fish $(DESTDIR)$(FISH_COMPLETION_DIR)/swctl.fish
+	# bash and fish load completions by command name; swctl's files complete stopwatchd too.
+	ln -sf swctl $(DESTDIR)$(BASH_COMPLETION_DIR)/stopwatchd
+	ln -sf swctl.fish $(DESTDIR)$(FISH_COMPLETION_DIR)/stopwatchd.fish
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(BINARIES))
 	rm -f $(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR)/stopwatchd.service $(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR)/stopwatchd.socket
 	rm -f $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/stopwatchd.service $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)/stopwatchd.socket
 	rm -f $(DESTDIR)$(SYSUSERS_DIR)/stopwatchd.conf
+	rm -f $(DESTDIR)$(MANDIR)/man1/swctl.1 $(DESTDIR)$(MANDIR)/man8/stopwatchd.8
+	rm -f $(DESTDIR)$(BASH_COMPLETION_DIR)/swctl $(DESTDIR)$(BASH_COMPLETION_DIR)/stopwatchd $(DESTDIR)$(ZSH_COMPLETION_DIR)/_swctl
+	rm -f $(DESTDIR)$(FISH_COMPLETION_DIR)/swctl.fish $(DESTDIR)$(FISH_COMPLETION_DIR)/stopwatchd.fish
 
 check:
 	bash .ci/run

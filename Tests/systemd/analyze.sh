@@ -21,8 +21,15 @@ usr/lib/systemd/system/stopwatchd.service
 usr/lib/systemd/system/stopwatchd.socket
 usr/lib/systemd/user/stopwatchd.service
 usr/lib/systemd/user/stopwatchd.socket
-usr/lib/sysusers.d/stopwatchd.conf"
-actual=$(cd "$work/package" && find . -type f | sed 's|^\./||' | sort)
+usr/lib/sysusers.d/stopwatchd.conf
+usr/share/bash-completion/completions/stopwatchd -> swctl
+usr/share/bash-completion/completions/swctl
+usr/share/fish/vendor_completions.d/stopwatchd.fish -> swctl.fish
+usr/share/fish/vendor_completions.d/swctl.fish
+usr/share/man/man1/swctl.1
+usr/share/man/man8/stopwatchd.8
+usr/share/zsh/site-functions/_swctl"
+actual=$(cd "$work/package" && find . \( -type f -printf '%P\n' \) -o \( -type l -printf '%P -> %l\n' \) | sort)
 [ "$actual" = "$expected" ] || fail "installed files differ:\n$actual"
 grep -qx 'ExecStart=/usr/bin/stopwatchd --allow-group stopwatch' "$work/package/usr/lib/systemd/system/stopwatchd.service" \
     || fail "the system unit's ExecStart does not point at /usr/bin/stopwatchd"
@@ -35,6 +42,8 @@ echo "== systemd-analyze verify"
 # Installed where they can run, so verify can check ExecStart.
 make --no-print-directory install DESTDIR= PREFIX="$work/prefix" >/dev/null
 units="$work/prefix/lib/systemd"
+# verify looks up each Documentation=man: page with man(1): find the installed ones.
+export MANPATH="$work/prefix/share/man:"
 output=$(systemd-analyze verify "$units/system/stopwatchd.socket" "$units/system/stopwatchd.service" 2>&1) \
     || fail "verify (system units): $output"
 [ -z "$output" ] || fail "verify (system units) is not clean: $output"

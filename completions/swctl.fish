@@ -1,0 +1,107 @@
+# fish completion for swctl (stopwatchd's client) and stopwatchd.
+# Installed as $(PREFIX)/share/fish/vendor_completions.d/swctl.fish, with a
+# stopwatchd.fish symlink beside it.
+
+# The command and the name typed so far: the words before the cursor that are neither
+# options nor option values. Status 1 when the cursor is on an option's value. (The
+# stock __fish_use_subcommand would take the PATH of `--socket PATH` for the command.)
+function __swctl_args
+    set -l skip 0
+    for w in (commandline -opc)[2..-1]
+        if test $skip = 1
+            set skip 0
+        else if contains -- $w --socket --format -f
+            set skip 1
+        else if not string match -q -- '-*' $w
+            echo $w
+        end
+    end
+    test $skip = 0
+end
+
+# The socket option on the line (--socket PATH, --socket=PATH, --user or --system), if
+# any, with status 1 when none; a `--socket` still waiting for its PATH does not count.
+function __swctl_socket_option
+    set -l words (commandline -opc)
+    set -l found
+    for i in (seq 2 (count $words))
+        switch $words[$i]
+            case --socket
+                test $i -lt (count $words); and set found --socket $words[(math $i + 1)]
+            case '--socket=*' --user --system
+                set found $words[$i]
+        end
+    end
+    string join \n -- $found
+    set -q found[1]
+end
+
+function __swctl_needs_command
+    set -l args (__swctl_args); or return
+    test (count $args) -eq 0
+end
+
+# True for a command that takes a NAME and has none yet.
+function __swctl_needs_name
+    set -l args (__swctl_args); or return
+    test (count $args) -eq 1
+    and contains -- $args[1] start stop toggle reset lap status remove watch
+end
+
+# True for watch without a --format yet, and for the value of the --format being typed
+# (fish asks the option's condition for its value too).
+function __swctl_format_wanted
+    set -l words (commandline -opc)
+    contains -- $words[-1] -f --format; and return
+    set -l args (__swctl_args)
+    test "$args[1]" = watch
+    and not contains -- -f $words; and not contains -- --format $words
+    and not string match -q -- '--format=*' $words
+end
+
+# The names of the running daemon's stopwatches, asked through the same socket option.
+# Nothing when no daemon answers within a second. `list --json`, not the table: no header
+# line to skip, and names cannot contain '"' ([A-Za-z0-9._-] only).
+function __swctl_names
+    set -l swctl (commandline -opc)[1]
+    set -l timeout
+    command -q timeout; and set timeout timeout 1
+    $timeout $swctl (__swctl_socket_option) --json list 2>/dev/null </dev/null \
+        | string match -ra '"name":"[^"]*"' | string replace -r '^"name":"(.*)"$' '$1'
+end
+
+complete -c swctl -f
+complete -c swctl -n __swctl_needs_command -a start -d 'start counting, or resume (creates NAME)'
+complete -c swctl -n __swctl_needs_command -a stop -d pause
+complete -c swctl -n __swctl_needs_command -a toggle -d 'start when not counting, stop when counting'
+complete -c swctl -n __swctl_needs_command -a reset -d 'back to zero (only when not counting)'
+complete -c swctl -n __swctl_needs_command -a lap -d 'record a split time (only while counting)'
+complete -c swctl -n __swctl_needs_command -a status -d 'show a stopwatch'
+complete -c swctl -n __swctl_needs_command -a list -d 'show all stopwatches'
+complete -c swctl -n __swctl_needs_command -a remove -d 'delete a stopwatch'
+complete -c swctl -n __swctl_needs_command -a watch -d 'print each update'
+complete -c swctl -n __swctl_needs_name -a '(__swctl_names)' -d stopwatch
+
+# Only one of --socket, --user and --system.
+complete -c swctl -n 'not __swctl_socket_option' -l socket -r -F -d "the daemon's socket"
+complete -c swctl -n 'not __swctl_socket_option' -l user -d 'the user daemon'
+complete -c swctl -n 'not __swctl_socket_option' -l system -d 'the system daemon'
+complete -c swctl -n 'not __fish_contains_opt json' -l json -d 'print the stopwatch as JSON'
+complete -c swctl -s h -l help -d 'show the help'
+complete -c swctl -l version -d 'show the version'
+complete -c swctl -n __swctl_format_wanted -s f -l format -x -a 'plain json waybar i3blocks polybar' \
+    -d 'output format, or a TEMPLATE using {name} {state} {elapsed} {elapsed_ms} {laps} {last_lap}'
+
+complete -c stopwatchd -f
+complete -c stopwatchd -l socket -r -F -d 'socket to listen on'
+complete -c stopwatchd -l state-dir -x -a '(__fish_complete_directories)' -d 'where stopwatches are kept'
+complete -c stopwatchd -l tick -x -d 'update interval while counting (250ms, 1s, 1.5s, 2m)'
+complete -c stopwatchd -l allow-group -x -a '(__fish_complete_groups)' -d 'also admit members of GROUP'
+complete -c stopwatchd -l log-level -x -a 'debug info notice warning error' -d 'how much to log'
+complete -c stopwatchd -l max-connections -x -d 'clients at once'
+complete -c stopwatchd -l max-stopwatches -x -d 'stopwatches kept'
+complete -c stopwatchd -l max-message-size -x -d 'bytes in one message'
+complete -c stopwatchd -l message-timeout -x -d 'time to finish a message'
+complete -c stopwatchd -l write-timeout -x -d 'time a client may stop reading'
+complete -c stopwatchd -s h -l help -d 'show the help'
+complete -c stopwatchd -l version -d 'show the version'
