@@ -4,6 +4,8 @@ import StopWatchCore
 struct CommandRunner {
     let invocation: SwctlInvocation
     let client: StopWatchClient
+    /// Where the daemon is now: `watch` asks again before each reconnection.
+    let locateSocket: () -> String?
     /// Whether to show tenths of a second (the daemon ticks faster than once a second).
     let tenths: Bool
 
@@ -35,7 +37,12 @@ struct CommandRunner {
         case .remove:
             try client.remove(name ?? StopwatchName.defaultName)
         case .watch:
-            var watcher = Watcher(client: client, name: name, format: invocation.format, tenths: tenths)
+            let first = client
+            let locate = locateSocket
+            var watcher = Watcher(
+                client: { locate().map { StopWatchClient(socketPath: $0) } ?? first },
+                name: name, format: invocation.format, tenths: tenths
+            )
             watcher.run()
         }
     }

@@ -4,16 +4,18 @@ import StopWatchCore
 /// it redraws one line; into a pipe it writes one line per update. When the daemon goes
 /// away it says so once, in the same format, and reconnects with backoff.
 struct Watcher {
-    let client: StopWatchClient
+    /// The client for each connection attempt: with no socket chosen, the socket is looked
+    /// for again each time, so a bar started before the user daemon finds it once it runs.
+    let client: () -> StopWatchClient
     let name: String?
     let format: WatchFormat
-    var tenths: Bool
+    var tickRate: TickRateDetector
 
-    init(client: StopWatchClient, name: String?, format: WatchFormat, tenths: Bool) {
+    init(client: @escaping () -> StopWatchClient, name: String?, format: WatchFormat, tenths: Bool) {
         self.client = client
         self.name = name
         self.format = format
-        self.tenths = tenths
+        self.tickRate = TickRateDetector(showsTenths: tenths)
     }
 
     static let firstRetry: Duration = .milliseconds(250)
@@ -22,20 +24,22 @@ struct Watcher {
     mutating func run() -> Never {
         let redraw = FileDescriptor.standardOutput.isTerminal
         if redraw { CurrentProcess.endLineAndExitOnInterrupt() }
+        // A bar that restarts leaves its old watcher behind; an idle one would never write,
+        // so never learn that nobody reads it any more.
+        CurrentProcess.exitWhenStandardOutputCloses()
         var retry = Self.firstRetry
         var saidUnavailable = false
         while true {
             do {
-                let stream = try client.openWatch(name)
+                let stream = try client().openWatch(name)
                 defer { stream.close() }
-                var previous: Stopwatch?
+                tickRate.streamRestarted()
                 while true {
                     let stopwatch = try stream.next()
                     retry = Self.firstRetry
                     saidUnavailable = false
-                    if let previous { noticeTickInterval(previous, stopwatch) }
-                    emit(format.line(for: stopwatch, tenths: tenths), redraw: redraw)
-                    previous = stopwatch
+                    tickRate.observe(stopwatch)
+                    emit(format.line(for: stopwatch, tenths: tickRate.showsTenths), redraw: redraw)
                 }
             } catch {
                 switch error {
@@ -52,18 +56,6 @@ struct Watcher {
                 }
             }
         }
-    }
-
-    /// Shows tenths once two ticks in a row come less than a second apart: the daemon's
-    /// tick is then under a second, and whole seconds would hide most updates.
-    private mutating func noticeTickInterval(_ previous: Stopwatch, _ current: Stopwatch) {
-        guard !tenths, previous.state == .counting, current.state == .counting,
-            previous.lapsMs == current.lapsMs
-        else { return }
-        let gap = current.elapsedMs - previous.elapsedMs
-        // Under 900 ms, not 1000: with a 1 s tick, one late delivery then an on-time one are
-        // a little under a second apart.
-        if gap > 0, gap < 900 { tenths = true }
     }
 
     private func emit(_ line: String, redraw: Bool) {

@@ -14,10 +14,13 @@ case .help:
 case .version:
     Output.line("swctl \(Version.number)")
 case .run(let invocation):
-    guard let path = SocketLocation.clientPath(invocation.socket, environment: environment) else {
+    let locateSocket = { SocketLocation.clientPath(invocation.socket, environment: environment) }
+    guard let path = locateSocket() else {
         Diagnostics.fail("swctl: --user needs XDG_RUNTIME_DIR to be set; use --socket PATH instead", status: 2)
     }
     let tenths = environment["STOPWATCHD_TICK"].flatMap(DurationText.parse).map { $0 < .seconds(1) } ?? false
-    let runner = CommandRunner(invocation: invocation, client: StopWatchClient(socketPath: path), tenths: tenths)
+    let runner = CommandRunner(
+        invocation: invocation, client: StopWatchClient(socketPath: path), locateSocket: locateSocket, tenths: tenths
+    )
     runner.run()
 }

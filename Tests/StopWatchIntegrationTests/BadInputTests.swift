@@ -112,6 +112,7 @@ struct BadInputTests {
         Case("null parameters", #"{"method":"io.stopwatchd.Get","parameters":null}"#, .success),
         Case("unknown extra field", #"{"method":"io.stopwatchd.Get","upgrade":false,"x":1}"#, .success),
         Case("a good call then a bad one in one write", bytes: Array(call("io.stopwatchd.Get", "{}").utf8) + [0] + Array("nope".utf8) + [0], .protocolError),
+        Case("a bad message then a good call in one write", bytes: Array("nope".utf8) + [0] + Array(call("io.stopwatchd.List", "{}").utf8) + [0], .protocolError),
         Case("64 KiB + 1 bytes without an end", bytes: Array(repeating: UInt8(ascii: " "), count: 64 * 1024 + 1), .protocolError),
         Case("a message never finished (timeout)", #"{"method":"io.stopwatchd.Get""#, .protocolError, terminated: false),
     ]
@@ -151,7 +152,9 @@ struct BadInputTests {
         case .protocolError:
             let reply = try connection.reply(where: { $0.errorName != nil })
             #expect(reply?.errorName == "io.stopwatchd.ProtocolError")
-            #expect(try connection.closesByPeer())
+            // The error is the last word: calls sent after the bad message are not answered.
+            #expect(try connection.reply() == nil, "a reply after ProtocolError")
+            #expect(connection.isClosedByPeer)
         case .noReply:
             try connection.call("io.stopwatchd.Get", #"{"name":"keep"}"#)
             #expect(try connection.reply()?.stopwatch?.name == "keep", "the next call's reply comes first")

@@ -11,6 +11,7 @@ final class ChildProcess: @unchecked Sendable {
     let output: FileDescriptor?
     let error: FileDescriptor?
     private let lock = Locked<Status?>(nil)
+    private let outputClosed = Locked(false)
 
     enum Status: Equatable, Sendable {
         case exited(Int32)
@@ -64,8 +65,18 @@ final class ChildProcess: @unchecked Sendable {
             kill(pid, SIGKILL)
             _ = wait(timeout: .seconds(30))
         }
-        output?.close()
+        closeOutput()
         error?.close()
+    }
+
+    /// Closes our end of the child's standard output: it then writes to a pipe nobody reads.
+    /// Once only, whoever calls it first (a test, or deinit).
+    func closeOutput() {
+        outputClosed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            output?.close()
+        }
     }
 
     /// How it ended, or nil while it runs (reaps it if it has ended).

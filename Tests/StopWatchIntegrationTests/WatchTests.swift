@@ -5,6 +5,35 @@ import Testing
 /// `swctl watch`: streaming, formats, and surviving a daemon restart.
 @Suite("swctl watch")
 struct WatchTests {
+    @Test("a watch left running by a bar that went away exits, though it has nothing to write")
+    func exitsWhenNobodyReads() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let watch = try SwctlProcess(["watch", "idle", "--format", "waybar"], socket: daemon.socket)
+        #expect(watch.lines.next() != nil, "the first line")
+        // Stopped: no tick, no update, so nothing for a write to fail on.
+        watch.child.closeOutput()
+        #expect(watch.child.wait(timeout: .seconds(30)) == .exited(0))
+    }
+
+    @Test(
+        "with no socket chosen, a watch finds a user daemon that starts after it",
+        .disabled(if: FileManager.default.fileExists(atPath: "/run/stopwatchd/stopwatchd.sock"), "a system daemon runs here")
+    )
+    func findsLaterUserDaemon() throws {
+        let directory = try TestDirectory()
+        let child = try ChildProcess(
+            Binaries.swctl, ["watch", "late", "--format", "i3blocks"],
+            environment: Binaries.childEnvironment.merging(["XDG_RUNTIME_DIR": directory.path]) { $1 },
+            captureOutput: true
+        )
+        let lines = LineReader(child.output!)
+        #expect(lines.next() == "--:--:--", "unavailable while no daemon runs")
+        let daemon = try DaemonProcess(socket: directory.path + "/stopwatchd/stopwatchd.sock")
+        #expect(lines.next(timeout: .seconds(60)) == "0:00:00 stopped", "the stopwatch, once the user daemon runs")
+        withExtendedLifetime(daemon) {}
+    }
+
     @Test("streams each tick as one line, in every format")
     func formats() throws {
         let directory = try TestDirectory()

@@ -179,14 +179,14 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Answers with `ProtocolError` and closes once that is sent.
+    /// Answers with `ProtocolError` and closes once that is sent. Calls that came after the
+    /// bad message are dropped first: sending flushes, and flushing answers waiting calls.
     private func fail(_ reason: String) {
         logger.info("connection \(id): protocol error: \(reason)")
-        send(VarlinkReply(.protocolError(reason)).message)
         unansweredCalls = []
         stopReading()
         closeWhenSent = true
-        flush()
+        send(VarlinkReply(.protocolError(reason)).message)
     }
 
     private func stopReading() {

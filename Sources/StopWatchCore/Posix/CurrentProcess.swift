@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 
 /// This process: its id, sleeping, exiting.
@@ -34,6 +35,21 @@ public enum CurrentProcess {
             var newline: UInt8 = 10
             _ = write(STDOUT_FILENO, &newline, 1)
             _exit(130)
+        }
+    }
+
+    /// Exits (status 0) once nobody can read standard output any more: its pipe's reader
+    /// closed it, or its socket or terminal hung up. Found without writing, by a thread that
+    /// waits in `poll` for nothing but those events; a file or /dev/null never ends it.
+    public static func exitWhenStandardOutputCloses() {
+        DispatchQueue(label: "standard-output-watch").async {
+            let hungUp = CShort(POLLERR | POLLHUP | POLLNVAL)
+            var entry = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+            while true {
+                let ready = poll(&entry, 1, -1)
+                if ready > 0, entry.revents & hungUp != 0 { Glibc.exit(0) }
+                if ready < 0, errno != EINTR { return }
+            }
         }
     }
 }
