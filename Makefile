@@ -53,7 +53,7 @@ install: build
 	$(INSTALL) -m 0644 completions/swctl.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/swctl
 	$(INSTALL) -m 0644 completions/_swctl $(DESTDIR)$(ZSH_COMPLETION_DIR)/_swctl
 	$(INSTALL) -m 0644 completions/swctl.fish $(DESTDIR)$(FISH_COMPLETION_DIR)/swctl.fish
-	# bash and fish load completions by command name; swctl's files complete stopwatchd too.
+	@# bash and fish load completions by command name; swctl's files complete stopwatchd too.
 	ln -sf swctl $(DESTDIR)$(BASH_COMPLETION_DIR)/stopwatchd
 	ln -sf swctl.fish $(DESTDIR)$(FISH_COMPLETION_DIR)/stopwatchd.fish
 

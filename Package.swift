@@ -24,7 +24,8 @@ let package = Package(
             // A status bar or a key binding starts swctl for every click: a fully static
             // binary skips the dynamic loader (libstdc++ alone costs ~1 ms), so it starts
             // about as fast as /bin/true (docs/PERFORMANCE.md). lld, because it does not
-            // repeat glibc's warning that static binaries may dlopen (swctl never does).
+            // repeat glibc's warning that static binaries may dlopen: swctl must never reach
+            // NSS (getpwnam, getgrouplist: `Users`, `PeerPolicy`), which would need that.
             linkerSettings: [.unsafeFlags(["-static-executable", "-use-ld=lld"], .when(platforms: [.linux], configuration: .release))]
         ),
         // The benchmark of SPEC §7: each figure beside a baseline it measures itself

@@ -10,8 +10,11 @@ enum Output {
     static func write(_ text: String) {
         do {
             try FileDescriptor.standardOutput.writeAll(Array(text.utf8))
+        } catch where error == .brokenPipe {
+            // The reader went away (a bar restarted, `| head` had enough): nothing is wrong,
+            // and nobody is left to tell. The same exit as the watch on standard output.
+            CurrentProcess.exitAtOnce(0)
         } catch {
-            // The reader went away (a bar restarted): nobody is left to tell.
             Diagnostics.fail("swctl: cannot write output: \(error)", status: 1)
         }
     }

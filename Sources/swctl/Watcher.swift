@@ -4,15 +4,17 @@ import StopWatchCore
 /// it redraws one line; into a pipe it writes one line per update. When the daemon goes
 /// away it says so once, in the same format, and reconnects with backoff.
 struct Watcher {
-    /// The client for each connection attempt: with no socket chosen, the socket is looked
-    /// for again each time, so a bar started before the user daemon finds it once it runs.
-    let client: () -> StopWatchClient
+    /// The client for each connection attempt until one succeeds: with no socket chosen, the
+    /// socket is looked for again each time, so a bar started before the user daemon finds
+    /// it once it runs. After that the watch keeps to that daemon, through its restarts.
+    let locateClient: () -> StopWatchClient
+    private var connectedClient: StopWatchClient?
     let name: String?
     let format: WatchFormat
     var tickRate: TickRateDetector
 
     init(client: @escaping () -> StopWatchClient, name: String?, format: WatchFormat, tenths: Bool) {
-        self.client = client
+        self.locateClient = client
         self.name = name
         self.format = format
         self.tickRate = TickRateDetector(showsTenths: tenths)
@@ -31,8 +33,10 @@ struct Watcher {
         var saidUnavailable = false
         while true {
             do {
-                let stream = try client().openWatch(name)
+                let client = connectedClient ?? locateClient()
+                let stream = try client.openWatch(name)
                 defer { stream.close() }
+                connectedClient = client
                 tickRate.streamRestarted()
                 while true {
                     let stopwatch = try stream.next()

@@ -1,6 +1,10 @@
 import StopWatchCore
 
 // Parse, wire, run. Exit statuses are SPEC §5's: 0, 1 refused, 2 usage, 69, 70, 77.
+// Started with a standard descriptor closed, the socket would take its number and receive
+// the output; a reader that goes away is an EPIPE for `Output`, not a death by signal.
+CurrentProcess.openStandardDescriptorsOnDevNull()
+Signals.ignoreBrokenPipes()
 let environment = ProcessEnvironment.current
 let action: SwctlInvocation.Action
 do {

@@ -14,20 +14,24 @@ final class DaemonProcess {
     private let logComplete = DispatchSemaphore(value: 0)
 
     /// Starts `stopwatchd --socket socket` with `arguments` and waits until it answers.
-    /// - Parameter passSocket: false to leave the socket to the daemon's own resolution.
+    /// - Parameters:
+    ///   - passSocket: false to leave the socket to the daemon's own resolution.
+    ///   - launcher: a program that runs the daemon, e.g. `["/usr/bin/nohup"]`.
     init(
         socket: String,
         arguments: [String] = [],
         environment: [String: String] = [:],
         passSocket: Bool = true,
-        waitUntilReady: Bool = true
+        waitUntilReady: Bool = true,
+        launcher: [String] = []
     ) throws {
         self.socket = socket
         // Its own state, beside its socket, unless the test chose one.
         let state = arguments.contains("--state-dir") ? [] : ["--state-dir", Self.stateDirectory(for: socket)]
+        let command = launcher + [Binaries.stopwatchd] + (passSocket ? ["--socket", socket] : []) + state + arguments
         child = try ChildProcess(
-            Binaries.stopwatchd,
-            (passSocket ? ["--socket", socket] : []) + state + arguments,
+            command[0],
+            Array(command.dropFirst()),
             environment: Binaries.childEnvironment.merging(environment) { $1 },
             captureError: true
         )

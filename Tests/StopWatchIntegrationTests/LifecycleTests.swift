@@ -28,6 +28,17 @@ struct LifecycleTests {
         #expect(try StopWatchClient(socketPath: second.socket).get("kept").state == .counting)
     }
 
+    @Test("under nohup, SIGHUP stays ignored", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nohup")))
+    func nohupKeepsRunning() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket, launcher: ["/usr/bin/nohup"])
+        daemon.child.signal(SIGHUP)
+        #expect(try StopWatchClient(socketPath: daemon.socket).start().state == .counting)
+        #expect(daemon.stop(SIGTERM) == 0)
+        #expect(!daemon.readLog().contains("received SIGHUP"))
+        #expect(daemon.readLog().contains("received SIGTERM"))
+    }
+
     @Test("a stale socket file (its daemon was killed) is replaced")
     func staleSocketReplaced() throws {
         let directory = try TestDirectory()

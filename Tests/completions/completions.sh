@@ -7,6 +7,8 @@
 #   Tests/completions/completions.sh      (from the repository root)
 #   SWCTL=… STOPWATCHD=…                   other binaries (default .build/debug/…)
 set -euo pipefail
+# EPOCHREALTIME below must have a "." for its decimal point.
+export LC_ALL=C
 cd "$(dirname "$0")/../.."
 
 # Absolute, keeping the name (swctl is run by name, from PATH).
@@ -64,7 +66,10 @@ daemon_options=$("$STOPWATCHD" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u |
 hang=$work/hang.sock
 if command -v python3 >/dev/null; then
     python3 -c 'import socket, sys, time
-s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); c = s.accept(); time.sleep(60)' "$hang" &
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16)
+held = []
+while True:
+    held.append(s.accept())   # keep every connection open, answer none, until killed' "$hang" &
     pids+=($!)
     deadline=$((SECONDS + 10))
     until [ -S "$hang" ] || ((SECONDS >= deadline)); do sleep 0.05; done

@@ -115,7 +115,7 @@ check_page() {
     help=$("$binary" --help)
 
     local options missing=()
-    options=$(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u)
+    options=$(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u || true)
     [[ -n $options ]] || fail "$program --help lists no long options: cannot check $page"
     local options_section
     options_section=$(section "$text" OPTIONS)
@@ -159,7 +159,7 @@ swctl_text="$work/$(basename "$SWCTL_PAGE").txt"
 
 # Every command in the "commands:" block of swctl --help has an entry under COMMANDS.
 commands=$(awk '/^commands:/ { inside = 1; next } /^[^ ]/ { inside = 0 } inside' <<<"$swctl_help" |
-    grep -oE '^  [a-z]+' | tr -d ' ')
+    grep -oE '^  [a-z]+' | tr -d ' ' || true)
 if [[ -z $commands ]]; then
     fail "swctl --help lists no commands: cannot check $SWCTL_PAGE"
 else

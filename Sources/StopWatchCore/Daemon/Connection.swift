@@ -182,7 +182,11 @@ final class Connection: @unchecked Sendable {
     /// Answers with `ProtocolError` and closes once that is sent. Calls that came after the
     /// bad message are dropped first: sending flushes, and flushing answers waiting calls.
     private func fail(_ reason: String) {
+        // Once closing, the first error stands (a deadline may still fire while it drains).
+        guard !closeWhenSent else { return }
         logger.info("connection \(id): protocol error: \(reason)")
+        partialMessageSince = nil
+        watch?.pending = nil
         unansweredCalls = []
         stopReading()
         closeWhenSent = true
@@ -204,7 +208,8 @@ final class Connection: @unchecked Sendable {
     // MARK: Writing
 
     private func watchUpdated(_ snapshot: StopWatchSnapshot) {
-        guard !isClosed, let name = watch?.name else { return }
+        // Closing (an error, or the client's end of input): nothing may follow the last word.
+        guard !isClosed, !closeWhenSent, let name = watch?.name else { return }
         if output.count == outputSent {
             send(watchReply(name, snapshot))
         } else {
@@ -247,7 +252,7 @@ final class Connection: @unchecked Sendable {
             output.removeAll(keepingCapacity: output.count <= 64 * 1024)
             outputSent = 0
             // Drained: now the state that waited, if any, then the calls that waited.
-            if let name = watch?.name, let pending = watch?.pending {
+            if !closeWhenSent, let name = watch?.name, let pending = watch?.pending {
                 watch?.pending = nil
                 output.append(contentsOf: watchReply(name, pending))
                 continue

@@ -136,13 +136,15 @@ public enum Daemon {
     }
 
     /// Handles SIGTERM, SIGINT and SIGHUP (its terminal closed: nothing to reload) on `queue`
-    /// instead of dying at once. Made outside any actor: a source made in top-level code
-    /// would inherit the main actor and trap when it fires.
+    /// instead of dying at once; SIGINT and SIGHUP stay ignored when they were ignored at
+    /// start (`nohup`, a background job). Made outside any actor: a source made in top-level
+    /// code would inherit the main actor and trap when it fires.
     private static func handleTerminationSignals(
         on queue: DispatchQueue,
         _ handler: @escaping @Sendable (CInt) -> Void
     ) -> [any DispatchSourceSignal] {
-        [SIGTERM, SIGINT, SIGHUP].map { signal in
+        let handled = [SIGTERM] + [SIGINT, SIGHUP].filter { !Signals.isIgnored($0) }
+        return handled.map { signal in
             // The default action would kill the process before the source saw the signal.
             Signals.ignore(signal)
             let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)

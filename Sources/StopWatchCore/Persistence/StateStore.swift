@@ -27,6 +27,8 @@ final class StateStore: @unchecked Sendable {
     /// Called when writing starts failing, and when it works again.
     var onProblemChanged: () -> Void = {}
     private var unsaved: Set<String> = []
+    /// The error of the last write that failed, for the log.
+    private var lastWriteError: Errno?
     private var retryTimer: (any DispatchSourceTimer)?
 
     static let maximumFileSize = 1 << 20
@@ -107,6 +109,7 @@ final class StateStore: @unchecked Sendable {
             }
             return true
         } catch {
+            lastWriteError = error
             failed("cannot save stopwatches in \(directory): \(error); they keep running and are saved once it is writable")
             return false
         }
@@ -127,7 +130,8 @@ final class StateStore: @unchecked Sendable {
         guard !unsaved.isEmpty else { return }
         retryUnsaved()
         if !unsaved.isEmpty {
-            logger.error("stopping with unsaved changes to \(unsaved.sorted().joined(separator: ", ")) in \(directory): \(problem ?? "unknown error")")
+            let reason = lastWriteError.map { "\($0)" } ?? "unknown error"
+            logger.error("stopping with unsaved changes to \(unsaved.sorted().joined(separator: ", ")) in \(directory) (\(reason)); they are lost")
         }
     }
 

@@ -47,9 +47,25 @@ public enum CurrentProcess {
             var entry = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
             while true {
                 let ready = poll(&entry, 1, -1)
-                if ready > 0, entry.revents & hungUp != 0 { Glibc.exit(0) }
+                if ready > 0, entry.revents & hungUp != 0 { exitAtOnce(0) }
                 if ready < 0, errno != EINTR { return }
             }
+        }
+    }
+
+    /// Ends the process without running exit handlers: safe from any thread, even while
+    /// another thread is exiting (two `exit` calls at once are undefined). Only for a
+    /// program that buffers nothing, as swctl writes with write(2).
+    public static func exitAtOnce(_ status: CInt) -> Never {
+        _exit(status)
+    }
+
+    /// Opens /dev/null on standard input, output or error where they are closed, so that no
+    /// file the program opens later takes their numbers.
+    public static func openStandardDescriptorsOnDevNull() {
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) == -1 {
+            // open returns the lowest free number: this one.
+            _ = open("/dev/null", O_RDWR)
         }
     }
 }
