@@ -5,5 +5,5 @@ enum CallOutcome {
     /// Send this error (unless the call was oneway).
     case failure(VarlinkError)
     /// Stream the states of this stopwatch: the current one now, then every change.
-    case watch(name: String, useCase: StopWatchUseCase)
+    case watch(name: String)
 }

@@ -11,7 +11,7 @@ import Dispatch
 ///
 /// `@unchecked Sendable` is safe here: every stored property is read and written only on
 /// `queue`, a serial queue — the sources and timers are created with it as their queue,
-/// and the watch sinks deliver on it — so no two threads touch this object at once.
+/// and watch updates come on it (`WatchFanOut`) — so no two threads touch this object at once.
 final class Connection: @unchecked Sendable {
     let id: Int
     private let socket: FileDescriptor
@@ -42,7 +42,6 @@ final class Connection: @unchecked Sendable {
 
     private struct Watch {
         let name: String
-        let subscription: Subscription
         /// The newest state not yet written, if the socket was full when it came.
         var pending: StopWatchSnapshot?
         /// The first state a watch gets is the stopwatch as it was last updated, perhaps long
@@ -167,15 +166,13 @@ final class Connection: @unchecked Sendable {
             if !call.oneway { send(VarlinkReply(parameters: parameters).message) }
         case .failure(let error):
             if !call.oneway { send(VarlinkReply(error).message) }
-        case .watch(let name, let useCase):
-            guard !call.oneway else {
-                service.registry.endWatching(name)
-                return
-            }
-            let subscription = useCase.state.sink(on: queue) { [weak self] snapshot in
+        case .watch(let name):
+            // A oneway Watch asks for a stream nobody will read: nothing to do.
+            guard !call.oneway else { return }
+            watch = Watch(name: name, pending: nil)
+            service.registry.beginWatching(name, watcher: id) { [weak self] snapshot in
                 self?.watchUpdated(snapshot)
             }
-            watch = Watch(name: name, subscription: subscription, pending: nil)
         }
     }
 
@@ -337,8 +334,7 @@ final class Connection: @unchecked Sendable {
         guard !isClosed else { return }
         isClosed = true
         if let watch {
-            watch.subscription.cancel()
-            service.registry.endWatching(watch.name)
+            service.registry.endWatching(watch.name, watcher: id)
         }
         watch = nil
         unansweredCalls = []

@@ -8,6 +8,7 @@ public enum Daemon {
     public static func run(options: DaemonOptions, environment: ProcessEnvironment) throws(DaemonStartError) -> Never {
         let logger = Logger(minimumLevel: options.logLevel, journald: environment["JOURNAL_STREAM"] != nil)
         Signals.ignore(SIGPIPE)
+        if environment["MALLOC_ARENA_MAX"] == nil { Memory.limitArenas(to: 2) }
 
         var allowedGroup: gid_t?
         if let name = options.allowGroup {
@@ -28,7 +29,7 @@ public enum Daemon {
         let queue = DispatchQueue(label: "stopwatchd.server")
         let clock = BootClock()
         let timers = DispatchTickTimerFactory()
-        let registry = StopwatchRegistry(limit: options.maximumStopwatches) { snapshot in
+        let registry = StopwatchRegistry(limit: options.maximumStopwatches, queue: queue) { snapshot in
             StopWatchUseCase(snapshot, clock: clock, timers: timers, tick: options.tick)
         }
         let service = StopwatchService(registry: registry, clock: clock)

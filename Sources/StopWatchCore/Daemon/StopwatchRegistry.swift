@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The named stopwatches, one `StopWatchUseCase` each.
 ///
 /// A name is *created* by Start or Toggle and listed until removed; the limit counts these.
@@ -10,7 +12,9 @@ final class StopwatchRegistry {
     private struct Entry {
         let useCase: StopWatchUseCase
         var isCreated: Bool
-        var watchers: Int
+        /// Its watchers, while it has any.
+        var fanOut: WatchFanOut?
+        var watchers: Int { fanOut?.count ?? 0 }
     }
 
     private var entries: [String: Entry] = [:]
@@ -19,9 +23,12 @@ final class StopwatchRegistry {
     /// Called when a watcher comes or goes.
     var onWatchersChanged: () -> Void = {}
     private let makeUseCase: (StopWatchSnapshot) -> StopWatchUseCase
+    /// The server's queue, where watchers are told of updates.
+    private let queue: DispatchQueue
 
-    init(limit: Int, makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase) {
+    init(limit: Int, queue: DispatchQueue, makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase) {
         self.limit = limit
+        self.queue = queue
         self.makeUseCase = makeUseCase
     }
 
@@ -41,29 +48,30 @@ final class StopwatchRegistry {
             return entry.useCase
         }
         let useCase = makeUseCase(snapshot)
-        entries[name] = Entry(useCase: useCase, isCreated: true, watchers: 0)
+        entries[name] = Entry(useCase: useCase, isCreated: true)
         return useCase
     }
 
-    /// The stopwatch `name` for a new watcher; an entry is made if there is none.
-    func beginWatching(_ name: String) -> StopWatchUseCase {
+    /// Makes `watcher` (a connection's id) receive the states of `name`, on the server's
+    /// queue: the current one first, then every change and tick. An entry is made for a name
+    /// that has none.
+    func beginWatching(_ name: String, watcher: Int, _ receive: @escaping (StopWatchSnapshot) -> Void) {
         if entries[name] == nil {
-            entries[name] = Entry(useCase: makeUseCase(.stopped), isCreated: false, watchers: 0)
+            entries[name] = Entry(useCase: makeUseCase(.stopped), isCreated: false)
         }
-        entries[name]!.watchers += 1
+        if entries[name]!.fanOut == nil {
+            entries[name]!.fanOut = WatchFanOut(of: entries[name]!.useCase, on: queue)
+        }
+        entries[name]!.fanOut!.add(watcher, receive)
         onWatchersChanged()
-        return entries[name]!.useCase
     }
 
-    func endWatching(_ name: String) {
-        guard var entry = entries[name] else { return }
+    func endWatching(_ name: String, watcher: Int) {
+        guard var entry = entries[name], let fanOut = entry.fanOut else { return }
         defer { onWatchersChanged() }
-        entry.watchers -= 1
-        if entry.watchers <= 0, !entry.isCreated {
-            entries[name] = nil
-        } else {
-            entries[name] = entry
-        }
+        fanOut.remove(watcher)
+        if fanOut.count == 0 { entry.fanOut = nil }
+        entries[name] = entry.fanOut == nil && !entry.isCreated ? nil : entry
     }
 
     /// Deletes `name`. Its watchers stay and see it go back to a stopwatch never started.

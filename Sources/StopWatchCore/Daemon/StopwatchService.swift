@@ -78,7 +78,7 @@ final class StopwatchService {
             case "Watch":
                 let name = try name(in: call)
                 guard call.more else { throw .expectedMore }
-                return .watch(name: name, useCase: registry.beginWatching(name))
+                return .watch(name: name)
             default:
                 throw .methodNotFound(call.method)
             }

@@ -38,7 +38,9 @@ extension UseCase where C == StopWatchCommand {
                     return snapshot
                 }
                 if let next = snapshot.nextTick(after: now, every: tick) {
-                    timer.schedule(at: next, now: now)
+                    // The clock read again: publishing took time, and a timer armed for
+                    // "next - now" from a stale now would fire that much late.
+                    timer.schedule(at: next, now: clock.now())
                 }
             }
 
