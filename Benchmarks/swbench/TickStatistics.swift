@@ -15,9 +15,12 @@ struct TickStatistics {
     var delays = Samples()
     /// Elapsed time in the tick minus the boundary's, in milliseconds.
     var accuracy = Samples()
+    /// The longest delay of each tick (1…ticks), in milliseconds: one slow tick shows here.
+    private(set) var slowestDelayOfTick: [Double]
 
     init(_ deliveries: [Delivery], watchers: Int, ticks: Int, tick: Duration, origin: Duration) {
         expected = watchers * ticks
+        slowestDelayOfTick = [Double](repeating: 0, count: ticks)
         let tickMs = tick.milliseconds
         var seen = [Bool](repeating: false, count: watchers * (ticks + 1))
         for delivery in deliveries {
@@ -35,7 +38,9 @@ struct TickStatistics {
             }
             seen[slot] = true
             delivered += 1
-            delays.append((delivery.received - (origin + tick * k)).inMilliseconds)
+            let delay = (delivery.received - (origin + tick * k)).inMilliseconds
+            delays.append(delay)
+            if k >= 1 { slowestDelayOfTick[k - 1] = max(slowestDelayOfTick[k - 1], delay) }
             accuracy.append(Double(stopwatch.elapsedMs - Int64(k) * tickMs))
         }
     }
@@ -65,6 +70,7 @@ struct TickStatistics {
             "accuracy_p99_ms": JSONReport.number(accuracy.p99() ?? 0),
             "accuracy_min_ms": JSONReport.number(accuracy.minimum ?? 0),
             "accuracy_max_ms": JSONReport.number(accuracy.maximum ?? 0),
+            "delay_max_ms_by_tick": .array(slowestDelayOfTick.map { JSONReport.number($0) }),
         ]
     }
 }
