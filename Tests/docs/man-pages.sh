@@ -106,6 +106,27 @@ for page in "$SWCTL_PAGE" "$STOPWATCHD_PAGE"; do
 done
 
 # 3. Completeness against --help.
+
+# expect_entries PAGE_TEXT PAGE SECTION SOURCE WHAT WORDS...: each word has an entry in SECTION.
+expect_entries() {
+    local text=$1 page=$2 section_name=$3 source=$4 what=$5
+    shift 5
+    if (($# == 0)); then
+        fail "$source lists no $what: cannot check $page"
+        return
+    fi
+    local body word missing=()
+    body=$(section "$text" "$section_name")
+    for word in "$@"; do
+        has_entry "$body" "$word" || missing+=("$word")
+    done
+    if ((${#missing[@]})); then
+        fail "$page: $section_name has no entry for ${missing[*]} (listed by $source)"
+    else
+        pass "$page: every one of the $what of $source has an entry in $section_name ($*)"
+    fi
+}
+
 check_page() {
     local page=$1 binary=$2 program
     program=$(basename "$binary")
@@ -114,33 +135,12 @@ check_page() {
     local help
     help=$("$binary" --help)
 
-    local options missing=()
-    options=$(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u || true)
-    [[ -n $options ]] || fail "$program --help lists no long options: cannot check $page"
-    local options_section
-    options_section=$(section "$text" OPTIONS)
-    for option in $options; do
-        has_entry "$options_section" "$option" || missing+=("$option")
-    done
-    if ((${#missing[@]})); then
-        fail "$page: OPTIONS has no entry for ${missing[*]} (listed by $program --help)"
-    else
-        pass "$page: every long option of $program --help has an entry in OPTIONS ($(echo $options))"
-    fi
-
-    local variables
-    variables=$(grep -oE '\$[A-Z_][A-Z0-9_]*' <<<"$help" | tr -d '$' | sort -u || true)
-    missing=()
-    local environment_section
-    environment_section=$(section "$text" ENVIRONMENT)
-    for variable in $variables; do
-        has_entry "$environment_section" "$variable" || missing+=("$variable")
-    done
-    if ((${#missing[@]})); then
-        fail "$page: ENVIRONMENT has no entry for ${missing[*]} (named by $program --help)"
-    else
-        pass "$page: every variable $program --help names has an entry in ENVIRONMENT ($(echo $variables))"
-    fi
+    # shellcheck disable=SC2046  # one word each, by design
+    expect_entries "$text" "$page" OPTIONS "$program --help" "long options" \
+        $(grep -oE -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u || true)
+    # shellcheck disable=SC2046
+    expect_entries "$text" "$page" ENVIRONMENT "$program --help" "variables" \
+        $(grep -oE '\$[A-Z_][A-Z0-9_]*' <<<"$help" | tr -d '$' | sort -u || true)
 
     local version
     version=$("$binary" --version | awk '{ print $NF }')
@@ -158,40 +158,16 @@ swctl_help=$("$SWCTL" --help)
 swctl_text="$work/$(basename "$SWCTL_PAGE").txt"
 
 # Every command in the "commands:" block of swctl --help has an entry under COMMANDS.
-commands=$(awk '/^commands:/ { inside = 1; next } /^[^ ]/ { inside = 0 } inside' <<<"$swctl_help" |
-    grep -oE '^  [a-z]+' | tr -d ' ' || true)
-if [[ -z $commands ]]; then
-    fail "swctl --help lists no commands: cannot check $SWCTL_PAGE"
-else
-    missing=()
-    commands_section=$(section "$swctl_text" COMMANDS)
-    for command in $commands; do
-        has_entry "$commands_section" "$command" || missing+=("$command")
-    done
-    if ((${#missing[@]})); then
-        fail "$SWCTL_PAGE: COMMANDS has no entry for ${missing[*]} (listed by swctl --help)"
-    else
-        pass "$SWCTL_PAGE: every command has an entry in COMMANDS ($(echo $commands))"
-    fi
-fi
+# shellcheck disable=SC2046
+expect_entries "$swctl_text" "$SWCTL_PAGE" COMMANDS "swctl --help" "commands" \
+    $(awk '/^commands:/ { inside = 1; next } /^[^ ]/ { inside = 0 } inside' <<<"$swctl_help" |
+        grep -oE '^  [a-z]+' | tr -d ' ' || true)
 
 # Every exit status in swctl --help ("Exit status: 0 done, 1 refused, ...") has an entry
 # under EXIT STATUS.
-codes=$(tr '\n' ' ' <<<"$swctl_help" | sed -n 's/.*Exit status:\(.*\)/\1/p' | grep -oE '\b[0-9]+\b' || true)
-if [[ -z $codes ]]; then
-    fail "swctl --help has no \"Exit status:\" list: cannot check $SWCTL_PAGE"
-else
-    missing=()
-    exit_section=$(section "$swctl_text" "EXIT STATUS")
-    for code in $codes; do
-        has_entry "$exit_section" "$code" || missing+=("$code")
-    done
-    if ((${#missing[@]})); then
-        fail "$SWCTL_PAGE: EXIT STATUS has no entry for ${missing[*]} (listed by swctl --help)"
-    else
-        pass "$SWCTL_PAGE: every exit status of swctl --help has an entry in EXIT STATUS ($(echo $codes))"
-    fi
-fi
+# shellcheck disable=SC2046
+expect_entries "$swctl_text" "$SWCTL_PAGE" "EXIT STATUS" "swctl --help" "exit statuses" \
+    $(tr '\n' ' ' <<<"$swctl_help" | sed -n 's/.*Exit status:\(.*\)/\1/p' | grep -oE '\b[0-9]+\b' || true)
 
 if ((failures)); then
     echo "$failures check(s) failed" >&2

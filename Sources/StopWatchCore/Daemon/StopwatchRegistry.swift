@@ -56,13 +56,13 @@ final class StopwatchRegistry {
     /// queue: the current one first, then every change and tick. An entry is made for a name
     /// that has none.
     func beginWatching(_ name: String, watcher: Int, _ receive: @escaping (StopWatchSnapshot) -> Void) {
-        if entries[name] == nil {
-            entries[name] = Entry(useCase: makeUseCase(.stopped), isCreated: false)
-        }
-        if entries[name]!.fanOut == nil {
-            entries[name]!.fanOut = WatchFanOut(of: entries[name]!.useCase, on: queue)
-        }
-        entries[name]!.fanOut!.add(watcher, receive)
+        var entry = entries[name] ?? Entry(useCase: makeUseCase(.stopped), isCreated: false)
+        let fanOut = entry.fanOut ?? WatchFanOut(of: entry.useCase, on: queue)
+        entry.fanOut = fanOut
+        entries[name] = entry
+        // Stored first: the newest state may reach the watcher at once, and its connection
+        // may close (and end its watch) on the spot.
+        fanOut.add(watcher, receive)
         onWatchersChanged()
     }
 
