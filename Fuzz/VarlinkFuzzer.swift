@@ -200,17 +200,29 @@ private func wireRoundTrip(_ value: JSONValue, _ what: String) -> JSONValue {
     }
 }
 
+/// `decoded` encodes to JSON (as is, and through the wire: text and back) that decodes to
+/// the same value again.
+private func checkRoundTrip<Message: Equatable, Failure: Error>(
+    _ decoded: Message,
+    from value: JSONValue,
+    named name: String,
+    encode: (Message) -> JSONValue,
+    decode: (JSONValue) throws(Failure) -> Message
+) {
+    for encoded in [encode(decoded), wireRoundTrip(encode(decoded), name)] {
+        let again: Message
+        do {
+            again = try decode(encoded)
+        } catch {
+            fatalError("\(name).json does not decode: \(error); json: \(encoded.text)")
+        }
+        guard again == decoded else { fatalError("\(name) round trip changed it: \(value.text) → \(encoded.text)") }
+    }
+}
+
 private func checkCall(_ value: JSONValue) {
     guard let call = try? VarlinkCall(json: value) else { return }
-    for encoded in [call.json, wireRoundTrip(call.json, "VarlinkCall")] {
-        let decoded: VarlinkCall
-        do {
-            decoded = try VarlinkCall(json: encoded)
-        } catch {
-            fatalError("VarlinkCall.json does not decode: \(error); json: \(encoded.text)")
-        }
-        guard decoded == call else { fatalError("VarlinkCall round trip changed it: \(value.text) → \(encoded.text)") }
-    }
+    checkRoundTrip(call, from: value, named: "VarlinkCall", encode: \.json, decode: VarlinkCall.init(json:))
     // The method splits at its last dot.
     if call.method.contains(".") {
         guard call.interface + "." + call.memberName == call.method else {
@@ -223,15 +235,7 @@ private func checkCall(_ value: JSONValue) {
 
 private func checkReply(_ value: JSONValue) {
     guard let reply = try? VarlinkReply(json: value) else { return }
-    for encoded in [reply.json, wireRoundTrip(reply.json, "VarlinkReply")] {
-        let decoded: VarlinkReply
-        do {
-            decoded = try VarlinkReply(json: encoded)
-        } catch {
-            fatalError("VarlinkReply.json does not decode: \(error); json: \(encoded.text)")
-        }
-        guard decoded == reply else { fatalError("VarlinkReply round trip changed it: \(value.text) → \(encoded.text)") }
-    }
+    checkRoundTrip(reply, from: value, named: "VarlinkReply", encode: \.json, decode: VarlinkReply.init(json:))
     // The wire form is the JSON text and one NUL, and frames back to that text.
     let message = reply.message
     guard message.last == 0, message.dropLast() == reply.json.serialized[...] else {
