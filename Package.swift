@@ -12,7 +12,9 @@ let package = Package(
         .executable(name: "swctl", targets: ["swctl"]),
     ],
     targets: [
-        .target(name: "StopWatchCore", swiftSettings: strict),
+        // Linux headers Glibc's module lacks (timerfd), for the Posix layer.
+        .target(name: "CLinux"),
+        .target(name: "StopWatchCore", dependencies: ["CLinux"], swiftSettings: strict),
         // In-memory test doubles (manual clock and timers, state recorder) for this package's
         // tests and for anyone testing code built on StopWatchCore.
         .target(name: "StopWatchTesting", dependencies: ["StopWatchCore"], swiftSettings: strict),

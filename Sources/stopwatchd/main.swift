@@ -1,6 +1,10 @@
 import StopWatchCore
 
 // Parse options, wire, run: the daemon itself is StopWatchCore's `Daemon`.
+
+// Before anything opens a file: started with standard error closed, the daemon's socket or
+// a client's could take its number, and the log would go to a client.
+CurrentProcess.openStandardDescriptorsOnDevNull()
 do {
     switch try DaemonOptions.parse(Array(CommandLine.arguments.dropFirst())) {
     case .help:

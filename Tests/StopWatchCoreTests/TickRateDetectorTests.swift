@@ -61,3 +61,23 @@ struct TickRateDetectorTests {
         #expect(TickRateDetector(showsTenths: true).showsTenths)
     }
 }
+
+@Suite("numbers a daemon sends never trap the client")
+struct HostileReplyTests {
+    @Test("elapsed times whose difference overflows: no trap, and no tenths from them")
+    func overflowingElapsed() {
+        var detector = TickRateDetector()
+        for elapsed in [Int64.min, .max, .min, .max, -1, .max] {
+            detector.observe(TickRateDetectorTests.counting(elapsed))
+        }
+        #expect(!detector.showsTenths)
+    }
+
+    @Test("laps whose differences overflow are printed, not trapped on")
+    func overflowingLaps() {
+        let stopwatch = Stopwatch(name: "w", state: .counting, elapsedMs: .max, lapsMs: [.min, .max, .min, 0])
+        let lines = StatusText.lines(for: stopwatch, tenths: true)
+        #expect(lines.count == 5)
+        #expect(lines[2].hasSuffix("(+0:00:00.0)"))
+    }
+}

@@ -10,7 +10,9 @@ public enum StatusText {
         var lines = [summary(of: stopwatch, tenths: tenths)]
         for (index, lapMs) in laps.enumerated() {
             let previousMs = index == 0 ? 0 : laps[index - 1]
-            let difference = ElapsedText.string(milliseconds: lapMs - previousMs, tenths: tenths)
+            // Laps come from the daemon: a difference that overflows reads as zero.
+            let (differenceMs, overflow) = lapMs.subtractingReportingOverflow(previousMs)
+            let difference = ElapsedText.string(milliseconds: overflow ? 0 : differenceMs, tenths: tenths)
             let number = padded(String(index + 1), to: numberWidth, alignment: .right)
             let split = padded(splits[index], to: splitWidth, alignment: .right)
             lines.append("  lap \(number)  \(split)  (+\(difference))")

@@ -23,8 +23,9 @@ public struct TickRateDetector: Sendable {
             shortGapsInARow = 0
             return
         }
-        let gap = stopwatch.elapsedMs - previous.elapsedMs
-        shortGapsInARow = gap > 0 && gap < 900 ? shortGapsInARow + 1 : 0
+        // What a daemon sends is not trusted to be sane: a difference that overflows is no gap.
+        let (gap, overflow) = stopwatch.elapsedMs.subtractingReportingOverflow(previous.elapsedMs)
+        shortGapsInARow = !overflow && gap > 0 && gap < 900 ? shortGapsInARow + 1 : 0
         if shortGapsInARow >= 2 { showsTenths = true }
     }
 

@@ -4,10 +4,11 @@ import Dispatch
 ///
 /// Calls are answered in order, one at a time, and only while the unsent output is small:
 /// a client that sends without reading stops being read. A connection streams at most one
-/// `Watch`, and a state that cannot be written at once waits as the newest only, so a client
-/// that does not read costs constant memory; one that takes nothing for `writeTimeout` is
-/// disconnected. Nothing here ever blocks: the socket is non-blocking, driven by dispatch
-/// sources on the server's queue.
+/// `Watch`; updates the socket cannot take at once wait in a `WatchBacklog`, where ticks
+/// merge and changes queue up to a limit, past which the watcher gets `WatchTooSlow`. One
+/// that takes nothing for `writeTimeout` is disconnected, and so is one that neither calls
+/// nor watches for `idleTimeout`. Nothing here ever blocks: the socket is non-blocking,
+/// driven by dispatch sources on the server's queue.
 ///
 /// `@unchecked Sendable` is safe here: every stored property is read and written only on
 /// `queue`, a serial queue — the sources and timers are created with it as their queue,
@@ -42,8 +43,8 @@ final class Connection: @unchecked Sendable {
 
     private struct Watch {
         let name: String
-        /// The newest state not yet written, if the socket was full when it came.
-        var pending: StopWatchSnapshot?
+        /// The updates not yet written.
+        var backlog: WatchBacklog
         /// The first state a watch gets is the stopwatch as it was last updated, perhaps long
         /// ago: its elapsed time is computed when written. Later ones are fresh.
         var sentFirst = false
@@ -51,12 +52,12 @@ final class Connection: @unchecked Sendable {
     /// The stream of this connection's `Watch` call, if it made one.
     private var watch: Watch?
 
-    /// When the current unfinished message began, and when output last stalled.
+    /// When the current unfinished message began (while this end reads), when output last
+    /// stalled, and when the client last sent anything.
     private var partialMessageSince: ContinuousClock.Instant?
     private var outputStalledSince: ContinuousClock.Instant?
+    private var lastReceived = ContinuousClock.now
     private var deadlineTimer: (any DispatchSourceTimer)?
-
-    var isWatching: Bool { watch != nil }
 
     init(
         id: Int,
@@ -85,6 +86,7 @@ final class Connection: @unchecked Sendable {
     func start() {
         readSource.setEventHandler { [weak self] in self?.readAvailable() }
         readSource.activate()
+        updateDeadlines()
     }
 
     /// Sends `message` (a whole varlink message, NUL included) as soon as the socket takes it.
@@ -108,6 +110,7 @@ final class Connection: @unchecked Sendable {
             close()
             return
         }
+        lastReceived = .now
         guard count > 0 else {
             // The client is done sending: answer what it sent, then close.
             stopReading()
@@ -169,36 +172,46 @@ final class Connection: @unchecked Sendable {
         case .watch(let name):
             // A oneway Watch asks for a stream nobody will read: nothing to do.
             guard !call.oneway else { return }
-            watch = Watch(name: name, pending: nil)
+            watch = Watch(name: name, backlog: WatchBacklog(limit: limits.maximumPendingEvents))
             service.registry.beginWatching(name, watcher: id) { [weak self] snapshot in
                 self?.watchUpdated(snapshot)
             }
         }
     }
 
-    /// Answers with `ProtocolError` and closes once that is sent. Calls that came after the
-    /// bad message are dropped first: sending flushes, and flushing answers waiting calls.
+    /// Answers with `ProtocolError` and closes once that is sent.
     private func fail(_ reason: String) {
-        // Once closing, the first error stands (a deadline may still fire while it drains).
         guard !closeWhenSent else { return }
         logger.info("connection \(id): protocol error: \(reason)")
-        partialMessageSince = nil
-        watch?.pending = nil
+        finish(with: .protocolError(reason))
+    }
+
+    /// Sends `error` as the connection's last word and closes once it is sent. Calls that
+    /// came after it and updates still waiting are dropped first: sending flushes, and
+    /// flushing answers waiting calls.
+    private func finish(with error: VarlinkError) {
+        // Once closing, the first error stands (a deadline may still fire while it drains).
+        guard !closeWhenSent else { return }
+        watch?.backlog.removeAll()
         unansweredCalls = []
         stopReading()
         closeWhenSent = true
-        send(VarlinkReply(.protocolError(reason)).message)
+        send(VarlinkReply(error).message)
     }
 
+    /// While this end does not read, an unfinished message is not the client's doing: its
+    /// deadline starts again when reading does.
     private func stopReading() {
         guard isReading else { return }
         isReading = false
+        partialMessageSince = nil
         readSource.suspend()
     }
 
     private func resumeReading() {
         guard !isReading, !closeWhenSent, !isClosed, unansweredCalls.isEmpty else { return }
         isReading = true
+        if framer.hasPartialMessage { partialMessageSince = .now }
         readSource.resume()
     }
 
@@ -206,13 +219,15 @@ final class Connection: @unchecked Sendable {
 
     private func watchUpdated(_ snapshot: StopWatchSnapshot) {
         // Closing (an error, or the client's end of input): nothing may follow the last word.
-        guard !isClosed, !closeWhenSent, let name = watch?.name else { return }
-        if output.count == outputSent {
-            send(watchReply(name, snapshot))
-        } else {
-            // The socket is full: keep only the newest state for when it drains.
-            watch?.pending = snapshot
+        guard !isClosed, !closeWhenSent, watch != nil else { return }
+        guard watch?.backlog.append(snapshot) == true else {
+            let limit = limits.maximumPendingEvents
+            logger.notice("connection \(id): disconnected, its watch fell more than \(limit) changes behind")
+            finish(with: .watchTooSlow(pending: limit))
+            return
         }
+        // Written now if the socket is drained; otherwise it waits for the socket.
+        if output.count == outputSent { flush() }
     }
 
     /// A `Watch` reply: the first with the elapsed time as of now, the others as their
@@ -248,15 +263,14 @@ final class Connection: @unchecked Sendable {
             }
             output.removeAll(keepingCapacity: output.count <= 64 * 1024)
             outputSent = 0
-            // Drained: now the state that waited, if any, then the calls that waited.
-            if !closeWhenSent, let name = watch?.name, let pending = watch?.pending {
-                watch?.pending = nil
-                output.append(contentsOf: watchReply(name, pending))
+            // Drained: now the next update that waited, if any, then the calls that waited.
+            if !closeWhenSent, let name = watch?.name, let next = watch?.backlog.removeFirst() {
+                output.append(contentsOf: watchReply(name, next))
                 continue
             }
             guard !unansweredCalls.isEmpty else { break }
             answerCalls()
-            if output.isEmpty, unansweredCalls.isEmpty { break }
+            if output.isEmpty, unansweredCalls.isEmpty, watch?.backlog.isEmpty ?? true { break }
         }
         guard !isClosed else { return }
         stopWaitingForWritable()
@@ -291,13 +305,18 @@ final class Connection: @unchecked Sendable {
 
     // MARK: Deadlines
 
-    /// Arms one timer for the nearest deadline, or none when nothing is pending, so an idle
-    /// connection costs no wake-ups.
+    /// Nothing asked, nothing owed, nothing streamed: such a connection only holds a slot.
+    private var isIdle: Bool {
+        watch == nil && unansweredCalls.isEmpty && output.isEmpty && !framer.hasPartialMessage && !closeWhenSent
+    }
+
+    /// Arms one timer for the nearest deadline, or none when nothing is pending.
     private func updateDeadlines() {
         guard !isClosed else { return }
         let deadlines = [
             partialMessageSince.map { $0 + limits.messageTimeout },
             outputStalledSince.map { $0 + limits.writeTimeout },
+            isIdle ? lastReceived + limits.idleTimeout : nil,
         ].compactMap { $0 }
         guard let nearest = deadlines.min() else {
             deadlineTimer?.cancel()
@@ -323,6 +342,9 @@ final class Connection: @unchecked Sendable {
         } else if let since = partialMessageSince, now - since >= limits.messageTimeout {
             partialMessageSince = nil
             fail("message left unfinished for \(DurationText.string(limits.messageTimeout))")
+        } else if isIdle, now - lastReceived >= limits.idleTimeout {
+            logger.debug("connection \(id): closed, no call for \(DurationText.string(limits.idleTimeout))")
+            close()
         } else {
             updateDeadlines()
         }

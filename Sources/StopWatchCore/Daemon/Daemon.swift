@@ -32,7 +32,7 @@ public enum Daemon {
         let registry = StopwatchRegistry(limit: options.maximumStopwatches, queue: queue) { snapshot in
             StopWatchUseCase(snapshot, clock: clock, timers: timers, tick: options.tick)
         }
-        let service = StopwatchService(registry: registry, clock: clock)
+        let service = StopwatchService(registry: registry, clock: clock, maximumLaps: options.maximumLaps)
         let stateDirectory = StateLocation.path(
             option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
         )
@@ -61,9 +61,12 @@ public enum Daemon {
             limits: ConnectionLimits(
                 maximumMessageSize: options.maximumMessageSize,
                 messageTimeout: options.messageTimeout,
-                writeTimeout: options.writeTimeout
+                writeTimeout: options.writeTimeout,
+                idleTimeout: options.idleTimeout,
+                maximumPendingEvents: options.maximumPendingEvents
             ),
             maximumConnections: maximumConnections,
+            maximumConnectionsPerUser: options.maximumConnectionsPerUser ?? max(maximumConnections / 4, 1),
             logger: logger,
             clock: clock
         )
@@ -77,13 +80,26 @@ public enum Daemon {
             CurrentProcess.exit(0)
         }
         let watchdog = startWatchdog(environment, on: queue)
+        // A counting stopwatch's file keeps its origin on the wall clock, for after a reboot:
+        // written again after a step, the step is neither added nor lost then.
+        let clockSteps: WallClockStepWatch?
+        do {
+            clockSteps = try WallClockStepWatch(queue: queue) {
+                let counting = registry.createdStopwatches.filter { $0.useCase.state.current.state.isCounting }
+                for (name, useCase) in counting { store.save(name, useCase.state.current) }
+                logger.info("the wall clock was set; stored \(counting.count) counting stopwatch\(counting.count == 1 ? "" : "es") against it again")
+            }
+        } catch {
+            clockSteps = nil
+            logger.warning("cannot watch for wall clock steps (\(error)); a counting stopwatch may gain or lose a step across a reboot")
+        }
         queue.sync {
             server.start()
             // Listening and restored: clients may come.
             status.send(["READY=1"])
         }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
-        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog)) {
+        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps)) {
             CurrentProcess.parkForever()
         }
     }

@@ -8,10 +8,21 @@ public struct DaemonOptions: Equatable, Sendable {
     public var maximumConnections = 1024
     public var maximumStopwatches = 10_000
     public var maximumMessageSize = 64 * 1024
+    /// Laps a stopwatch keeps between resets (SPEC §3): a lap beyond gets `TooManyLaps`.
+    public var maximumLaps = 10_000
+    /// Connections one user other than root and the daemon's own may hold at once, so that
+    /// one member of `--allow-group` cannot take every slot (sd-varlink keeps 1,024 a uid of
+    /// 4,096). Nil: a quarter of `maximumConnections`.
+    public var maximumConnectionsPerUser: Int?
+    /// Events (anything but a tick) that may wait for a watcher that reads slowly before it
+    /// is disconnected with `WatchTooSlow` (SPEC §3).
+    public var maximumPendingEvents = 1024
     /// How long a message may stay unfinished before the connection is closed.
     public var messageTimeout: Duration = .seconds(30)
     /// How long a client may go without reading what it is sent before it is disconnected.
     public var writeTimeout: Duration = .seconds(30)
+    /// How long a connection that neither calls nor watches is kept open.
+    public var idleTimeout: Duration = .seconds(60)
 
     public static let minimumTick: Duration = .milliseconds(10)
 
@@ -39,9 +50,17 @@ public struct DaemonOptions: Equatable, Sendable {
           --log-level LEVEL        debug, info, notice, warning or error (default info)
           --max-connections N      clients at once (default 1024)
           --max-stopwatches N      stopwatches kept (default 10000)
+          --max-connections-per-user N
+                                   clients at once of one user other than root and this
+                                   one (default: a quarter of --max-connections)
           --max-message-size N     bytes in one message (default 65536)
+          --max-laps N             laps a stopwatch keeps until reset (default 10000)
+          --max-pending-events N   changes a slow watcher may fall behind before it is
+                                   disconnected (default 1024)
           --message-timeout DUR    time to finish a message (default 30s)
           --write-timeout DUR      time a client may stop reading (default 30s)
+          --idle-timeout DUR       time a client may stay connected without a call or a
+                                   watch (default 60s)
           -h, --help               show this help
           --version                show the version
 
@@ -74,9 +93,13 @@ public struct DaemonOptions: Equatable, Sendable {
                 options.logLevel = level
             case "--max-connections": options.maximumConnections = try count(value(), for: name)
             case "--max-stopwatches": options.maximumStopwatches = try count(value(), for: name)
+            case "--max-connections-per-user": options.maximumConnectionsPerUser = try count(value(), for: name)
             case "--max-message-size": options.maximumMessageSize = try count(value(), for: name, minimum: 1024)
+            case "--max-laps": options.maximumLaps = try count(value(), for: name, maximum: 1_000_000)
+            case "--max-pending-events": options.maximumPendingEvents = try count(value(), for: name, maximum: 1_000_000)
             case "--message-timeout": options.messageTimeout = try duration(value(), for: name)
             case "--write-timeout": options.writeTimeout = try duration(value(), for: name)
+            case "--idle-timeout": options.idleTimeout = try duration(value(), for: name)
             default:
                 throw UsageError("unknown option '\(argument.raw)'")
             }
@@ -89,8 +112,10 @@ public struct DaemonOptions: Equatable, Sendable {
         return text
     }
 
-    private static func count(_ text: String, for name: String, minimum: Int = 1) throws(UsageError) -> Int {
-        guard let number = Int(text), number >= minimum else { throw UsageError("\(name): '\(text)' is not a whole number of at least \(minimum)") }
+    private static func count(_ text: String, for name: String, minimum: Int = 1, maximum: Int = 1_000_000_000) throws(UsageError) -> Int {
+        guard let number = Int(text), number >= minimum, number <= maximum else {
+            throw UsageError("\(name): '\(text)' is not a whole number from \(minimum) to \(maximum)")
+        }
         return number
     }
 

@@ -12,11 +12,15 @@ struct PeerPolicy: Sendable {
         return peer.gid == allowedGroup || groups().contains(allowedGroup)
     }
 
-    /// Checks the peer at the other end of `socket`; a peer whose credentials cannot be read
-    /// is not allowed.
-    func allows(socket: FileDescriptor) -> Bool {
-        guard let peer = try? socket.peerCredentials() else { return false }
-        return allows(peer) {
+    /// Whether `peer` is held to a share of the connections: everyone but root and the
+    /// daemon's own user, who could stop the daemon anyway.
+    func isShared(_ peer: PeerCredentials) -> Bool {
+        peer.uid != 0 && peer.uid != daemonUID
+    }
+
+    /// Checks `peer`, at the other end of `socket`.
+    func allows(_ peer: PeerCredentials, on socket: FileDescriptor) -> Bool {
+        allows(peer) {
             if let groups = try? socket.peerGroups() { return groups }
             guard let name = try? Users.userName(of: peer.uid) else { return [] }
             return Users.groupIDs(ofUser: name, primaryGroup: peer.gid)

@@ -6,13 +6,16 @@ final class StopwatchService {
     /// Shared by every connection's watch: one encoding per update.
     let watchReplies = WatchReplyCache()
     private let clock: any StopWatchClock
+    /// Laps a stopwatch may hold until reset: a file and a reply stay bounded.
+    private let maximumLaps: Int
     /// Called after a change to stopwatch `name` and before the reply goes out: where the
     /// change is made durable.
     var onChange: (_ name: String) -> Void = { _ in }
 
-    init(registry: StopwatchRegistry, clock: any StopWatchClock) {
+    init(registry: StopwatchRegistry, clock: any StopWatchClock, maximumLaps: Int) {
         self.registry = registry
         self.clock = clock
+        self.maximumLaps = maximumLaps
     }
 
     func handle(_ call: VarlinkCall) -> CallOutcome {
@@ -99,6 +102,11 @@ final class StopwatchService {
             }
         }
         let before = useCase.state.current
+        // Commands reach a stopwatch only from this queue, so the count cannot change before
+        // the lap is taken.
+        if command == .lap, before.state.isCounting, before.laps.count >= maximumLaps {
+            throw .tooManyLaps(limit: maximumLaps)
+        }
         let after: StopWatchSnapshot
         do {
             after = try useCase.dispatcher.perform(command)

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 
 /// Accepts clients on the listening socket and keeps their connections.
 ///
@@ -11,6 +12,8 @@ final class VarlinkServer: @unchecked Sendable {
     private let policy: PeerPolicy
     private let limits: ConnectionLimits
     private let maximumConnections: Int
+    /// The share of `maximumConnections` one user other than root and the daemon's may hold.
+    private let maximumConnectionsPerUser: Int
     private let logger: Logger
     private let clock: any StopWatchClock
     /// One buffer for every read: they all happen on `queue`, one at a time.
@@ -19,6 +22,8 @@ final class VarlinkServer: @unchecked Sendable {
     private var acceptSource: (any DispatchSourceRead)?
     private var isAccepting = false
     private var connections: [Int: Connection] = [:]
+    /// Connections held by each user held to a share (`PeerPolicy.isShared`).
+    private var connectionsByUser: [uid_t: Int] = [:]
     private var nextConnectionID = 1
     /// At the connection limit since the last warning: warn once per episode.
     private var isRefusing = false
@@ -30,6 +35,7 @@ final class VarlinkServer: @unchecked Sendable {
         policy: PeerPolicy,
         limits: ConnectionLimits,
         maximumConnections: Int,
+        maximumConnectionsPerUser: Int,
         logger: Logger,
         clock: any StopWatchClock
     ) {
@@ -39,6 +45,7 @@ final class VarlinkServer: @unchecked Sendable {
         self.policy = policy
         self.limits = limits
         self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerUser = maximumConnectionsPerUser
         self.logger = logger
         self.clock = clock
     }
@@ -46,8 +53,6 @@ final class VarlinkServer: @unchecked Sendable {
     deinit {
         readBuffer.deallocate()
     }
-
-    var connectionCount: Int { connections.count }
 
     func start() {
         let source = DispatchSource.makeReadSource(fileDescriptor: listener.rawValue, queue: queue)
@@ -67,8 +72,12 @@ final class VarlinkServer: @unchecked Sendable {
         for connection in Array(connections.values) { connection.close() }
     }
 
+    /// At most this many accepts per wake-up: then other work queued meanwhile (ticks, calls,
+    /// the watchdog) runs before the listener's next turn, however fast clients connect.
+    static let acceptsPerWakeUp = 16
+
     private func acceptPending() {
-        while true {
+        for _ in 0..<Self.acceptsPerWakeUp {
             let socket: FileDescriptor
             do {
                 guard let accepted = try listener.accept() else { return }
@@ -83,13 +92,25 @@ final class VarlinkServer: @unchecked Sendable {
             }
             admit(socket)
         }
+        // Perhaps more waiting: come back after what is queued now, whether or not the
+        // source fires again for them.
+        queue.async { [weak self] in
+            guard let self, self.isAccepting, self.acceptSource != nil else { return }
+            self.acceptPending()
+        }
     }
 
     private func admit(_ socket: FileDescriptor) {
-        guard policy.allows(socket: socket) else {
+        guard let peer = try? socket.peerCredentials(), policy.allows(peer, on: socket) else {
             let peer = (try? socket.peerCredentials()).map { "uid \($0.uid), pid \($0.pid)" } ?? "unknown peer"
             logger.notice("refused \(peer): not root, this user, or in the allowed group")
             refuse(socket, with: .permissionDenied)
+            return
+        }
+        let isShared = policy.isShared(peer)
+        if isShared, connectionsByUser[peer.uid, default: 0] >= maximumConnectionsPerUser {
+            logger.notice("refused uid \(peer.uid), pid \(peer.pid): it holds its share of \(maximumConnectionsPerUser) connections")
+            refuse(socket, with: .tooManyConnections(limit: maximumConnectionsPerUser))
             return
         }
         guard connections.count < maximumConnections else {
@@ -108,11 +129,14 @@ final class VarlinkServer: @unchecked Sendable {
         ) { [weak self] closed in
             guard let self else { return }
             self.connections[closed.id] = nil
+            if isShared { self.connectionsByUser[peer.uid, default: 1] -= 1 }
+            if self.connectionsByUser[peer.uid] == 0 { self.connectionsByUser[peer.uid] = nil }
             self.isRefusing = false
             // The last client gone: hand the memory the busy time needed back to the system.
             if self.connections.isEmpty { Memory.releaseFree() }
         }
         connections[id] = connection
+        if isShared { connectionsByUser[peer.uid, default: 0] += 1 }
         connection.start()
     }
 

@@ -33,4 +33,5 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
     public static let tooManyOpenFilesInSystem = Errno(ENFILE)
     public static let invalidArgument = Errno(EINVAL)
     public static let timedOut = Errno(ETIMEDOUT)
+    public static let canceled = Errno(ECANCELED)
 }

@@ -35,6 +35,8 @@ method Watch(name: ?string) -> (stopwatch: Stopwatch)
 error InvalidName (name: string)
 error InvalidTransition (stopwatch: Stopwatch, method: string)
 error TooManyStopwatches (limit: int)
+error TooManyLaps (limit: int)
+error WatchTooSlow (pending: int)
 error ProtocolError (reason: string)
 """
 }

@@ -35,6 +35,12 @@ public struct VarlinkError: Error, Equatable, Sendable, CustomStringConvertible 
     public static func tooManyStopwatches(limit: Int) -> VarlinkError {
         VarlinkError(name: "io.stopwatchd.TooManyStopwatches", parameters: ["limit": .int(Int64(limit))])
     }
+    public static func tooManyLaps(limit: Int) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.TooManyLaps", parameters: ["limit": .int(Int64(limit))])
+    }
+    public static func watchTooSlow(pending: Int) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.WatchTooSlow", parameters: ["pending": .int(Int64(pending))])
+    }
     public static func protocolError(_ reason: String) -> VarlinkError {
         VarlinkError(name: "io.stopwatchd.ProtocolError", parameters: ["reason": .string(reason)])
     }
