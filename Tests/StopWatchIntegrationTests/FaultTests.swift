@@ -42,6 +42,43 @@ struct FaultTests {
         #expect(Deadline.wait { (try? StopWatchClient(socketPath: daemon.socket).start()) != nil })
     }
 
+    @Test("a flood of connections does not starve the ticks of a watcher")
+    func connectFloodKeepsTicks() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "20ms"])
+        _ = try StopWatchClient(socketPath: daemon.socket).start()
+        let watcher = try RawConnection(daemon.socket)
+        try watcher.call("io.stopwatchd.Watch", more: true)
+        _ = try watcher.reply()
+
+        // Four threads connect and hang up as fast as they can for two seconds.
+        let flooding = Atomic<Bool>(true)
+        let group = DispatchGroup()
+        let path = daemon.socket
+        for _ in 0..<4 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                while flooding.load(ordering: .relaxed) {
+                    guard let socket = try? FileDescriptor.unixStreamSocket(nonBlocking: false) else { continue }
+                    try? socket.connect(toPath: path)
+                    socket.close()
+                }
+            }
+        }
+        var longestGap = Duration.zero
+        var previous = ContinuousClock.now
+        let end = previous + .seconds(2)
+        while ContinuousClock.now < end, try watcher.reply(timeout: .seconds(10)) != nil {
+            longestGap = max(longestGap, ContinuousClock.now - previous)
+            previous = ContinuousClock.now
+        }
+        flooding.store(false, ordering: .relaxed)
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        // 20 ms ticks: a gap of a second means the accepts held the queue.
+        #expect(longestGap < .seconds(1), "longest gap between ticks \(longestGap)")
+    }
+
     @Test("clients that leave mid-message and mid-stream leave nothing behind")
     func clientsVanish() throws {
         let directory = try TestDirectory()

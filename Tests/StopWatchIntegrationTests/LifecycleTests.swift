@@ -28,6 +28,57 @@ struct LifecycleTests {
         #expect(try StopWatchClient(socketPath: second.socket).get("kept").state == .counting)
     }
 
+    @Test("started with standard input, output and error closed, it logs into no client's socket")
+    func closedStandardDescriptors() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(
+            socket: directory.socket, arguments: ["--log-level", "debug"],
+            launcher: ["/bin/sh", "-c", #"exec "$0" "$@" 0<&- 1>&- 2>&-"#]
+        )
+        // They are /dev/null, so no file or socket the daemon opens takes their numbers.
+        for descriptor in 0...2 {
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(daemon.pid)/fd/\(descriptor)") == "/dev/null")
+        }
+        let clients = try (0..<3).map { _ in try RawConnection(daemon.socket) }
+        // Each bad message is logged: it must not reach anyone's socket.
+        for _ in 0..<3 {
+            let bad = try RawConnection(daemon.socket)
+            try bad.send("not json")
+            #expect(try bad.reply()?.errorName == "io.stopwatchd.ProtocolError")
+        }
+        for client in clients {
+            try client.call("io.stopwatchd.Get")
+            #expect(try client.reply()?.stopwatch?.name == "default")
+        }
+    }
+
+    @Test("the wall clock set while a stopwatch counts: its file is written again against the new clock",
+          .enabled(if: geteuid() == 0, "needs root to set the clock (to the time it already is)"))
+    func wallClockSet() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopWatchClient(socketPath: daemon.socket)
+        _ = try client.start("running")
+        _ = try client.start("paused")
+        _ = try client.stop("paused")
+        let files = DaemonProcess.stateDirectory(for: daemon.socket) + "/stopwatches/"
+        func modified(_ name: String) throws -> Date? {
+            try FileManager.default.attributesOfItem(atPath: files + name + ".json")[.modificationDate] as? Date
+        }
+        let before = (running: try modified("running"), paused: try modified("paused"))
+        // Set to what it is: as good as a step for the kernel, harmless to the machine.
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        guard clock_settime(CLOCK_REALTIME, &now) == 0 else {
+            Issue.record("clock_settime refused: \(Errno(errno))")
+            return
+        }
+        #expect(daemon.waitForLog(containing: "the wall clock was set; stored 1 counting stopwatch against it again"))
+        #expect(try modified("running") != before.running)
+        #expect(try modified("paused") == before.paused)
+        #expect(try client.get("running").state == .counting)
+    }
+
     @Test("under nohup, SIGHUP stays ignored", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nohup")))
     func nohupKeepsRunning() throws {
         let directory = try TestDirectory()

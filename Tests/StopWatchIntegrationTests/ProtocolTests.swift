@@ -102,6 +102,28 @@ struct ProtocolTests {
         #expect(try connection.reply()?.stopwatch?.state == .counting)
     }
 
+    @Test("laps beyond --max-laps: TooManyLaps with the limit, and nothing changes; a reset makes room")
+    func lapLimit() throws {
+        let directory = try TestDirectory()
+        let limited = try DaemonProcess(socket: directory.socket, arguments: ["--max-laps", "3"])
+        let connection = try RawConnection(limited.socket)
+        try connection.call("io.stopwatchd.Start")
+        _ = try connection.reply()
+        for count in 1...3 {
+            try connection.call("io.stopwatchd.Lap")
+            #expect(try connection.reply()?.stopwatch?.lapsMs.count == count)
+        }
+        try connection.call("io.stopwatchd.Lap")
+        let refusal = try #require(try connection.reply())
+        #expect(refusal.errorName == "io.stopwatchd.TooManyLaps")
+        #expect(refusal.parameters["limit"] == .int(3))
+        try connection.call("io.stopwatchd.Get")
+        #expect(try connection.reply()?.stopwatch?.lapsMs.count == 3)
+        for method in ["Stop", "Reset", "Start", "Lap"] { try connection.call("io.stopwatchd.\(method)") }
+        for _ in 0..<3 { _ = try connection.reply() }
+        #expect(try connection.reply()?.stopwatch?.lapsMs.count == 1)
+    }
+
     @Test("refusals: InvalidTransition for reset while counting and for lap when not counting")
     func invalidTransitions() throws {
         let connection = try connect()
