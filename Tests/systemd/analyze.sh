@@ -36,6 +36,12 @@ grep -qx 'ExecStart=/usr/bin/stopwatchd --allow-group stopwatch' "$work/package/
 grep -qx 'ExecStart=/usr/bin/stopwatchd' "$work/package/usr/lib/systemd/user/stopwatchd.service" \
     || fail "the user unit's ExecStart does not point at /usr/bin/stopwatchd"
 "$work/package/usr/bin/swctl" --version | grep -q '^swctl ' || fail "the installed swctl does not run"
+for unit in system user; do
+    for setting in MemoryMax TasksMax; do
+        grep -q "^$setting=" "$work/package/usr/lib/systemd/$unit/stopwatchd.service" \
+            || fail "the $unit service sets no $setting= (a client must not make the daemon take the machine)"
+    done
+done
 echo "ok: $(echo "$expected" | wc -l) files"
 
 echo "== systemd-analyze verify"
