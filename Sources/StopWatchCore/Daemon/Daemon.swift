@@ -79,7 +79,7 @@ public enum Daemon {
             status.send(["STOPPING=1"])
             server.stop()
             store.saveBeforeExit()
-            if let path = listener.ownedPath { try? FileSystem.remove(path) }
+            listener.removeOwnedSocket()
             CurrentProcess.exit(0)
         }
         let watchdog = startWatchdog(environment, on: queue)

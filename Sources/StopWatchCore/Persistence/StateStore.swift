@@ -93,7 +93,18 @@ final class StateStore: @unchecked Sendable {
     private func openDirectories() throws(OpenFailure) -> DirectoryDescriptor {
         if let stopwatchesDescriptor { return stopwatchesDescriptor }
         if stateDescriptor == nil {
-            let state = try openTrusted { () throws(Errno) in try DirectoryDescriptor.open(stateDirectory, creatingWith: 0o700) }
+            let state = try openTrusted { () throws(Errno) in
+                do throws(Errno) {
+                    return try DirectoryDescriptor.open(stateDirectory, creatingWith: 0o700)
+                } catch where error == .tooManyLinks {
+                    // systemd's DynamicUser= makes /var/lib/NAME a link to /var/lib/private/NAME:
+                    // a link its owner (root, or this user) made is followed once, here; what it
+                    // leads to is opened without following anything further, and checked.
+                    let link = try FileSystem.ownerAndMode(at: stateDirectory)
+                    guard link.uid == trust.userID || link.uid == 0 else { throw error }
+                    return try DirectoryDescriptor.open(try FileSystem.resolvedPath(stateDirectory))
+                }
+            }
             stateDescriptor = state
         }
         guard let state = stateDescriptor else { throw .unavailable("no state directory", Errno(EBADF)) }
@@ -127,7 +138,7 @@ final class StateStore: @unchecked Sendable {
         do {
             opened = try open()
         } catch where error == .tooManyLinks {
-            throw .refused("\(path) is a symbolic link; give the directory it points to (a link can be changed under the daemon)")
+            throw .refused("\(path) is a symbolic link the daemon does not follow (only the state directory itself may be one, owned by this user or root); give the directory it points to")
         } catch {
             throw .unavailable("cannot open the state directory \(path): \(error)", error)
         }

@@ -16,10 +16,17 @@ public struct DirectoryDescriptor: Sendable, CustomStringConvertible {
 
     private static let directoryFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 
-    /// Opens the directory at `path`. A symbolic link as its last component fails (`ELOOP`),
-    /// as does anything that is not a directory (`ENOTDIR`).
+    /// Opens the directory at `path`. A symbolic link as its last component fails with
+    /// `ELOOP`, anything else that is not a directory with `ENOTDIR`.
     public static func open(_ path: String) throws(Errno) -> DirectoryDescriptor {
-        DirectoryDescriptor(FileDescriptor(rawValue: try Posix.call { Glibc.open(path, directoryFlags) }))
+        do {
+            return DirectoryDescriptor(FileDescriptor(rawValue: try Posix.call { Glibc.open(path, directoryFlags) }))
+        } catch where error == .notDirectory {
+            // With O_DIRECTORY the kernel reports a link as "not a directory": tell them apart.
+            var info = stat()
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK { throw .tooManyLinks }
+            throw error
+        }
     }
 
     /// Opens the directory at `path`, creating it and its missing parents with `mode`; each
@@ -80,7 +87,12 @@ public struct DirectoryDescriptor: Sendable, CustomStringConvertible {
     }
 
     private func openDirectoryOnly(_ name: String) throws(Errno) -> DirectoryDescriptor {
-        DirectoryDescriptor(FileDescriptor(rawValue: try Posix.call { openat(descriptor.rawValue, name, Self.directoryFlags) }))
+        do {
+            return DirectoryDescriptor(FileDescriptor(rawValue: try Posix.call { openat(descriptor.rawValue, name, Self.directoryFlags) }))
+        } catch where error == .notDirectory {
+            if (try? status(of: name))??.kind == .symbolicLink { throw .tooManyLinks }
+            throw error
+        }
     }
 
     /// Runs `body`, then closes the directory, whether `body` returned or threw.
