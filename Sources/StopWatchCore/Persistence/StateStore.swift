@@ -393,7 +393,9 @@ final class StateStore: @unchecked Sendable {
         retryTimer?.cancel()
         stopwatchesDescriptor?.close()
         stateDescriptor?.close()
-        // Closing the lock's descriptor releases it.
+        // Released at once, even while a child being spawned elsewhere in this process still
+        // shares the descriptor (close-on-exec closes it only at its exec).
+        lock?.unlock()
         lock?.close()
     }
 }

@@ -109,6 +109,12 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Releases an `flock`. Closing does too, but only once every copy of the descriptor is
+    /// closed, and a child being spawned holds a copy until its exec closes it.
+    public func unlock() {
+        _ = flock(rawValue, LOCK_UN)
+    }
+
     /// Whether the descriptor is a terminal.
     public var isTerminal: Bool {
         isatty(rawValue) == 1
