@@ -93,7 +93,13 @@ struct StateStoreTests {
         let logger = Logger(minimumLevel: .debug, journald: false) { line in log.withLock { $0.append(line) } }
         let clocks = self.clocks
         // The retry timer never fires during a test: it would race the test's own calls.
-        return StateStore(directory: directory, logger: logger, queue: DispatchQueue(label: "store"), retryInterval: .seconds(3600)) { clocks }
+        return StateStore(directory: root, maximumLaps: 10_000, logger: logger, queue: DispatchQueue(label: "store"), retryInterval: .seconds(3600)) { clocks }
+    }
+
+    /// Runs `body` with a store that is gone when it returns: one store holds the state
+    /// directory's lock, as one daemon does, so the next can only load once it is released.
+    func withStore(_ body: (StateStore) throws -> Void) rethrows {
+        try body(makeStore())
     }
 
     func files() throws -> [String] {
@@ -102,21 +108,22 @@ struct StateStoreTests {
 
     @Test("what is saved loads back, and removing deletes")
     func saveAndLoad() throws {
-        let store = makeStore()
-        #expect(store.load().isEmpty)
         let counting = StopWatchSnapshot.counting(since: .seconds(40), laps: [.seconds(3)], now: clocks.boot)
-        store.save("counting", counting)
-        store.save("paused", .paused(at: .seconds(2), laps: [.seconds(1)]))
-        store.save("stopped", .stopped)
-        store.save("gone", .stopped)
-        store.save("gone", nil)
-        let loaded = makeStore().load()
+        try withStore { (store) throws in
+            #expect(try store.load().isEmpty)
+            store.save("counting", counting)
+            store.save("paused", .paused(at: .seconds(2), laps: [.seconds(1)]))
+            store.save("stopped", .stopped)
+            store.save("gone", .stopped)
+            store.save("gone", nil)
+            #expect(store.problem == nil)
+        }
+        let loaded = try makeStore().load()
         #expect(loaded.map(\.name) == ["counting", "paused", "stopped"])
         #expect(loaded[0].snapshot == counting)
         #expect(loaded[1].snapshot == .paused(at: .seconds(2), laps: [.seconds(1)]))
         #expect(loaded[2].snapshot == .stopped)
         #expect(try files() == ["counting.json", "paused.json", "stopped.json"])
-        #expect(store.problem == nil)
     }
 
     @Test("corrupt, truncated, empty and future files are moved aside, logged, and the rest loads", arguments: [
@@ -125,10 +132,9 @@ struct StateStoreTests {
         #"{"format":1,"name":"other","state":"pause","elapsed_ns":1,"laps_ns":[]}"#,
     ])
     func damagedFiles(content: String) throws {
-        let store = makeStore()
-        store.save("good", .paused(at: .seconds(1)))
+        withStore { $0.save("good", .paused(at: .seconds(1))) }
         #expect(FileManager.default.createFile(atPath: directory + "/bad.json", contents: Data(content.utf8)))
-        let loaded = makeStore().load()
+        let loaded = try makeStore().load()
         #expect(loaded.map(\.name) == ["good"])
         let names = try files()
         #expect(!names.contains("bad.json"))
@@ -141,11 +147,10 @@ struct StateStoreTests {
 
     @Test("a crash between write and rename leaves the old state, which loads; the temporary file goes")
     func crashMidWrite() throws {
-        let store = makeStore()
-        store.save("tea", .paused(at: .seconds(7)))
+        withStore { $0.save("tea", .paused(at: .seconds(7))) }
         // What a crash before the rename leaves: a half-written temporary file.
         #expect(FileManager.default.createFile(atPath: directory + "/.tea.json.tmp", contents: Data(#"{"format":1,"na"#.utf8)))
-        let loaded = makeStore().load()
+        let loaded = try makeStore().load()
         #expect(loaded.count == 1)
         #expect(loaded.first?.snapshot == .paused(at: .seconds(7)))
         #expect(try files() == ["tea.json"])
@@ -154,7 +159,7 @@ struct StateStoreTests {
     @Test("an unwritable directory: the failure is logged once, and everything is saved once it is writable")
     func unwritable() throws {
         let store = makeStore()
-        _ = store.load()
+        _ = try store.load()
         store.save("first", .paused(at: .seconds(1)))
         // Make it unwritable even for root: the directory becomes a file.
         try FileManager.default.removeItem(atPath: directory)
@@ -173,5 +178,12 @@ struct StateStoreTests {
         #expect(store.problem == nil)
         #expect(try files() == ["fourth.json", "second.json", "third.json"])
         #expect(log.withLock { $0 }.contains { $0.contains("writable again") })
+    }
+
+    @Test("the read limit fits 10,000 laps of the widest number, and never drops below 1 MiB")
+    func readLimit() {
+        #expect(StateStore.maximumFileSize(maximumLaps: 10_000) == 1 << 20)
+        #expect(StateStore.maximumFileSize(maximumLaps: 100_000) == 4096 + 21 * 100_000)
+        #expect(StateStore.maximumFileSize(maximumLaps: Int.max) == Int.max)
     }
 }

@@ -151,7 +151,10 @@ struct LifecycleTests {
 
         // Members of --allow-group are let in.
         let group = try StopWatchCore.Users.groupID(named: "nogroup").map(Int.init) ?? 65534
-        let allowing = try DaemonProcess(socket: directory.file("g.sock"), arguments: ["--allow-group", "nogroup"])
+        // Its own state directory: one state directory serves one daemon.
+        let allowing = try DaemonProcess(
+            socket: directory.file("g.sock"), arguments: ["--allow-group", "nogroup", "--state-dir", directory.file("g-state")]
+        )
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: allowing.socket)
         #expect(try Swctl.run(["start"], socket: allowing.socket, user: (uid: 65534, gid: group)).status == 0)
     }

@@ -57,7 +57,11 @@ struct LoadTests {
         // On tmpfs: this is about the daemon under load, not about the disk's fsync.
         let state = "/dev/shm/swload-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--state-dir", state, "--tick", "50ms"])
+        // Watchers now receive every change, not the newest only: under a sanitizer their
+        // threads (140 in all on 2 cores) can go longer than the default 30 s write timeout
+        // without reading a byte, which is no fault of the daemon's.
+        let writeTimeout = Binaries.sanitized ? ["--write-timeout", "10m"] : []
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--state-dir", state, "--tick", "50ms"] + writeTimeout)
         let socket = daemon.socket
 
         // Warm up with the same concurrency (per-thread allocator arenas, worker threads,

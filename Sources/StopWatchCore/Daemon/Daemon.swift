@@ -36,14 +36,19 @@ public enum Daemon {
         let stateDirectory = StateLocation.path(
             option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
         )
-        let store = StateStore(directory: stateDirectory + "/stopwatches", logger: logger, queue: queue)
+        let store = StateStore(directory: stateDirectory, maximumLaps: options.maximumLaps, logger: logger, queue: queue)
         let status = StatusReporter(notifier: SystemdNotifier(environment), queue: queue) {
             var text = "\(registry.createdCount) stopwatch\(registry.createdCount == 1 ? "" : "es"), \(registry.countingCount) counting, \(registry.watcherCount) watched"
             if let problem = store.problem { text += "; NOT SAVING: \(problem)" }
             return text
         }
+        // On the queue, as every use of the store and registry; its error comes back as a value
+        // since `sync` does not carry a typed throw.
+        let restored = queue.sync { () -> Result<Void, DaemonStartError> in
+            Result { () throws(DaemonStartError) in try restore(from: store, into: registry, logger: logger) }
+        }
+        try restored.get()
         queue.sync {
-            restore(from: store, into: registry, logger: logger)
             // Durable before the reply goes out: the change is on disk when the client hears of it.
             service.onChange = { name in
                 store.save(name, registry.created(name)?.state.current)
@@ -76,7 +81,7 @@ public enum Daemon {
             status.send(["STOPPING=1"])
             server.stop()
             store.saveBeforeExit()
-            if let path = listener.ownedPath { try? FileSystem.remove(path) }
+            listener.removeOwnedSocket()
             CurrentProcess.exit(0)
         }
         let watchdog = startWatchdog(environment, on: queue)
@@ -118,9 +123,9 @@ public enum Daemon {
         return timer
     }
 
-    private static func restore(from store: StateStore, into registry: StopwatchRegistry, logger: Logger) {
+    private static func restore(from store: StateStore, into registry: StopwatchRegistry, logger: Logger) throws(DaemonStartError) {
         let start = ContinuousClock.now
-        let restored = store.load()
+        let restored = try store.load()
         var dropped: [String] = []
         for (name, snapshot) in restored {
             do {

@@ -10,6 +10,9 @@ struct ListeningSocket {
     let name: String
     /// Held for the daemon's life: the lock that makes it the only daemon on this path.
     let instanceLock: FileDescriptor?
+    /// The socket's directory, opened once and checked: the socket, its lock and its removal
+    /// at exit all go through it.
+    let directory: DirectoryDescriptor?
 
     static let backlog: CInt = 512
 
@@ -23,28 +26,63 @@ struct ListeningSocket {
         let descriptor = FileDescriptor(rawValue: 3)
         try? descriptor.setNonBlocking()
         try? descriptor.setCloseOnExec()
-        return ListeningSocket(descriptor: descriptor, ownedPath: nil, name: "the socket passed by systemd", instanceLock: nil)
+        return ListeningSocket(descriptor: descriptor, ownedPath: nil, name: "the socket passed by systemd", instanceLock: nil, directory: nil)
     }
 
     /// Binds and listens at `path`. A daemon already answering there is left alone (and this
     /// one refuses to start); a socket file nobody answers on is replaced.
     ///
     /// - Parameters:
-    ///   - group: when set, the socket is 0660 and owned by this group (and a directory made
-    ///     for it 0750 and the group's too); otherwise 0600.
-    static func bind(path: String, group: gid_t?) throws(DaemonStartError) -> ListeningSocket {
+    ///   - group: when set, the socket is 0660 and owned by this group (and the directories
+    ///     made for it 0750 and the group's too); otherwise 0600.
+    static func bind(path: String, group: gid_t?, trust: DirectoryTrust = .currentProcess) throws(DaemonStartError) -> ListeningSocket {
         guard path.utf8.count <= FileDescriptor.maximumSocketPathLength else {
             throw DaemonStartError("socket path \(path) is longer than \(FileDescriptor.maximumSocketPathLength) bytes; choose a shorter one with --socket")
         }
-        let isAbstract = path.hasPrefix("@")
-        var instanceLock: FileDescriptor?
-        if !isAbstract {
-            try prepareDirectory(for: path, group: group)
+        if path.hasPrefix("@") {
+            return try listen(at: path, in: nil, group: nil, instanceLock: nil)
+        }
+        let directory = try openDirectory(for: path, group: group, trust: trust)
+        let instanceLock: FileDescriptor
+        do {
             // Checking for a live daemon, removing a stale socket and binding are three
             // steps: the lock makes them one for daemons starting at the same moment.
-            instanceLock = try lockInstance(at: path)
-            try removeStaleSocket(at: path)
+            instanceLock = try lockInstance(at: path, in: directory)
+        } catch {
+            directory.close()
+            throw error
         }
+        do {
+            try removeStaleSocket(at: path, in: directory)
+            return try listen(at: path, in: directory, group: group, instanceLock: instanceLock)
+        } catch {
+            instanceLock.close()
+            directory.close()
+            throw error
+        }
+    }
+
+    /// The name of the socket file in its directory.
+    private static func entryName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// The path to bind or connect to: through the directory's descriptor when `/proc` has
+    /// it (so a directory renamed or swapped further up changes nothing), else `path`.
+    private static func address(of path: String, in directory: DirectoryDescriptor?) -> String {
+        guard let directory, let through = directory.pathThroughDescriptor(to: entryName(of: path)),
+            through.utf8.count <= FileDescriptor.maximumSocketPathLength
+        else { return path }
+        return through
+    }
+
+    private static func listen(
+        at path: String,
+        in directory: DirectoryDescriptor?,
+        group: gid_t?,
+        instanceLock: FileDescriptor?
+    ) throws(DaemonStartError) -> ListeningSocket {
         let descriptor: FileDescriptor
         do {
             descriptor = try FileDescriptor.unixStreamSocket(nonBlocking: true)
@@ -52,87 +90,98 @@ struct ListeningSocket {
             throw DaemonStartError("cannot create a socket: \(error); the system may be out of file descriptors (see ulimit -n)")
         }
         do throws(Errno) {
-            // Created 0600 from the start, so there is no moment it is open to others.
-            let previousMask = FileSystem.setUmask(0o177)
+            // Created with its final mode (0600, or 0660 for a group), so no chmod by path
+            // follows: `fchmod` on a socket's descriptor does not reach its file on Linux.
+            let previousMask = FileSystem.setUmask(group == nil ? 0o177 : 0o117)
             defer { FileSystem.setUmask(previousMask) }
-            try descriptor.bind(toPath: path)
-            if !isAbstract, let group {
-                try FileSystem.setOwner(path, uid: nil, gid: group)
-                try FileSystem.setMode(path, 0o660)
+            try descriptor.bind(toPath: address(of: path, in: directory))
+            if let directory, let group {
+                // Not listening yet, so nobody can connect before the group is right; and
+                // `fchownat` with AT_SYMLINK_NOFOLLOW never follows a link swapped in.
+                try directory.setGroup(of: entryName(of: path), to: group)
             }
             try descriptor.listen(backlog: backlog)
         } catch {
             descriptor.close()
-            instanceLock?.close()
             if error == .addressInUse {
                 throw DaemonStartError("another stopwatchd is already running on \(path); stop it first (or use --socket for a second one)")
             }
             throw DaemonStartError("cannot listen on \(path): \(error); check that this user may write there, or choose another path with --socket")
         }
-        return ListeningSocket(descriptor: descriptor, ownedPath: isAbstract ? nil : path, name: path, instanceLock: instanceLock)
+        let isAbstract = directory == nil
+        return ListeningSocket(descriptor: descriptor, ownedPath: isAbstract ? nil : path, name: path, instanceLock: instanceLock, directory: directory)
+    }
+
+    /// Removes the socket file bound here, through its directory.
+    func removeOwnedSocket() {
+        guard let ownedPath, let directory else { return }
+        try? directory.remove(Self.entryName(of: ownedPath))
     }
 
     /// Takes `<path>.lock`, which every daemon on `path` holds while it runs.
-    private static func lockInstance(at path: String) throws(DaemonStartError) -> FileDescriptor {
-        let lockPath = path + ".lock"
-        let lock: FileDescriptor
+    private static func lockInstance(at path: String, in directory: DirectoryDescriptor) throws(DaemonStartError) -> FileDescriptor {
+        let lockName = entryName(of: path) + ".lock"
+        let outcome: LockFile.Outcome
         do {
-            lock = try FileDescriptor.open(lockPath, O_RDWR | O_CREAT, mode: 0o600)
+            outcome = try LockFile.take(lockName, in: directory)
         } catch {
-            throw DaemonStartError("cannot open the lock file \(lockPath): \(error); check that this user may write there, or choose another path with --socket")
+            throw DaemonStartError("cannot lock \(path).lock: \(error); check that this user may write there, or choose another path with --socket")
         }
-        do {
-            guard try lock.tryLockExclusively() else {
-                lock.close()
-                throw DaemonStartError("another stopwatchd is already running on \(path); stop it first (or use --socket for a second one)")
-            }
-        } catch let error as DaemonStartError {
-            throw error
-        } catch {
-            lock.close()
-            throw DaemonStartError("cannot lock \(lockPath): \(error); check that this user may write there, or choose another path with --socket")
-        }
-        return lock
-    }
-
-    /// Creates the socket's directory if missing: 0700, or 0750 and owned by the allowed
-    /// group, so that only those who may talk to the daemon can reach the socket (0755 for
-    /// root without a group: its socket's own mode guards it).
-    private static func prepareDirectory(for path: String, group: gid_t?) throws(DaemonStartError) {
-        let directory = FileSystem.directoryName(of: path)
-        do {
-            guard try FileSystem.kind(at: directory) == .missing else { return }
-            let mode: mode_t = group != nil ? 0o750 : (Users.effectiveUserID == 0 ? 0o755 : 0o700)
-            try FileSystem.makeDirectories(directory, mode: mode)
-            if let group {
-                try FileSystem.setOwner(directory, uid: nil, gid: group)
-                try FileSystem.setMode(directory, mode)
-            }
-        } catch {
-            throw DaemonStartError("cannot create the socket directory \(directory): \(error); check that this user may write there, or choose another path with --socket")
+        switch outcome {
+        case .locked(let lock): return lock
+        case .held: throw DaemonStartError("another stopwatchd is already running on \(path); stop it first (or use --socket for a second one)")
         }
     }
 
-    private static func removeStaleSocket(at path: String) throws(DaemonStartError) {
-        let kind: FileSystem.Kind
+    /// Opens the socket's directory, creating it if missing: 0700, or 0750 and owned by the
+    /// allowed group, so that only those who may talk to the daemon can reach the socket (0755
+    /// for root without a group: its socket's own mode guards it). Every directory made here
+    /// gets that group and mode, so a group member can reach a socket several levels down.
+    /// The socket's own directory must be trusted (`DirectoryTrust`); its parents are not
+    /// checked (`/run/user/UID` and the like are the system's).
+    private static func openDirectory(for path: String, group: gid_t?, trust: DirectoryTrust) throws(DaemonStartError) -> DirectoryDescriptor {
+        let directoryPath = FileSystem.directoryName(of: path)
+        let mode: mode_t = group != nil ? 0o750 : (trust.userID == 0 ? 0o755 : 0o700)
+        let directory: DirectoryDescriptor
         do {
-            kind = try FileSystem.kind(at: path)
+            directory = try DirectoryDescriptor.open(directoryPath, creatingWith: mode) { (made) throws(Errno) in
+                try made.setGroupAndMode(group: group, mode: mode)
+            }
+        } catch where error == .tooManyLinks {
+            throw DaemonStartError("the socket directory \(directoryPath) is a symbolic link; give the directory it points to in --socket")
+        } catch {
+            throw DaemonStartError("cannot open the socket directory \(directoryPath): \(error); check that this user may write there, or choose another path with --socket")
+        }
+        let problem: String?
+        do {
+            problem = trust.problem(with: try directory.status(), path: directoryPath)
+        } catch {
+            directory.close()
+            throw DaemonStartError("cannot inspect the socket directory \(directoryPath): \(error)")
+        }
+        if let problem {
+            directory.close()
+            throw DaemonStartError("refusing the socket directory: \(problem); or choose another path with --socket")
+        }
+        return directory
+    }
+
+    private static func removeStaleSocket(at path: String, in directory: DirectoryDescriptor) throws(DaemonStartError) {
+        let status: FileStatus?
+        do {
+            status = try directory.status(of: entryName(of: path))
         } catch {
             throw DaemonStartError("cannot inspect \(path): \(error); check that this user may write there, or choose another path with --socket")
         }
-        switch kind {
-        case .missing:
-            return
-        case .socket:
-            break
-        default:
+        guard let status else { return }
+        guard status.kind == .socket else {
             throw DaemonStartError("\(path) exists and is not a socket; remove it or choose another path with --socket")
         }
-        if isAnswering(path) {
+        if isAnswering(address(of: path, in: directory)) {
             throw DaemonStartError("another stopwatchd is already running on \(path); stop it first (or use --socket for a second one)")
         }
         do {
-            try FileSystem.remove(path)
+            try directory.remove(entryName(of: path))
         } catch {
             throw DaemonStartError("cannot replace the stale socket \(path): \(error); check that this user may write there, or choose another path with --socket")
         }

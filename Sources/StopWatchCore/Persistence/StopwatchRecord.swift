@@ -7,6 +7,10 @@
 /// count began, on the boot clock and on the wall clock, and which boot that was.
 public struct StopwatchRecord: Equatable, Sendable {
     public static let format: Int64 = 1
+    /// The most elapsed time (or lap) a record may hold: 100 years. Anything beyond is a
+    /// damaged or forged file, not a stopwatch: well short of the ~292 years at which
+    /// nanoseconds overflow Int64, so no arithmetic on a loaded record comes near it.
+    public static let maximumElapsed = Duration.seconds(Int64(100 * 365.25 * 86_400))
 
     public enum State: String, Sendable {
         case stopped, counting, pause
@@ -33,7 +37,9 @@ public struct StopwatchRecord: Equatable, Sendable {
         }
         if let origin = snapshot.origin {
             originBoot = origin
-            originWall = now.wall - (now.boot - origin)
+            // Not before the epoch: a clock that read 1970 (no RTC, before NTP) would otherwise
+            // write an origin the reader refuses as out of range.
+            originWall = max(now.wall - (now.boot - origin), .zero)
             bootID = now.bootID
         }
     }
@@ -57,6 +63,27 @@ public struct StopwatchRecord: Equatable, Sendable {
                 counted = elapsed
             }
             return .counting(since: now.boot - counted, laps: laps, now: now.boot)
+        }
+    }
+
+    private static func isInRange(_ nanoseconds: Int64) -> Bool {
+        nanoseconds >= 0 && Duration.nanoseconds(nanoseconds) <= maximumElapsed
+    }
+
+    /// Throws when the record cannot be true at `now`: on the boot it was written in, an
+    /// origin later than now or more than 100 years back; on any boot, a wall-clock origin
+    /// more than 100 years back. A wall-clock origin later than now is not an error: after a
+    /// reboot that is a clock set back, and `snapshot(restoredAt:)` keeps the stored elapsed.
+    public func checkRange(at now: ClockReading) throws(MalformedMessage) {
+        guard state == .counting, let originBoot, let originWall else { return }
+        if bootID == now.bootID {
+            guard originBoot <= now.boot else { throw MalformedMessage("origin_boot_ns is in the future") }
+            guard now.boot - originBoot <= Self.maximumElapsed else {
+                throw MalformedMessage("origin_boot_ns makes elapsed more than 100 years")
+            }
+        }
+        guard now.wall - originWall <= Self.maximumElapsed else {
+            throw MalformedMessage("origin_wall_ns is more than 100 years ago")
         }
     }
 
@@ -88,11 +115,14 @@ public struct StopwatchRecord: Equatable, Sendable {
         guard case .string(let stateName)? = object["state"], let state = State(rawValue: stateName) else {
             throw MalformedMessage("no valid state")
         }
-        guard case .int(let elapsed)? = object["elapsed_ns"], elapsed >= 0 else { throw MalformedMessage("no valid elapsed_ns") }
+        guard case .int(let elapsed)? = object["elapsed_ns"], Self.isInRange(elapsed) else {
+            throw MalformedMessage("no valid elapsed_ns (0 to 100 years)")
+        }
         guard case .array(let lapValues)? = object["laps_ns"] else { throw MalformedMessage("no laps_ns") }
         var laps: [Duration] = []
+        laps.reserveCapacity(lapValues.count)
         for value in lapValues {
-            guard case .int(let lap) = value, lap >= 0 else { throw MalformedMessage("a lap that is not a duration") }
+            guard case .int(let lap) = value, Self.isInRange(lap) else { throw MalformedMessage("a lap that is not a duration of 0 to 100 years") }
             laps.append(.nanoseconds(lap))
         }
         self.name = name
@@ -103,6 +133,9 @@ public struct StopwatchRecord: Equatable, Sendable {
             guard case .string(let bootID)? = object["boot_id"], case .int(let originBoot)? = object["origin_boot_ns"],
                 case .int(let originWall)? = object["origin_wall_ns"]
             else { throw MalformedMessage("a counting stopwatch without its origin") }
+            // The wall clock's origin is never written below zero (see `init(name:snapshot:at:)`).
+            // The boot clock's may be: a stopwatch carried over a reboot began before this boot.
+            guard originWall >= 0 else { throw MalformedMessage("a negative origin_wall_ns") }
             self.bootID = bootID
             self.originBoot = .nanoseconds(originBoot)
             self.originWall = .nanoseconds(originWall)

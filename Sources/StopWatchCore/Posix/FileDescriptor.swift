@@ -86,6 +86,35 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The owner, mode and kind of the open file (`fstat`).
+    public func status() throws(Errno) -> FileStatus {
+        var info = stat()
+        try Posix.call { fstat(rawValue, &info) }
+        return FileStatus(info)
+    }
+
+    /// Flushes the file's data and metadata to disk.
+    public func sync() throws(Errno) {
+        try Posix.call { fsync(rawValue) }
+    }
+
+    /// The bytes from the current position to the end; throws `EFBIG` past `limit` bytes.
+    public func readAll(limit: Int) throws(Errno) -> [UInt8] {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = try read(upTo: 64 * 1024)
+            if chunk.isEmpty { return bytes }
+            bytes += chunk
+            guard bytes.count <= limit else { throw Errno(EFBIG) }
+        }
+    }
+
+    /// Releases an `flock`. Closing does too, but only once every copy of the descriptor is
+    /// closed, and a child being spawned holds a copy until its exec closes it.
+    public func unlock() {
+        _ = flock(rawValue, LOCK_UN)
+    }
+
     /// Whether the descriptor is a terminal.
     public var isTerminal: Bool {
         isatty(rawValue) == 1

@@ -1,6 +1,8 @@
 import Glibc
 
-/// The few file-system calls the daemon needs, on paths.
+/// The few file-system calls on paths that remain: the daemon reaches its own directories
+/// through `DirectoryDescriptor`; these serve the client, `/proc`, the
+/// benchmark and the tests.
 public enum FileSystem {
     public enum Kind: Equatable, Sendable {
         case missing, directory, socket, regular, other
@@ -41,19 +43,18 @@ public enum FileSystem {
         }
     }
 
-    public static func setMode(_ path: String, _ mode: mode_t) throws(Errno) {
-        try Posix.call { chmod(path, mode) }
-    }
-
-    public static func setOwner(_ path: String, uid: uid_t?, gid: gid_t?) throws(Errno) {
-        try Posix.call { chown(path, uid ?? uid_t.max, gid ?? gid_t.max) }
-    }
-
     /// Removes the file at `path`; a missing one is fine.
     public static func remove(_ path: String) throws(Errno) {
         do {
             try Posix.call { unlink(path) }
         } catch where error == .noEntry {}
+    }
+
+    /// `path` with every symbolic link, `.` and `..` resolved (`realpath`).
+    public static func resolvedPath(_ path: String) throws(Errno) -> String {
+        guard let resolved = realpath(path, nil) else { throw Errno.current }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// The directory part of `path`: "/run/x/y.sock" → "/run/x", "y" → ".".
@@ -80,46 +81,6 @@ public enum FileSystem {
             bytes += chunk
             guard bytes.count <= limit else { throw Errno(EFBIG) }
         }
-    }
-
-    /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either
-    /// the old file or the new one, whole: writes `temporaryPath`, flushes it to disk,
-    /// renames it over `path`, and flushes the directory so the rename itself is durable.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, temporaryPath: String) throws(Errno) {
-        let file = try FileDescriptor.open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
-        do throws(Errno) {
-            try file.writeAll(bytes)
-            try Posix.call { fsync(file.rawValue) }
-        } catch {
-            file.close()
-            try? remove(temporaryPath)
-            throw error
-        }
-        file.close()
-        do throws(Errno) {
-            try Posix.call { Glibc.rename(temporaryPath, path) }
-        } catch {
-            try? remove(temporaryPath)
-            throw error
-        }
-        try syncDirectory(directoryName(of: path))
-    }
-
-    /// Removes `path` and makes the removal durable.
-    public static func removeDurably(_ path: String) throws(Errno) {
-        try remove(path)
-        try syncDirectory(directoryName(of: path))
-    }
-
-    public static func rename(_ path: String, to newPath: String) throws(Errno) {
-        try Posix.call { Glibc.rename(path, newPath) }
-    }
-
-    /// Flushes a directory's entries (creations, renames, removals) to disk.
-    public static func syncDirectory(_ path: String) throws(Errno) {
-        let directory = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
-        defer { directory.close() }
-        try Posix.call { fsync(directory.rawValue) }
     }
 
     /// The names in directory `path`, without "." and "..".

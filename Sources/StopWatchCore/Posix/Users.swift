@@ -4,6 +4,7 @@ import Glibc
 public enum Users {
     public static var effectiveUserID: uid_t { geteuid() }
     public static var realUserID: uid_t { getuid() }
+    public static var effectiveGroupID: gid_t { getegid() }
 
     /// The id of group `name`, or nil when there is no such group.
     public static func groupID(named name: String) throws(Errno) -> gid_t? {

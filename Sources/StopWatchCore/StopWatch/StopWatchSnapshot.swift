@@ -74,7 +74,13 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// or nil when not counting.
     public func nextTick(after now: Duration, every interval: Duration) -> Duration? {
         guard let origin, state.isCounting else { return nil }
-        let intervals = elapsed(at: now).nanoseconds / interval.nanoseconds + 1
-        return origin + .nanoseconds(intervals * interval.nanoseconds)
+        let step = interval.nanoseconds
+        guard step > 0 else { return nil }
+        // Checked: an elapsed time near the end of Int64 (a record claiming ~292 years) has no
+        // next multiple that fits; such a stopwatch simply gets no more ticks.
+        let (intervals, countOverflow) = (elapsed(at: now).nanoseconds / step).addingReportingOverflow(1)
+        let (offset, offsetOverflow) = intervals.multipliedReportingOverflow(by: step)
+        guard !countOverflow, !offsetOverflow else { return nil }
+        return origin + .nanoseconds(offset)
     }
 }

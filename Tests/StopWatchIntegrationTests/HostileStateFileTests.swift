@@ -1,0 +1,95 @@
+import Foundation
+import StopWatchCore
+import Testing
+
+/// Nothing in the state directory can crash the daemon or lose a stopwatch (SPEC §4, "Trust
+/// of the filesystem"): each hostile file is moved aside and logged, or — a file the writer
+/// can produce — loaded; the other stopwatches are served unchanged; `Watch` on every name
+/// gets its first reply.
+@Suite("hostile state files")
+struct HostileStateFileTests {
+    enum Case: String, CaseIterable, CustomTestStringConvertible {
+        case overflowingElapsed, originBootMinSameBoot, negativeLap, farFutureBootOrigin
+        case fifo, symlinkOutside, directory, twoMebibytes, tenThousandLaps
+
+        var testDescription: String { rawValue }
+        /// Whether the file is kept and loads: the writer can produce it.
+        var loads: Bool { self == .tenThousandLaps }
+    }
+
+    static let hundredYears: Int64 = 3_155_760_000_000_000_000
+
+    /// Puts the case's file at `bad.json` in `stopwatches`; `outside` is a directory beside
+    /// the state directory.
+    func plant(_ hostile: Case, in stopwatches: String, outside: String) throws {
+        let path = stopwatches + "/bad.json"
+        let now = ClockReading.now()
+        func write(_ text: String) throws { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) }
+        func record(_ fields: String) -> String { #"{"format":1,"name":"bad",\#(fields)}"# }
+        switch hostile {
+        case .overflowingElapsed:
+            try write(record(#""state":"pause","elapsed_ns":9223372036854775807,"laps_ns":[]"#))
+        case .originBootMinSameBoot:
+            try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(Int64.min),"origin_wall_ns":\#(now.wall.nanoseconds)"#))
+        case .negativeLap:
+            try write(record(#""state":"pause","elapsed_ns":5,"laps_ns":[1,-1]"#))
+        case .farFutureBootOrigin:
+            let future = now.boot.nanoseconds + 86_400_000_000_000
+            try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(future),"origin_wall_ns":\#(now.wall.nanoseconds)"#))
+        case .fifo:
+            #expect(mkfifo(path, 0o600) == 0)
+        case .symlinkOutside:
+            // A valid record outside: loading it would mean the link was followed.
+            try Data(record(#""state":"pause","elapsed_ns":7,"laps_ns":[]"#).utf8).write(to: URL(fileURLWithPath: outside + "/victim.json"))
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: outside + "/victim.json")
+        case .directory:
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        case .twoMebibytes:
+            let laps = Array(repeating: "1000000", count: (2 << 20) / 8).joined(separator: ",")
+            try write(record(#""state":"pause","elapsed_ns":1000000,"laps_ns":[\#(laps)]"#))
+        case .tenThousandLaps:
+            let laps = Array(repeating: "\(Self.hundredYears)", count: 10_000).joined(separator: ",")
+            try write(record(#""state":"pause","elapsed_ns":\#(Self.hundredYears),"laps_ns":[\#(laps)]"#))
+        }
+    }
+
+    @Test("moved aside and logged (or, at the writer's limits, loaded); the rest served; Watch answers on every name",
+          arguments: Case.allCases)
+    func hostileFile(_ hostile: Case) throws {
+        let directory = try TestDirectory()
+        let state = DaemonProcess.stateDirectory(for: directory.socket)
+        let stopwatches = state + "/stopwatches"
+        let outside = directory.file("outside")
+        try FileManager.default.createDirectory(atPath: stopwatches, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        let good = #"{"format":1,"name":"good","state":"pause","elapsed_ns":1234000000,"laps_ns":[500000000]}"#
+        try Data(good.utf8).write(to: URL(fileURLWithPath: stopwatches + "/good.json"))
+        try plant(hostile, in: stopwatches, outside: outside)
+        let victim = FileManager.default.contents(atPath: outside + "/victim.json")
+
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopWatchClient(socketPath: directory.socket, timeout: .seconds(10))
+        #expect(try client.get("good") == Stopwatch(name: "good", state: .pause, elapsedMs: 1234, lapsMs: [500]))
+        #expect(FileManager.default.contents(atPath: stopwatches + "/good.json") == Data(good.utf8))
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: stopwatches)
+        if hostile.loads {
+            let kept = try client.get("bad")
+            #expect(kept.lapsMs.count == 10_000)
+            #expect(kept.elapsedMs == Self.hundredYears / 1_000_000)
+            #expect(!files.contains { $0.contains("corrupt") })
+        } else {
+            #expect(try client.list().map(\.name) == ["good"])
+            #expect(!files.contains("bad.json"), "\(files)")
+            #expect(files.contains { $0.hasPrefix("bad.json.corrupt-") }, "\(files)")
+            #expect(daemon.waitForLog(containing: "bad.json is unreadable"), "\(daemon.readLog())")
+        }
+        #expect(FileManager.default.contents(atPath: outside + "/victim.json") == victim)
+        for name in ["good", "bad", "default"] {
+            let watch = try client.openWatch(name)
+            defer { watch.close() }
+            #expect(try watch.next().name == name)
+        }
+        #expect(daemon.isRunning)
+    }
+}
