@@ -86,4 +86,31 @@ struct WatchBacklogTests {
         let acceptedFifth = append([changes[4]], to: &backlog)
         #expect(acceptedFifth)
     }
+
+    @Test("ticks between changes take no place among the changes allowed to wait")
+    func ticksNotCounted() {
+        var backlog = WatchBacklog(limit: 2)
+        let start = Self.counting(at: Self.origin)
+        let lap = Self.counting(at: Self.origin + .seconds(2), laps: [.seconds(2)])
+        let updates = [start, Self.counting(at: Self.origin + .seconds(1)), lap, Self.counting(at: Self.origin + .seconds(3), laps: [.seconds(2)])]
+        let accepted = append(updates, to: &backlog)
+        #expect(accepted)
+        #expect(backlog.count == 4)
+    }
+
+    @Test("the laps waiting are bounded too, but one update always fits")
+    func lapsBounded() {
+        var backlog = WatchBacklog(limit: 100, lapLimit: 5)
+        let laps = (1...4).map { Duration.seconds($0) }
+        let first = Self.counting(at: .seconds(200), laps: laps)
+        let second = Self.counting(at: .seconds(201), laps: laps + [.seconds(201)])
+        let acceptedFirst = append([first], to: &backlog)
+        #expect(acceptedFirst)
+        let acceptedSecond = append([second], to: &backlog)
+        #expect(!acceptedSecond)
+        _ = backlog.removeFirst()
+        let big = Self.counting(at: .seconds(202), laps: laps + laps)
+        let acceptedBig = append([big], to: &backlog)
+        #expect(acceptedBig)
+    }
 }

@@ -11,7 +11,10 @@ struct LoadTests {
     static var clients: Int { Binaries.sanitized ? 40 : 200 }
     static var callsPerClient: Int { Binaries.sanitized ? 100 : 500 }
     static let names = (0..<20).map { "load\($0)" }
-    static let watchersPerName = 5
+    static var watchersPerName: Int { Binaries.sanitized ? 3 : 5 }
+    /// Watchers read every change and, while they keep up, every tick: under a sanitizer the
+    /// test's own readers are the slow part, so fewer ticks.
+    static var tick: String { Binaries.sanitized ? "500ms" : "50ms" }
 
     struct Sample: Equatable {
         let state: Stopwatch.State
@@ -61,7 +64,7 @@ struct LoadTests {
         // threads (140 in all on 2 cores) can go longer than the default 30 s write timeout
         // without reading a byte, which is no fault of the daemon's.
         let writeTimeout = Binaries.sanitized ? ["--write-timeout", "10m"] : []
-        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--state-dir", state, "--tick", "50ms"] + writeTimeout)
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--state-dir", state, "--tick", Self.tick] + writeTimeout)
         let socket = daemon.socket
 
         // Warm up with the same concurrency (per-thread allocator arenas, worker threads,

@@ -6,6 +6,8 @@ final class RawConnection {
     let socket: FileDescriptor
     private var framer = VarlinkFramer(maximumMessageSize: 16 * 1024 * 1024)
     private var messages: [[UInt8]] = []
+    /// Reused for every read: a reader of thousands of replies should not zero 64 KiB each.
+    private var chunk = [UInt8](repeating: 0, count: 65536)
     private(set) var isClosedByPeer = false
 
     init(_ path: String) throws {
@@ -42,7 +44,6 @@ final class RawConnection {
         while messages.isEmpty {
             let left = end - ContinuousClock.now
             guard !isClosedByPeer, left > .zero, try socket.poll(timeout: left) else { return nil }
-            var chunk = [UInt8](repeating: 0, count: 65536)
             let count: Int
             do {
                 count = try chunk.withUnsafeMutableBytes { try socket.read(into: $0) }

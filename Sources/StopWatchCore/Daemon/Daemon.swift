@@ -42,12 +42,32 @@ public enum Daemon {
             if let problem = store.problem { text += "; NOT SAVING: \(problem)" }
             return text
         }
+        // A counting stopwatch's file keeps its origin on the wall clock, for after a reboot:
+        // written again after a step, the step is neither added nor lost then. Watched from
+        // before the restore, so a step while it runs is seen too.
+        let clockSteps: WallClockStepWatch?
+        do {
+            clockSteps = try WallClockStepWatch(queue: queue) {
+                let counting = registry.createdStopwatches.filter { $0.useCase.state.current.state.isCounting }
+                for (name, useCase) in counting { store.save(name, useCase.state.current) }
+                logger.info("the wall clock was set; \(counting.count) counting stopwatch\(counting.count == 1 ? "" : "es") written again against it")
+            }
+        } catch {
+            clockSteps = nil
+            logger.warning("cannot watch for wall clock steps (\(error)); a counting stopwatch may gain or lose a step across a reboot")
+        }
         // On the queue, as every use of the store and registry; its error comes back as a value
         // since `sync` does not carry a typed throw.
         let restored = queue.sync { () -> Result<Void, DaemonStartError> in
             Result { () throws(DaemonStartError) in try restore(from: store, into: registry, logger: logger) }
         }
-        try restored.get()
+        do {
+            try restored.get()
+        } catch {
+            // Bound already: leave no socket file that nobody answers on.
+            listener.removeOwnedSocket()
+            throw error
+        }
         queue.sync {
             // Durable before the reply goes out: the change is on disk when the client hears of it.
             service.onChange = { name in
@@ -85,19 +105,6 @@ public enum Daemon {
             CurrentProcess.exit(0)
         }
         let watchdog = startWatchdog(environment, on: queue)
-        // A counting stopwatch's file keeps its origin on the wall clock, for after a reboot:
-        // written again after a step, the step is neither added nor lost then.
-        let clockSteps: WallClockStepWatch?
-        do {
-            clockSteps = try WallClockStepWatch(queue: queue) {
-                let counting = registry.createdStopwatches.filter { $0.useCase.state.current.state.isCounting }
-                for (name, useCase) in counting { store.save(name, useCase.state.current) }
-                logger.info("the wall clock was set; stored \(counting.count) counting stopwatch\(counting.count == 1 ? "" : "es") against it again")
-            }
-        } catch {
-            clockSteps = nil
-            logger.warning("cannot watch for wall clock steps (\(error)); a counting stopwatch may gain or lose a step across a reboot")
-        }
         queue.sync {
             server.start()
             // Listening and restored: clients may come.

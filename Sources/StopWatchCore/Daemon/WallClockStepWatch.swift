@@ -14,16 +14,18 @@ final class WallClockStepWatch: @unchecked Sendable {
     private let onStep: () -> Void
 
     init(queue: DispatchQueue, onStep: @escaping () -> Void) throws(Errno) {
-        timer = try TimerDescriptor.make(clock: .realtime)
-        self.onStep = onStep
-        source = DispatchSource.makeReadSource(fileDescriptor: timer.descriptor.rawValue, queue: queue)
+        // Armed before any property is set: a throwing init runs deinit once all are, and
+        // cancelling a source never activated traps.
+        let timer = try TimerDescriptor.make(clock: .realtime)
         do {
-            try armFarAhead()
+            try Self.armFarAhead(timer)
         } catch {
             timer.close()
             throw error
         }
-        let timer = self.timer
+        self.timer = timer
+        self.onStep = onStep
+        source = DispatchSource.makeReadSource(fileDescriptor: timer.descriptor.rawValue, queue: queue)
         source.setEventHandler { [weak self] in self?.readTimer() }
         source.setCancelHandler { timer.close() }
         source.activate()
@@ -33,7 +35,7 @@ final class WallClockStepWatch: @unchecked Sendable {
         source.cancel()
     }
 
-    private func armFarAhead() throws(Errno) {
+    private static func armFarAhead(_ timer: TimerDescriptor) throws(Errno) {
         // A century from now: it will not expire, only be cancelled.
         try timer.arm(at: Posix.clockTime(.realtime) + .seconds(100 * 365 * 86_400), options: .cancelOnClockSet)
     }
@@ -43,11 +45,11 @@ final class WallClockStepWatch: @unchecked Sendable {
             _ = try timer.readExpirations()
         } catch where error == .canceled {
             // Armed again first: a second step while the callback runs is not missed.
-            try? armFarAhead()
+            try? Self.armFarAhead(timer)
             onStep()
         } catch {
             // Nothing else is expected of a timerfd read; try to keep watching.
-            try? armFarAhead()
+            try? Self.armFarAhead(timer)
         }
     }
 }

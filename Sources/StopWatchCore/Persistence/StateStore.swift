@@ -92,8 +92,11 @@ final class StateStore: @unchecked Sendable {
     /// then opens `stopwatches/` the same way. What is already open stays.
     private func openDirectories() throws(OpenFailure) -> DirectoryDescriptor {
         if let stopwatchesDescriptor { return stopwatchesDescriptor }
-        if stateDescriptor == nil {
-            let state = try openTrusted { () throws(Errno) in
+        let state: DirectoryDescriptor
+        if let stateDescriptor {
+            state = stateDescriptor
+        } else {
+            state = try openTrusted { () throws(Errno) in
                 do throws(Errno) {
                     return try DirectoryDescriptor.open(stateDirectory, creatingWith: 0o700)
                 } catch where error == .tooManyLinks {
@@ -107,7 +110,6 @@ final class StateStore: @unchecked Sendable {
             }
             stateDescriptor = state
         }
-        guard let state = stateDescriptor else { throw .unavailable("no state directory", Errno(EBADF)) }
         if lock == nil {
             do {
                 switch try LockFile.take(Self.lockName, in: state) {
@@ -166,6 +168,7 @@ final class StateStore: @unchecked Sendable {
     /// A directory that cannot be made or opened is logged, and reported in `problem`.
     func load() throws(DaemonStartError) -> [(name: String, snapshot: StopWatchSnapshot)] {
         let stopwatches: DirectoryDescriptor
+        var isLocked = true
         do {
             stopwatches = try openDirectories()
         } catch {
@@ -174,9 +177,23 @@ final class StateStore: @unchecked Sendable {
             case .unavailable(let message, let errno):
                 lastWriteError = errno
                 failed(message)
-                return []
+                // Not writable now (a read-only file system, say), perhaps not even lockable:
+                // still read what is there, so that once writing works a change is written
+                // to the stopwatch as it was, never to a new one in its place. Nothing is
+                // written before the lock is taken.
+                guard let state = stateDescriptor else { return [] }
+                do {
+                    stopwatches = try openTrusted(Self.subdirectoryName) { () throws(Errno) in
+                        try state.openDirectory(Self.subdirectoryName)
+                    }
+                } catch {
+                    if case .refused(let message) = error { throw DaemonStartError(message) }
+                    return []
+                }
+                isLocked = false
             }
         }
+        defer { if !isLocked { stopwatches.close() } }
         let names: [String]
         do {
             names = try stopwatches.entries()
@@ -188,7 +205,7 @@ final class StateStore: @unchecked Sendable {
         for file in names.sorted() {
             if file.hasPrefix("."), file.hasSuffix(".tmp") {
                 // A write that never reached its rename: the file it was replacing is intact.
-                try? stopwatches.remove(file)
+                if isLocked { try? stopwatches.remove(file) }
                 continue
             }
             guard file.hasSuffix(".json"), StopwatchName.isValid(String(file.dropLast(5))) else { continue }

@@ -8,7 +8,8 @@ import Glibc
 public struct DirectoryDescriptor: Sendable, CustomStringConvertible {
     public let descriptor: FileDescriptor
 
-    private init(_ descriptor: FileDescriptor) {
+    /// Takes `descriptor`, which must be an open directory; closing it is the caller's.
+    init(_ descriptor: FileDescriptor) {
         self.descriptor = descriptor
     }
 
@@ -19,8 +20,14 @@ public struct DirectoryDescriptor: Sendable, CustomStringConvertible {
     /// Opens the directory at `path`. A symbolic link as its last component fails with
     /// `ELOOP`, anything else that is not a directory with `ENOTDIR`.
     public static func open(_ path: String) throws(Errno) -> DirectoryDescriptor {
+        try open(path, followingLinks: false)
+    }
+
+    /// Opens the directory at `path`, through a symbolic link there when `followingLinks`.
+    private static func open(_ path: String, followingLinks: Bool) throws(Errno) -> DirectoryDescriptor {
+        let flags = followingLinks ? directoryFlags & ~O_NOFOLLOW : directoryFlags
         do {
-            return DirectoryDescriptor(FileDescriptor(rawValue: try Posix.call { Glibc.open(path, directoryFlags) }))
+            return DirectoryDescriptor(FileDescriptor(rawValue: try Posix.call { Glibc.open(path, flags) }))
         } catch where error == .notDirectory {
             // With O_DIRECTORY the kernel reports a link as "not a directory": tell them apart.
             var info = stat()
@@ -31,15 +38,26 @@ public struct DirectoryDescriptor: Sendable, CustomStringConvertible {
 
     /// Opens the directory at `path`, creating it and its missing parents with `mode`; each
     /// directory made here is passed to `made` (to set its group or exact mode) before use.
+    /// Only `path` itself must not be a symbolic link: its existing parents may be (a
+    /// `~/.local` kept elsewhere, `/var/run` → `/run`).
     public static func open(
         _ path: String,
         creatingWith mode: mode_t,
         made: (DirectoryDescriptor) throws(Errno) -> Void = { _ throws(Errno) in }
     ) throws(Errno) -> DirectoryDescriptor {
+        try open(path, creatingWith: mode, followingLinks: false, made: made)
+    }
+
+    private static func open(
+        _ path: String,
+        creatingWith mode: mode_t,
+        followingLinks: Bool,
+        made: (DirectoryDescriptor) throws(Errno) -> Void
+    ) throws(Errno) -> DirectoryDescriptor {
         var path = path
         while path.count > 1, path.hasSuffix("/") { path.removeLast() }
         do {
-            return try open(path)
+            return try open(path, followingLinks: followingLinks)
         } catch where error == .noEntry {
             // Made below, one component at a time, each relative to its parent's descriptor.
         }
@@ -50,7 +68,7 @@ public struct DirectoryDescriptor: Sendable, CustomStringConvertible {
         }
         let name = String(path[path.index(after: slash)...])
         let parentPath = slash == path.startIndex ? "/" : String(path[..<slash])
-        let parent = try open(parentPath, creatingWith: mode, made: made)
+        let parent = try open(parentPath, creatingWith: mode, followingLinks: true, made: made)
         return try parent.closeAfter { (parent) throws(Errno) in
             try parent.openDirectory(name, creatingWith: mode, made: made)
         }

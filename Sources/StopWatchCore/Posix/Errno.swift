@@ -40,5 +40,4 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
     public static let fileTooLarge = Errno(EFBIG)
     /// Opening a socket file, or a FIFO for writing with nobody reading.
     public static let noDeviceOrAddress = Errno(ENXIO)
-    public static let readOnlyFileSystem = Errno(EROFS)
 }

@@ -74,28 +74,14 @@ public enum FileSystem {
     public static func contents(of path: String, limit: Int) throws(Errno) -> [UInt8] {
         let file = try FileDescriptor.open(path, O_RDONLY)
         defer { file.close() }
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = try file.read(upTo: 16 * 1024)
-            if chunk.isEmpty { return bytes }
-            bytes += chunk
-            guard bytes.count <= limit else { throw Errno(EFBIG) }
-        }
+        return try file.readAll(limit: limit)
     }
 
-    /// The names in directory `path`, without "." and "..".
+    /// The names in directory `path` (followed if a link), without "." and "..".
     public static func entries(of path: String) throws(Errno) -> [String] {
-        guard let directory = opendir(path) else { throw Errno.current }
-        defer { closedir(directory) }
-        var names: [String] = []
-        let nameOffset = MemoryLayout<dirent>.offset(of: \.d_name)!
-        while let entry = readdir(directory) {
-            // Read the name in place, up to its NUL: a record is only as long as its name, so
-            // copying the whole `d_name` array would read past the end of the last one.
-            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
+        let file = try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY)
+        defer { file.close() }
+        return try DirectoryDescriptor(file).entries()
     }
 
     /// A compact UTC timestamp for file names, e.g. `20261122T045500Z`.

@@ -19,6 +19,4 @@ public struct OpenFlags: OptionSet, Sendable {
     public static let noFollow = OpenFlags(rawValue: O_NOFOLLOW)
     /// Opening a FIFO returns at once instead of waiting for a writer.
     public static let nonBlocking = OpenFlags(rawValue: O_NONBLOCK)
-    public static let directory = OpenFlags(rawValue: O_DIRECTORY)
-    public static let truncate = OpenFlags(rawValue: O_TRUNC)
 }
