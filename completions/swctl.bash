@@ -144,11 +144,12 @@ _stopwatchd()
         --allow-group) _swctl_reply -g; return ;;
         --log-level) _swctl_reply -W "debug info notice warning error"; return ;;
         # A duration or a number: nothing to offer.
-        --tick | --max-* | --message-timeout | --write-timeout) return ;;
+        --tick | --max-* | --message-timeout | --write-timeout | --idle-timeout) return ;;
     esac
     [[ $cur == -* ]] && _swctl_reply -W "--socket --state-dir --tick --allow-group --log-level
-        --max-connections --max-stopwatches --max-message-size --message-timeout
-        --write-timeout --help --version"
+        --max-connections --max-connections-per-user --max-stopwatches --max-laps
+        --max-message-size --max-pending-events --message-timeout --write-timeout
+        --idle-timeout --help --version"
 }
 
 complete -F _swctl swctl
