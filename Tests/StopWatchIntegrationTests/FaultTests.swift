@@ -42,7 +42,10 @@ struct FaultTests {
         #expect(Deadline.wait { (try? StopWatchClient(socketPath: daemon.socket).start()) != nil })
     }
 
-    @Test("a flood of connections does not starve the ticks of a watcher")
+    // A timing bound: under a sanitizer, beside the load tests on 2 cores, ticks are late
+    // whatever the accept loop does.
+    @Test("a flood of connections does not starve the ticks of a watcher",
+          .enabled(if: !Binaries.sanitized, "timing, not races: measured without a sanitizer"))
     func connectFloodKeepsTicks() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "20ms"])

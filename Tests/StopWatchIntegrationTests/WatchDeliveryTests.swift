@@ -6,14 +6,21 @@ import Testing
 /// too far behind is told `WatchTooSlow` and let go (SPEC §3).
 @Suite("watch delivery")
 struct WatchDeliveryTests {
-    /// `count` toggles of `name` in one write, their replies read: the stopwatch changes
-    /// `count` times in a few milliseconds.
+    /// `count` toggles of `name`, pipelined 500 at a time, their replies read: the stopwatch
+    /// changes `count` times in a few milliseconds. (All in one write, a caller that reads
+    /// nothing until it has sent them all could fill both socket buffers and wait on the
+    /// daemon, which waits on it.)
     static func toggle(_ name: String, times count: Int, socket: String) throws {
         let caller = try RawConnection(socket)
         let call = #"{"method":"io.stopwatchd.Toggle","parameters":{"name":"\#(name)"}}"#
-        try caller.send(Array(Array(repeating: call, count: count).joined(separator: "\0").utf8) + [0])
-        for index in 0..<count {
-            #expect(try caller.reply()?.stopwatch?.name == name, "toggle \(index)")
+        for batch in stride(from: 0, to: count, by: 500) {
+            let size = min(500, count - batch)
+            try caller.send(Array(Array(repeating: call, count: size).joined(separator: "\0").utf8) + [0])
+            for index in batch..<(batch + size) {
+                let reply = try caller.reply()
+                #expect(reply?.stopwatch?.name == name, "toggle \(index): \(String(describing: reply))")
+                if reply == nil { return }
+            }
         }
     }
 
