@@ -24,6 +24,12 @@ struct WatchDeliveryTests {
         }
     }
 
+    /// Under a sanitizer, beside the load tests, the daemon's queue can stall for long
+    /// stretches: its deadlines must not end these connections.
+    static var sanitizerTimeouts: [String] {
+        Binaries.sanitized ? ["--message-timeout", "10m", "--write-timeout", "10m", "--idle-timeout", "10m"] : []
+    }
+
     /// State on tmpfs: these tests are about delivery, not the disk's fsync. (And a tick of an
     /// hour: no tick comes between the changes, however slowly a sanitizer runs them.)
     static func stateDirectory() -> String { "/dev/shm/swwatch-\(UInt32.random(in: 0...UInt32.max))" }
@@ -33,7 +39,7 @@ struct WatchDeliveryTests {
         let directory = try TestDirectory()
         let state = Self.stateDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--state-dir", state, "--max-pending-events", "100000", "--tick", "1h"])
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--state-dir", state, "--max-pending-events", "100000", "--tick", "1h"] + Self.sanitizerTimeouts)
         let watcher = try RawConnection(daemon.socket)
         try watcher.call("io.stopwatchd.Watch", #"{"name":"t"}"#, more: true)
         #expect(try watcher.reply()?.stopwatch?.state == .stopped)
@@ -54,7 +60,7 @@ struct WatchDeliveryTests {
         let directory = try TestDirectory()
         let state = Self.stateDirectory()
         defer { try? FileManager.default.removeItem(atPath: state) }
-        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--state-dir", state, "--max-pending-events", "10", "--tick", "1h"])
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--state-dir", state, "--max-pending-events", "10", "--tick", "1h"] + Self.sanitizerTimeouts)
         let stuck = try RawConnection(daemon.socket)
         try stuck.call("io.stopwatchd.Watch", #"{"name":"t"}"#, more: true)
         try Self.toggle("t", times: 5000, socket: daemon.socket)
