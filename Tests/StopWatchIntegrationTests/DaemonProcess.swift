@@ -101,8 +101,11 @@ final class DaemonProcess {
     }
 
     deinit {
-        // One that already ended was stopped or failed on purpose: its test looked at why.
-        if child.isRunning {
+        // One that already ended was stopped or failed on purpose, and its test looked at
+        // why; but a crash (no test sends these signals) is always a failure, wherever it came.
+        if case .signaled(let signal)? = child.wait(timeout: .zero), [SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGTRAP].contains(signal) {
+            Issue.record("stopwatchd crashed with signal \(signal); log:\n\(readLog())")
+        } else if child.isRunning {
             let status = stop(SIGTERM)
             let log = readLog()
             if status != 0 || log.contains("Sanitizer") {
