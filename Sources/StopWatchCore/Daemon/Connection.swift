@@ -58,6 +58,8 @@ final class Connection: @unchecked Sendable {
     private var outputStalledSince: ContinuousClock.Instant?
     private var lastReceived = ContinuousClock.now
     private var deadlineTimer: (any DispatchSourceTimer)?
+    /// When `deadlineTimer` is set to fire.
+    private var armedDeadline: ContinuousClock.Instant?
 
     init(
         id: Int,
@@ -321,8 +323,13 @@ final class Connection: @unchecked Sendable {
         guard let nearest = deadlines.min() else {
             deadlineTimer?.cancel()
             deadlineTimer = nil
+            armedDeadline = nil
             return
         }
+        // Armed for no later than this already: it fires early, finds nothing due, and arms
+        // for what is due then. (Re-arming on every call cost a timer update per call.)
+        if let armedDeadline, armedDeadline <= nearest { return }
+        armedDeadline = nearest
         if deadlineTimer == nil {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.setEventHandler { [weak self] in self?.deadlineReached() }
@@ -334,6 +341,7 @@ final class Connection: @unchecked Sendable {
     }
 
     private func deadlineReached() {
+        armedDeadline = nil
         guard !isClosed else { return }
         let now = ContinuousClock.now
         if let since = outputStalledSince, now - since >= limits.writeTimeout {
