@@ -3,6 +3,8 @@
 #ifndef CLINUX_H
 #define CLINUX_H
 
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/timerfd.h>
 
 #endif

@@ -8,11 +8,12 @@ import Dispatch
 /// merge and changes queue up to a limit, past which the watcher gets `WatchTooSlow`. One
 /// that takes nothing for `writeTimeout` is disconnected, and so is one that neither calls
 /// nor watches for `idleTimeout`. Nothing here ever blocks: the socket is non-blocking,
-/// driven by dispatch sources on the server's queue.
+/// driven by the server's `SocketPoller`, whose handlers run on the server's queue.
 ///
 /// `@unchecked Sendable` is safe here: every stored property is read and written only on
-/// `queue`, a serial queue — the sources and timers are created with it as their queue,
-/// and watch updates come on it (`WatchFanOut`) — so no two threads touch this object at once.
+/// `queue`, a serial queue — the poller calls its handler there, the deadline timer is
+/// created with it as its queue, and watch updates come on it (`WatchFanOut`) — so no two
+/// threads touch this object at once.
 final class Connection: @unchecked Sendable {
     let id: Int
     private let socket: FileDescriptor
@@ -24,8 +25,9 @@ final class Connection: @unchecked Sendable {
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let onClose: (Connection) -> Void
 
-    private let readSource: any DispatchSourceRead
-    private var writeSource: (any DispatchSourceWrite)?
+    private let poller: SocketPoller
+    /// The socket's registration with `poller`, once `start` made it.
+    private var pollToken: UInt64?
     private var isReading = true
     private var isWriting = false
     private var framer: VarlinkFramer
@@ -65,6 +67,7 @@ final class Connection: @unchecked Sendable {
         id: Int,
         socket: FileDescriptor,
         queue: DispatchQueue,
+        poller: SocketPoller,
         service: StopwatchService,
         limits: ConnectionLimits,
         logger: Logger,
@@ -75,6 +78,7 @@ final class Connection: @unchecked Sendable {
         self.id = id
         self.socket = socket
         self.queue = queue
+        self.poller = poller
         self.service = service
         self.limits = limits
         self.logger = logger
@@ -82,12 +86,15 @@ final class Connection: @unchecked Sendable {
         self.readBuffer = readBuffer
         self.onClose = onClose
         self.framer = VarlinkFramer(maximumMessageSize: limits.maximumMessageSize)
-        self.readSource = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: queue)
     }
 
-    func start() {
-        readSource.setEventHandler { [weak self] in self?.readAvailable() }
-        readSource.activate()
+    /// Starts reading calls. On failure, nothing is started, and the caller closes the socket.
+    func start() throws(Errno) {
+        pollToken = try poller.add(socket, for: .readable) { [weak self] ready in
+            guard let self else { return }
+            if ready.contains(.readable) { self.readAvailable() }
+            if ready.contains(.writable) { self.flush() }
+        }
         updateDeadlines()
     }
 
@@ -207,14 +214,14 @@ final class Connection: @unchecked Sendable {
         guard isReading else { return }
         isReading = false
         partialMessageSince = nil
-        readSource.suspend()
+        updateInterest()
     }
 
     private func resumeReading() {
         guard !isReading, !closeWhenSent, !isClosed, unansweredCalls.isEmpty else { return }
         isReading = true
         if framer.hasPartialMessage { partialMessageSince = .now }
-        readSource.resume()
+        updateInterest()
     }
 
     // MARK: Writing
@@ -286,15 +293,9 @@ final class Connection: @unchecked Sendable {
 
     private func waitForWritable() {
         if outputStalledSince == nil { outputStalledSince = .now }
-        if writeSource == nil {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: socket.rawValue, queue: queue)
-            source.setEventHandler { [weak self] in self?.flush() }
-            writeSource = source
+        if !isWriting {
             isWriting = true
-            source.activate()
-        } else if !isWriting {
-            isWriting = true
-            writeSource?.resume()
+            updateInterest()
         }
         updateDeadlines()
     }
@@ -302,7 +303,15 @@ final class Connection: @unchecked Sendable {
     private func stopWaitingForWritable() {
         guard isWriting else { return }
         isWriting = false
-        writeSource?.suspend()
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard let pollToken else { return }
+        var interest = SocketPoller.Interest()
+        if isReading { interest.insert(.readable) }
+        if isWriting { interest.insert(.writable) }
+        poller.setInterest(interest, for: pollToken)
     }
 
     // MARK: Deadlines
@@ -370,23 +379,8 @@ final class Connection: @unchecked Sendable {
         unansweredCalls = []
         deadlineTimer?.cancel()
         deadlineTimer = nil
-        // A suspended source never runs its cancel handler: resume before cancelling.
-        // The descriptor is closed only when both sources are done with it.
-        var sourcesToCancel = 1
-        let socket = self.socket
-        let closeWhenBothCancelled: () -> Void = {
-            sourcesToCancel -= 1
-            if sourcesToCancel == 0 { socket.close() }
-        }
-        if let writeSource {
-            sourcesToCancel += 1
-            writeSource.setCancelHandler(handler: closeWhenBothCancelled)
-            if !isWriting { writeSource.resume() }
-            writeSource.cancel()
-        }
-        readSource.setCancelHandler(handler: closeWhenBothCancelled)
-        if !isReading { readSource.resume() }
-        readSource.cancel()
+        if let pollToken { poller.remove(pollToken) }
+        socket.close()
         onClose(self)
     }
 }

@@ -78,9 +78,16 @@ public enum Daemon {
             store.onProblemChanged = { status.changed() }
             registry.onWatchersChanged = { status.changed() }
         }
+        let poller: SocketPoller
+        do {
+            poller = try SocketPoller(queue: queue, logger: logger)
+        } catch {
+            throw DaemonStartError("cannot wait for clients: epoll or eventfd failed: \(error)")
+        }
         let server = VarlinkServer(
             listener: listener.descriptor,
             queue: queue,
+            poller: poller,
             service: service,
             policy: PeerPolicy(daemonUID: Users.effectiveUserID, allowedGroup: allowedGroup),
             limits: ConnectionLimits(
@@ -105,10 +112,18 @@ public enum Daemon {
             CurrentProcess.exit(0)
         }
         let watchdog = startWatchdog(environment, on: queue)
-        queue.sync {
-            server.start()
+        let startFailure: Errno? = queue.sync {
+            do throws(Errno) {
+                try server.start()
+            } catch {
+                return error
+            }
             // Listening and restored: clients may come.
             status.send(["READY=1"])
+            return nil
+        }
+        if let startFailure {
+            throw DaemonStartError("cannot wait for clients on \(listener.name): \(startFailure)")
         }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
         withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps)) {

@@ -4,10 +4,11 @@ import Glibc
 /// Accepts clients on the listening socket and keeps their connections.
 ///
 /// `@unchecked Sendable` is safe here: all stored state is read and written only on
-/// `queue` (a serial queue), where every source and handler of the server runs.
+/// `queue` (a serial queue), where the poller runs every handler of the server.
 final class VarlinkServer: @unchecked Sendable {
     private let listener: FileDescriptor
     private let queue: DispatchQueue
+    private let poller: SocketPoller
     private let service: StopwatchService
     private let policy: PeerPolicy
     private let limits: ConnectionLimits
@@ -19,7 +20,8 @@ final class VarlinkServer: @unchecked Sendable {
     /// One buffer for every read: they all happen on `queue`, one at a time.
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    private var acceptSource: (any DispatchSourceRead)?
+    /// The listener's registration with `poller`, while started.
+    private var listenerToken: UInt64?
     private var isAccepting = false
     private var connections: [Int: Connection] = [:]
     /// Connections held by each user held to a share (`PeerPolicy.isShared`).
@@ -31,6 +33,7 @@ final class VarlinkServer: @unchecked Sendable {
     init(
         listener: FileDescriptor,
         queue: DispatchQueue,
+        poller: SocketPoller,
         service: StopwatchService,
         policy: PeerPolicy,
         limits: ConnectionLimits,
@@ -41,6 +44,7 @@ final class VarlinkServer: @unchecked Sendable {
     ) {
         self.listener = listener
         self.queue = queue
+        self.poller = poller
         self.service = service
         self.policy = policy
         self.limits = limits
@@ -54,22 +58,20 @@ final class VarlinkServer: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    func start() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: listener.rawValue, queue: queue)
-        source.setEventHandler { [weak self] in self?.acceptPending() }
-        acceptSource = source
+    func start() throws(Errno) {
+        listenerToken = try poller.add(listener, for: .readable) { [weak self] _ in self?.acceptPending() }
         isAccepting = true
-        source.activate()
     }
 
     /// Stops accepting and closes every connection.
     func stop() {
-        if let acceptSource {
-            if !isAccepting { acceptSource.resume() }
-            acceptSource.cancel()
-            self.acceptSource = nil
+        if let listenerToken {
+            poller.remove(listenerToken)
+            self.listenerToken = nil
         }
+        isAccepting = false
         for connection in Array(connections.values) { connection.close() }
+        poller.stop()
     }
 
     /// At most this many accepts per wake-up: then other work queued meanwhile (ticks, calls,
@@ -95,7 +97,7 @@ final class VarlinkServer: @unchecked Sendable {
         // Perhaps more waiting: come back after what is queued now, whether or not the
         // source fires again for them.
         queue.async { [weak self] in
-            guard let self, self.isAccepting, self.acceptSource != nil else { return }
+            guard let self, self.isAccepting else { return }
             self.acceptPending()
         }
     }
@@ -124,7 +126,7 @@ final class VarlinkServer: @unchecked Sendable {
         let id = nextConnectionID
         nextConnectionID += 1
         let connection = Connection(
-            id: id, socket: socket, queue: queue, service: service, limits: limits, logger: logger,
+            id: id, socket: socket, queue: queue, poller: poller, service: service, limits: limits, logger: logger,
             clock: clock, readBuffer: readBuffer
         ) { [weak self] closed in
             guard let self else { return }
@@ -135,9 +137,15 @@ final class VarlinkServer: @unchecked Sendable {
             // The last client gone: hand the memory the busy time needed back to the system.
             if self.connections.isEmpty { Memory.releaseFree() }
         }
+        do {
+            try connection.start()
+        } catch {
+            logger.warning("refused uid \(peer.uid), pid \(peer.pid): cannot wait for its calls: \(error)")
+            socket.close()
+            return
+        }
         connections[id] = connection
         if isShared { connectionsByUser[peer.uid, default: 0] += 1 }
-        connection.start()
     }
 
     /// Tells the client why (as far as the socket buffer takes it at once) and closes.
@@ -148,13 +156,13 @@ final class VarlinkServer: @unchecked Sendable {
     }
 
     private func pauseAccepting(for duration: Duration) {
-        guard isAccepting, let acceptSource else { return }
+        guard isAccepting, let listenerToken else { return }
         isAccepting = false
-        acceptSource.suspend()
+        poller.setInterest([], for: listenerToken)
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(duration.nanoseconds))) { [weak self] in
-            guard let self, !self.isAccepting, let source = self.acceptSource else { return }
+            guard let self, !self.isAccepting, let token = self.listenerToken else { return }
             self.isAccepting = true
-            source.resume()
+            self.poller.setInterest(.readable, for: token)
         }
     }
 }

@@ -1,0 +1,69 @@
+import CLinux
+import Glibc
+
+/// An epoll instance: which of the descriptors added to it are ready, each reported with
+/// the token it was added with.
+struct EpollDescriptor {
+    let descriptor: FileDescriptor
+
+    struct Events: OptionSet, Sendable {
+        let rawValue: UInt32
+        static let readable = Events(rawValue: EPOLLIN.rawValue)
+        static let writable = Events(rawValue: EPOLLOUT.rawValue)
+        /// Reported whether asked for or not: the peer hung up, or the descriptor failed.
+        static let hangUp = Events(rawValue: EPOLLHUP.rawValue)
+        static let error = Events(rawValue: EPOLLERR.rawValue)
+        /// Reported once, then not again until `modify` arms the descriptor anew.
+        static let oneShot = Events(rawValue: EPOLLONESHOT.rawValue)
+    }
+
+    struct Event: Sendable {
+        let token: UInt64
+        let events: Events
+    }
+
+    static func make() throws(Errno) -> EpollDescriptor {
+        EpollDescriptor(descriptor: FileDescriptor(rawValue: try Posix.call { epoll_create1(CInt(EPOLL_CLOEXEC)) }))
+    }
+
+    func add(_ watched: FileDescriptor, for events: Events, token: UInt64) throws(Errno) {
+        try control(EPOLL_CTL_ADD, watched, events, token)
+    }
+
+    func modify(_ watched: FileDescriptor, for events: Events, token: UInt64) throws(Errno) {
+        try control(EPOLL_CTL_MOD, watched, events, token)
+    }
+
+    /// Call before closing `watched`: epoll forgets a descriptor only once every descriptor
+    /// of its open file is closed.
+    func remove(_ watched: FileDescriptor) throws(Errno) {
+        try Posix.call { epoll_ctl(descriptor.rawValue, EPOLL_CTL_DEL, watched.rawValue, nil) }
+    }
+
+    /// Waits until something is ready (forever when `timeout` is nil) and returns up to
+    /// `maximumCount` events; none when interrupted by a signal.
+    func wait(maximumCount: Int, timeout: Duration? = nil) throws(Errno) -> [Event] {
+        var events = [epoll_event](repeating: epoll_event(), count: maximumCount)
+        let milliseconds = timeout.map { CInt(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
+        // Not through Posix.call: a signal ends the wait, and the caller decides whether to
+        // wait again.
+        let count = epoll_wait(descriptor.rawValue, &events, CInt(maximumCount), milliseconds)
+        if count == -1 {
+            let error = Errno.current
+            if error == .interrupted { return [] }
+            throw error
+        }
+        return events.prefix(Int(count)).map { Event(token: $0.data.u64, events: Events(rawValue: $0.events)) }
+    }
+
+    func close() {
+        descriptor.close()
+    }
+
+    private func control(_ operation: CInt, _ watched: FileDescriptor, _ events: Events, _ token: UInt64) throws(Errno) {
+        var event = epoll_event()
+        event.events = events.rawValue
+        event.data.u64 = token
+        try Posix.call { epoll_ctl(descriptor.rawValue, operation, watched.rawValue, &event) }
+    }
+}

@@ -1,0 +1,26 @@
+import CLinux
+import Glibc
+
+/// An `eventfd`: a counter another thread can bump to wake whoever waits on it in epoll.
+struct EventDescriptor {
+    let descriptor: FileDescriptor
+
+    static func make() throws(Errno) -> EventDescriptor {
+        EventDescriptor(descriptor: FileDescriptor(rawValue: try Posix.call { eventfd(0, CInt(EFD_CLOEXEC | EFD_NONBLOCK)) }))
+    }
+
+    /// Makes it readable until `reset`.
+    func signal() {
+        var one: UInt64 = 1
+        _ = try? Posix.call { write(descriptor.rawValue, &one, MemoryLayout<UInt64>.size) }
+    }
+
+    func reset() {
+        var count: UInt64 = 0
+        _ = try? Posix.call { read(descriptor.rawValue, &count, MemoryLayout<UInt64>.size) }
+    }
+
+    func close() {
+        descriptor.close()
+    }
+}
