@@ -59,11 +59,6 @@ public struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// A second descriptor for the same open socket or file, close-on-exec.
-    public func duplicate() throws(Errno) -> FileDescriptor {
-        FileDescriptor(rawValue: try Posix.call { fcntl(rawValue, F_DUPFD_CLOEXEC, CInt(0)) })
-    }
-
     public func setNonBlocking(_ nonBlocking: Bool = true) throws(Errno) {
         let flags = try Posix.call { fcntl(rawValue, F_GETFL) }
         let wanted = nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
