@@ -1,22 +1,32 @@
 import Foundation
 import StopWatchCore
+import Synchronization
 import Testing
 
-/// Clients that come and go as fast as they can. Run on its own (see `.ci/run`): its nine
-/// busy threads would upset the timing of tests beside it.
+/// Clients that come and go as fast as they can. Run on its own (see `.ci/run`): its busy
+/// threads would upset the timing of tests beside it.
 @Suite("connection churn")
 struct ChurnTests {
-    // The daemon's sockets were dispatch sources once: this churn crashed libdispatch's
-    // manager thread (a freed epoll registration used) in most runs of under a minute.
-    @Test("clients connecting and leaving by the thousand beside callers and watchers: the daemon keeps running")
+    // The daemon's sockets were libdispatch sources once: this churn crashed libdispatch's
+    // manager thread (a freed epoll registration used) in one run of three.
+    @Test("clients connecting and leaving by the thousand beside callers and watchers: every call answered, the daemon keeps running")
     func connectionChurn() throws {
         _ = ResourceLimits.raiseOpenFileLimit()
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "10ms"])
         let client = StopWatchClient(socketPath: daemon.socket)
         for name in 0..<6 { _ = try client.start("n\(name)") }
+        // Not touched by the churn: it ticks throughout.
+        _ = try client.start("ticking")
         let path = daemon.socket
         let end = ContinuousClock.now + .seconds(30)
+        let unanswered = Atomic<Int>(0)
+        let firstUnanswered = Locked<String>("")
+        @Sendable func noReply(_ what: String, _ connection: RawConnection) {
+            unanswered.add(1, ordering: .relaxed)
+            let how = connection.isClosedByPeer ? "closed by the daemon" : "no reply in 30 s"
+            firstUnanswered.withLock { if $0.isEmpty { $0 = "\(what): \(how)" } }
+        }
         let churners: [@Sendable (Int) -> Void] = [
             // Connect, and hang up at once.
             { _ in
@@ -27,15 +37,18 @@ struct ChurnTests {
             // Up to twenty calls sent together; every other time, gone before the replies.
             { round in
                 guard let connection = try? RawConnection(path) else { return }
+                let methods = ["Start", "Lap", "Stop", "Get", "Reset"]
                 for call in 0...(round * 7 % 20) {
-                    let method = ["Start", "Stop", "Lap", "Get"][(round + call) % 4]
-                    try? connection.call("io.stopwatchd.\(method)", #"{"name":"n\#((round + call) % 6)"}"#)
+                    let name = "n\((round + call) % 6)"
+                    try? connection.call("io.stopwatchd.\(methods[(round + call) % methods.count])", #"{"name":"\#(name)"}"#)
                 }
-                if round.isMultiple(of: 2) { _ = try? connection.reply(timeout: .seconds(5)) }
+                if round.isMultiple(of: 2), (try? connection.reply(timeout: .seconds(30))) == nil {
+                    noReply("\(round * 7 % 20 + 1) calls at once", connection)
+                }
             },
-            // Watch 10 ms ticks through a small buffer for up to half a second, reading some.
+            // Watch 10 ms ticks for up to half a second, reading them or not, then go.
             { round in
-                guard let connection = try? RawConnection(path, receiveBuffer: 1024) else { return }
+                guard let connection = try? RawConnection(path) else { return }
                 try? connection.call("io.stopwatchd.Watch", #"{"name":"n\#(round % 6)"}"#, more: true)
                 let leave = ContinuousClock.now + .milliseconds(round * 37 % 500)
                 while ContinuousClock.now < leave {
@@ -43,9 +56,25 @@ struct ChurnTests {
                     usleep(1_000)
                 }
             },
+            // 2,000 calls at once, more replies than the socket buffers hold: the daemon's
+            // writes stall until this reads a few, and then it is gone.
+            { round in
+                guard let connection = try? RawConnection(path) else { return }
+                let calls = String(repeating: #"{"method":"io.stopwatchd.Get","parameters":{"name":"quiet"}}"# + "\0", count: 2000)
+                try? connection.send(Array(calls.utf8))
+                for _ in 0..<(1 + round % 50) {
+                    guard let reply = try? connection.reply(timeout: .seconds(30)) else {
+                        noReply("2,000 calls at once", connection)
+                        break
+                    }
+                    // Refused at the connection limit: that was the only reply.
+                    if reply.errorName != nil { break }
+                }
+            },
         ]
+        let threads = [0, 0, 1, 1, 1, 2, 2, 2, 3].map { churners[$0] }
         let group = DispatchGroup()
-        for churn in [churners[0], churners[0], churners[1], churners[1], churners[1], churners[2], churners[2], churners[2], churners[2]] {
+        for churn in threads {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
@@ -56,8 +85,14 @@ struct ChurnTests {
                 }
             }
         }
-        #expect(group.wait(timeout: .now() + 120) == .success)
+        #expect(group.wait(timeout: .now() + 300) == .success)
         #expect(daemon.isRunning, "the daemon died: \(daemon.readLog().suffix(2000))")
-        #expect((try? client.get("n0")) != nil)
+        #expect(unanswered.load(ordering: .relaxed) == 0, "calls never answered: \(unanswered.load(ordering: .relaxed)); the first: \(firstUnanswered.withLock { $0 }); the daemon's log ends: \(daemon.readLog().suffix(1500))")
+        // Still serving: a new watcher gets its ticks.
+        let watcher = try RawConnection(path)
+        try watcher.call("io.stopwatchd.Watch", #"{"name":"ticking"}"#, more: true)
+        var replies = 0
+        while replies < 5, try watcher.reply(timeout: .seconds(30))?.stopwatch != nil { replies += 1 }
+        #expect(replies == 5)
     }
 }

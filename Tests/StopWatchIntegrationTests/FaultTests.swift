@@ -10,8 +10,9 @@ struct FaultTests {
     func connectionFlood() throws {
         _ = ResourceLimits.raiseOpenFileLimit()
         let directory = try TestDirectory()
-        // Replies are read one connection after another, which under a sanitizer beside the
-        // load tests can take longer than the idle timeout: that is not what is measured here.
+        // Every call is sent before any reply is read: read one by one, call after call, under
+        // a sanitizer beside the load tests, the later connections outlived the idle timeout.
+        // That limit is not what is measured here.
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--idle-timeout", "1h"])
         var connections: [RawConnection] = []
         for _ in 0..<2000 {

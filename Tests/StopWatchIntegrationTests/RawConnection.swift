@@ -10,12 +10,8 @@ final class RawConnection {
     private var chunk = [UInt8](repeating: 0, count: 65536)
     private(set) var isClosedByPeer = false
 
-    /// `receiveBuffer`: a small one makes the daemon's writes to this client stall early.
-    init(_ path: String, receiveBuffer: Int32? = nil) throws {
+    init(_ path: String) throws {
         socket = try FileDescriptor.unixStreamSocket(nonBlocking: false)
-        if var size = receiveBuffer {
-            setsockopt(socket.rawValue, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
         try socket.connect(toPath: path)
     }
 

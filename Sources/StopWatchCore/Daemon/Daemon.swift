@@ -82,6 +82,7 @@ public enum Daemon {
         do {
             poller = try SocketPoller(queue: queue, logger: logger)
         } catch {
+            listener.removeOwnedSocket()
             throw DaemonStartError("cannot wait for clients: epoll or eventfd failed: \(error)")
         }
         let server = VarlinkServer(
@@ -123,6 +124,7 @@ public enum Daemon {
             return nil
         }
         if let startFailure {
+            listener.removeOwnedSocket()
             throw DaemonStartError("cannot wait for clients on \(listener.name): \(startFailure)")
         }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")

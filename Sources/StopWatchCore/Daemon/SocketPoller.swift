@@ -12,9 +12,10 @@ import Dispatch
 /// — its descriptor number perhaps reused already — finds no registration and is dropped.
 /// Each is one-shot: after its handler, it is armed again for what its owner then wants.
 ///
-/// `@unchecked Sendable` is safe here: `registrations`, `delivering` and `isStopped` are
-/// read and written only on `queue` (serial); the waiting thread touches only `epoll` and
-/// `wakeUp`, which the kernel serializes, and `isStopping`, which is `Locked`.
+/// `@unchecked Sendable` is safe here: `registrations`, `nextToken`, `delivering` and
+/// `isStopped` are read and written only on `queue` (serial); the waiting thread touches
+/// only `epoll` and `wakeUp`, which the kernel serializes, `isStopping`, which is `Locked`,
+/// and constants.
 final class SocketPoller: @unchecked Sendable {
     struct Interest: OptionSet, Sendable {
         let rawValue: UInt8
@@ -65,6 +66,8 @@ final class SocketPoller: @unchecked Sendable {
     /// Starts reporting `socket` to `handler` (on `queue`) when it is ready for `interest`.
     /// The returned token changes the interest and removes it. Call on `queue`.
     func add(_ socket: FileDescriptor, for interest: Interest, handler: @escaping (Interest) -> Void) throws(Errno) -> UInt64 {
+        // Stopped, the epoll descriptor is closed and its number perhaps someone else's.
+        guard !isStopped else { throw Errno.badDescriptor }
         let token = nextToken
         nextToken += 1
         try epoll.add(socket, for: Self.events(interest), token: token)
@@ -74,7 +77,7 @@ final class SocketPoller: @unchecked Sendable {
 
     /// What the socket's handler is to be called for from now on. Call on `queue`.
     func setInterest(_ interest: Interest, for token: UInt64) {
-        guard var registration = registrations[token], registration.interest != interest else { return }
+        guard !isStopped, var registration = registrations[token], registration.interest != interest else { return }
         registration.interest = interest
         registrations[token] = registration
         // Narrowed: a report of what it no longer wants is ignored, and not armed again.
@@ -83,7 +86,7 @@ final class SocketPoller: @unchecked Sendable {
 
     /// Stops reporting the socket. Call on `queue`, before closing it.
     func remove(_ token: UInt64) {
-        guard let registration = registrations.removeValue(forKey: token) else { return }
+        guard !isStopped, let registration = registrations.removeValue(forKey: token) else { return }
         do {
             try epoll.remove(registration.socket)
         } catch {
@@ -108,17 +111,18 @@ final class SocketPoller: @unchecked Sendable {
             do {
                 events = try epoll.wait(maximumCount: Self.eventsPerWait)
             } catch {
-                // Not expected of a valid epoll descriptor; pause rather than spin.
-                logger.error("epoll_wait failed: \(error)")
-                events = []
-                _ = waitingEnded.wait(timeout: .now() + .milliseconds(100))
+                // Only a bug makes a valid epoll descriptor fail. No client could be served
+                // any more while the watchdog, petted from the queue, saw nothing wrong: exit,
+                // and let the service manager start it again (every change is on disk).
+                logger.error("epoll_wait failed: \(error); exiting")
+                CurrentProcess.exit(70)
             }
+            // Only `stop` signals the wake-up, so it need not be read.
             if isStopping.withLock({ $0 }) {
                 waitingEnded.signal()
                 return
             }
             let ready = events.filter { $0.token != Self.wakeUpToken }
-            if ready.count < events.count { wakeUp.reset() }
             if !ready.isEmpty {
                 queue.async { self.deliver(ready) }
             }
@@ -155,7 +159,14 @@ final class SocketPoller: @unchecked Sendable {
             registration.isArmed = true
             registrations[token] = registration
         } catch {
-            logger.debug("epoll: arming \(registration.socket) failed: \(error)")
+            // Out of kernel memory, say: try again shortly, or the socket would wait forever
+            // (the listener has no deadline to end it).
+            logger.error("epoll: arming \(registration.socket) failed: \(error); trying again in 100ms")
+            queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
+                guard let self, !self.isStopped, let current = self.registrations[token], !current.isArmed,
+                      !current.interest.isEmpty, self.delivering != token else { return }
+                self.arm(token)
+            }
         }
     }
 

@@ -95,7 +95,7 @@ final class VarlinkServer: @unchecked Sendable {
             admit(socket)
         }
         // Perhaps more waiting: come back after what is queued now, whether or not the
-        // source fires again for them.
+        // poller reports the listener again for them.
         queue.async { [weak self] in
             guard let self, self.isAccepting else { return }
             self.acceptPending()
@@ -141,7 +141,7 @@ final class VarlinkServer: @unchecked Sendable {
             try connection.start()
         } catch {
             logger.warning("refused uid \(peer.uid), pid \(peer.pid): cannot wait for its calls: \(error)")
-            socket.close()
+            refuse(socket, with: .protocolError("the daemon cannot take this connection now (\(error)); try again"))
             return
         }
         connections[id] = connection

@@ -40,14 +40,13 @@ struct EpollDescriptor {
         try Posix.call { epoll_ctl(descriptor.rawValue, EPOLL_CTL_DEL, watched.rawValue, nil) }
     }
 
-    /// Waits until something is ready (forever when `timeout` is nil) and returns up to
-    /// `maximumCount` events; none when interrupted by a signal.
-    func wait(maximumCount: Int, timeout: Duration? = nil) throws(Errno) -> [Event] {
+    /// Waits until something is ready and returns up to `maximumCount` events; none when
+    /// interrupted by a signal.
+    func wait(maximumCount: Int) throws(Errno) -> [Event] {
         var events = [epoll_event](repeating: epoll_event(), count: maximumCount)
-        let milliseconds = timeout.map { CInt(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? -1
         // Not through Posix.call: a signal ends the wait, and the caller decides whether to
-        // wait again.
-        let count = epoll_wait(descriptor.rawValue, &events, CInt(maximumCount), milliseconds)
+        // wait again (after checking whether it is to stop).
+        let count = epoll_wait(descriptor.rawValue, &events, CInt(maximumCount), -1)
         if count == -1 {
             let error = Errno.current
             if error == .interrupted { return [] }

@@ -36,6 +36,7 @@ public struct Errno: Error, Equatable, Hashable, Sendable, CustomStringConvertib
     public static let canceled = Errno(ECANCELED)
     /// A symbolic link met where `O_NOFOLLOW` forbids one.
     public static let tooManyLinks = Errno(ELOOP)
+    public static let badDescriptor = Errno(EBADF)
     public static let notDirectory = Errno(ENOTDIR)
     public static let fileTooLarge = Errno(EFBIG)
     /// Opening a socket file, or a FIFO for writing with nobody reading.

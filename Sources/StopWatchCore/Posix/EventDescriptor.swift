@@ -9,15 +9,10 @@ struct EventDescriptor {
         EventDescriptor(descriptor: FileDescriptor(rawValue: try Posix.call { eventfd(0, CInt(EFD_CLOEXEC | EFD_NONBLOCK)) }))
     }
 
-    /// Makes it readable until `reset`.
+    /// Makes it readable (until read, which nothing here needs to do).
     func signal() {
         var one: UInt64 = 1
         _ = try? Posix.call { write(descriptor.rawValue, &one, MemoryLayout<UInt64>.size) }
-    }
-
-    func reset() {
-        var count: UInt64 = 0
-        _ = try? Posix.call { read(descriptor.rawValue, &count, MemoryLayout<UInt64>.size) }
     }
 
     func close() {
