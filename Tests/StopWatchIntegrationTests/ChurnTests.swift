@@ -88,6 +88,9 @@ struct ChurnTests {
         #expect(group.wait(timeout: .now() + 300) == .success)
         #expect(daemon.isRunning, "the daemon died: \(daemon.readLog().suffix(2000))")
         #expect(unanswered.load(ordering: .relaxed) == 0, "calls never answered: \(unanswered.load(ordering: .relaxed)); the first: \(firstUnanswered.withLock { $0 }); the daemon's log ends: \(daemon.readLog().suffix(1500))")
+        // At the connection limit now and then: warned of once an episode, not per client.
+        let limitWarnings = daemon.readLog().components(separatedBy: "connection limit of").count - 1
+        #expect(limitWarnings <= 100, "\(limitWarnings) warnings of the connection limit")
         // Still serving: a new watcher gets its ticks.
         let watcher = try RawConnection(path)
         try watcher.call("io.stopwatchd.Watch", #"{"name":"ticking"}"#, more: true)

@@ -133,7 +133,11 @@ final class VarlinkServer: @unchecked Sendable {
             self.connections[closed.id] = nil
             if isShared { self.connectionsByUser[peer.uid, default: 1] -= 1 }
             if self.connectionsByUser[peer.uid] == 0 { self.connectionsByUser[peer.uid] = nil }
-            self.isRefusing = false
+            // The episode ends once a tenth of the slots are free again: under a flood that
+            // keeps it at the limit, one warning, not one per client that leaves.
+            if self.connections.count <= self.maximumConnections - max(self.maximumConnections / 10, 1) {
+                self.isRefusing = false
+            }
             // The last client gone: hand the memory the busy time needed back to the system.
             if self.connections.isEmpty { Memory.releaseFree() }
         }
