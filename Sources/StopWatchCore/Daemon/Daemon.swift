@@ -78,17 +78,9 @@ public enum Daemon {
             store.onProblemChanged = { status.changed() }
             registry.onWatchersChanged = { status.changed() }
         }
-        let poller: SocketPoller
-        do {
-            poller = try SocketPoller(queue: queue, logger: logger)
-        } catch {
-            listener.removeOwnedSocket()
-            throw DaemonStartError("cannot wait for clients: epoll or eventfd failed: \(error)")
-        }
         let server = VarlinkServer(
             listener: listener.descriptor,
             queue: queue,
-            poller: poller,
             service: service,
             policy: PeerPolicy(daemonUID: Users.effectiveUserID, allowedGroup: allowedGroup),
             limits: ConnectionLimits(
@@ -104,18 +96,26 @@ public enum Daemon {
             clock: clock
         )
 
-        let signalSources = handleTerminationSignals(on: queue) { signal in
-            logger.info("received \(Signals.name(of: signal)), stopping")
+        // On the queue: no client is served, and nothing changes, once it begins.
+        let stopAndExit: @Sendable (CInt) -> Never = { exitStatus in
             status.send(["STOPPING=1"])
             server.stop()
             store.saveBeforeExit()
             listener.removeOwnedSocket()
-            CurrentProcess.exit(0)
+            CurrentProcess.exit(exitStatus)
+        }
+        let signalSources = handleTerminationSignals(on: queue) { signal in
+            logger.info("received \(Signals.name(of: signal)), stopping")
+            stopAndExit(0)
         }
         let watchdog = startWatchdog(environment, on: queue)
         let startFailure: Errno? = queue.sync {
             do throws(Errno) {
-                try server.start()
+                try server.start { failure in
+                    // EX_SOFTWARE: a failure, so that systemd starts it again.
+                    logger.error("\(failure); stopping")
+                    stopAndExit(70)
+                }
             } catch {
                 return error
             }

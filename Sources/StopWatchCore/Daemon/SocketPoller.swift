@@ -38,6 +38,9 @@ final class SocketPoller: @unchecked Sendable {
     private let wakeUp: EventDescriptor
     private let queue: DispatchQueue
     private let logger: Logger
+    /// Called on `queue` when epoll fails, which only a bug can make it do; no socket is
+    /// reported any more then.
+    private let onFailure: @Sendable (String) -> Void
     private var registrations: [UInt64: Registration] = [:]
     private var nextToken: UInt64 = 1
     /// The registration whose handler runs now: it is armed again when the handler returns.
@@ -46,7 +49,7 @@ final class SocketPoller: @unchecked Sendable {
     private let isStopping = Locked(false)
     private let waitingEnded = DispatchSemaphore(value: 0)
 
-    init(queue: DispatchQueue, logger: Logger) throws(Errno) {
+    init(queue: DispatchQueue, logger: Logger, onFailure: @escaping @Sendable (String) -> Void) throws(Errno) {
         let epoll = try EpollDescriptor.make()
         let wakeUp: EventDescriptor
         do {
@@ -60,6 +63,7 @@ final class SocketPoller: @unchecked Sendable {
         self.wakeUp = wakeUp
         self.queue = queue
         self.logger = logger
+        self.onFailure = onFailure
         DispatchQueue(label: "stopwatchd.poller").async { self.waitForEvents() }
     }
 
@@ -111,11 +115,11 @@ final class SocketPoller: @unchecked Sendable {
             do {
                 events = try epoll.wait(maximumCount: Self.eventsPerWait)
             } catch {
-                // Only a bug makes a valid epoll descriptor fail. No client could be served
-                // any more while the watchdog, petted from the queue, saw nothing wrong: exit,
-                // and let the service manager start it again (every change is on disk).
-                logger.error("epoll_wait failed: \(error); exiting")
-                CurrentProcess.exit(70)
+                // No client could be served any more, while the watchdog, petted from the
+                // queue, would see nothing wrong: the owner is to stop.
+                queue.async { self.onFailure("epoll_wait failed: \(error)") }
+                waitingEnded.signal()
+                return
             }
             // Only `stop` signals the wake-up, so it need not be read.
             if isStopping.withLock({ $0 }) {
@@ -159,14 +163,11 @@ final class SocketPoller: @unchecked Sendable {
             registration.isArmed = true
             registrations[token] = registration
         } catch {
-            // Out of kernel memory, say: try again shortly, or the socket would wait forever
-            // (the listener has no deadline to end it).
-            logger.error("epoll: arming \(registration.socket) failed: \(error); trying again in 100ms")
-            queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in
-                guard let self, !self.isStopped, let current = self.registrations[token], !current.isArmed,
-                      !current.interest.isEmpty, self.delivering != token else { return }
-                self.arm(token)
-            }
+            // EPOLL_CTL_MOD allocates nothing: it fails only for a descriptor closed without
+            // being removed first, a bug. The socket would never be reported again (the
+            // listener has no deadline to end it): the owner is to stop.
+            let failure = "epoll: arming \(registration.socket) failed: \(error)"
+            queue.async { self.onFailure(failure) }
         }
     }
 

@@ -8,7 +8,8 @@ import Glibc
 final class VarlinkServer: @unchecked Sendable {
     private let listener: FileDescriptor
     private let queue: DispatchQueue
-    private let poller: SocketPoller
+    /// Made by `start`: before it, there is nothing to watch.
+    private var poller: SocketPoller?
     private let service: StopwatchService
     private let policy: PeerPolicy
     private let limits: ConnectionLimits
@@ -33,7 +34,6 @@ final class VarlinkServer: @unchecked Sendable {
     init(
         listener: FileDescriptor,
         queue: DispatchQueue,
-        poller: SocketPoller,
         service: StopwatchService,
         policy: PeerPolicy,
         limits: ConnectionLimits,
@@ -44,7 +44,6 @@ final class VarlinkServer: @unchecked Sendable {
     ) {
         self.listener = listener
         self.queue = queue
-        self.poller = poller
         self.service = service
         self.policy = policy
         self.limits = limits
@@ -58,20 +57,29 @@ final class VarlinkServer: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    func start() throws(Errno) {
-        listenerToken = try poller.add(listener, for: .readable) { [weak self] _ in self?.acceptPending() }
+    /// Starts accepting clients. `onFailure` is called on the queue if the server can no
+    /// longer learn which sockets are ready (only a bug does that): the daemon is to stop.
+    func start(onFailure: @escaping @Sendable (String) -> Void) throws(Errno) {
+        let poller = try SocketPoller(queue: queue, logger: logger, onFailure: onFailure)
+        do {
+            listenerToken = try poller.add(listener, for: .readable) { [weak self] _ in self?.acceptPending() }
+        } catch {
+            poller.stop()
+            throw error
+        }
+        self.poller = poller
         isAccepting = true
     }
 
     /// Stops accepting and closes every connection.
     func stop() {
         if let listenerToken {
-            poller.remove(listenerToken)
+            poller?.remove(listenerToken)
             self.listenerToken = nil
         }
         isAccepting = false
         for connection in Array(connections.values) { connection.close() }
-        poller.stop()
+        poller?.stop()
     }
 
     /// At most this many accepts per wake-up: then other work queued meanwhile (ticks, calls,
@@ -103,6 +111,11 @@ final class VarlinkServer: @unchecked Sendable {
     }
 
     private func admit(_ socket: FileDescriptor) {
+        guard let poller else {
+            // Unreachable: accepting begins in `start`, which makes the poller.
+            socket.close()
+            return
+        }
         guard let peer = try? socket.peerCredentials(), policy.allows(peer, on: socket) else {
             let peer = (try? socket.peerCredentials()).map { "uid \($0.uid), pid \($0.pid)" } ?? "unknown peer"
             logger.notice("refused \(peer): not root, this user, or in the allowed group")
@@ -160,13 +173,13 @@ final class VarlinkServer: @unchecked Sendable {
     }
 
     private func pauseAccepting(for duration: Duration) {
-        guard isAccepting, let listenerToken else { return }
+        guard isAccepting, let listenerToken, let poller else { return }
         isAccepting = false
         poller.setInterest([], for: listenerToken)
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(duration.nanoseconds))) { [weak self] in
             guard let self, !self.isAccepting, let token = self.listenerToken else { return }
             self.isAccepting = true
-            self.poller.setInterest(.readable, for: token)
+            self.poller?.setInterest(.readable, for: token)
         }
     }
 }
