@@ -109,7 +109,12 @@ struct FaultTests {
         while ticks < 10, try watcher.reply()?.stopwatch != nil { ticks += 1 }
         #expect(ticks == 10)
         let resident = DaemonMemory.residentKiB(of: daemon.pid) ?? .max
-        #expect(Double(resident) <= Double(baseline) * 1.5 + 2048, "\(resident) KiB, was \(baseline)")
+        // Not under a sanitizer: AddressSanitizer holds freed memory back on purpose (its
+        // quarantine), so its resident size follows what was allocated, not what is kept
+        // (41.7 MiB from 23.9 once, with no leak; LeakSanitizer looks for leaks there).
+        if !Binaries.sanitized {
+            #expect(Double(resident) <= Double(baseline) * 1.5 + 2048, "\(resident) KiB, was \(baseline)")
+        }
     }
 
     static let cycle: [StopWatchCommand] = [.start, .lap, .stop, .start, .stop, .reset]
