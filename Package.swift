@@ -1,47 +1,81 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// No package dependencies: the Swift toolchain only (SPEC §1).
+// No package dependencies: the Swift toolchain only (SPEC §1). The targets draw the
+// architecture (SPEC §8, README "Architecture"); each depends only on those below it:
+//
+//   stopwatchd ─► StopwatchDaemon ─► UserDatabase
+//                      │
+//   swctl ─► StopwatchdClient ─┬─► StopwatchProtocol ─► Varlink
+//                      ▼       │            │
+//                   (both) ────┴────────────┴─► StopWatchCore ─► LinuxSystem ─► CLinux
+//
+// The client side (swctl, StopwatchdClient) cannot reach the daemon's code or NSS
+// (UserDatabase): nothing it depends on does.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
     name: "stopwatchd",
     products: [
+        // The UseCaseKit-style kit and the stopwatch: the seed's API.
         .library(name: "StopWatchCore", targets: ["StopWatchCore"]),
+        // In-memory test doubles (manual clock and timers, state recorder) for code built on
+        // StopWatchCore.
+        .library(name: "StopWatchTesting", targets: ["StopWatchTesting"]),
+        // A client of the daemon: the calls of io.stopwatchd, and the types they carry.
+        .library(name: "StopwatchdClient", targets: ["StopwatchdClient", "StopwatchProtocol"]),
         .executable(name: "stopwatchd", targets: ["stopwatchd"]),
         .executable(name: "swctl", targets: ["swctl"]),
     ],
     targets: [
-        // Linux headers Glibc's module lacks (timerfd), for the Posix layer.
+        // Linux headers Glibc's module lacks (timerfd, epoll, eventfd), for LinuxSystem.
         .target(name: "CLinux"),
-        .target(name: "StopWatchCore", dependencies: ["CLinux"], swiftSettings: strict),
-        // In-memory test doubles (manual clock and timers, state recorder) for this package's
-        // tests and for anyone testing code built on StopWatchCore.
-        .target(name: "StopWatchTesting", dependencies: ["StopWatchCore"], swiftSettings: strict),
-        .executableTarget(name: "stopwatchd", dependencies: ["StopWatchCore"], swiftSettings: strict),
-        .executableTarget(
-            name: "swctl",
-            dependencies: ["StopWatchCore"],
-            swiftSettings: strict,
-            // A status bar or a key binding starts swctl for every click: a fully static
-            // binary skips the dynamic loader (libstdc++ alone costs ~1 ms), so it starts
-            // about as fast as /bin/true (docs/PERFORMANCE.md). lld, because it does not
-            // repeat glibc's warning that static binaries may dlopen: swctl must never reach
-            // NSS (getpwnam, getgrouplist: `Users`, `PeerPolicy`), which would need that.
-            linkerSettings: [.unsafeFlags(["-static-executable", "-use-ld=lld"], .when(platforms: [.linux], configuration: .release))]
+        // The system layer: libc wrappers (descriptors, sockets, files, clocks, processes,
+        // epoll, timerfd, eventfd). Errors are `Errno`; only `Posix.check` retries EINTR.
+        .target(name: "LinuxSystem", dependencies: ["CLinux"], swiftSettings: strict),
+        // Users and groups from the system's databases (NSS): the daemon's peer policy only.
+        .target(name: "UserDatabase", dependencies: ["LinuxSystem"], swiftSettings: strict),
+        .target(name: "StopWatchCore", dependencies: ["LinuxSystem"], swiftSettings: strict),
+        .target(name: "StopWatchTesting", dependencies: ["StopWatchCore", "LinuxSystem"], swiftSettings: strict),
+        // varlink itself: JSON, framing, calls, replies, errors, org.varlink.service.
+        .target(name: "Varlink", swiftSettings: strict),
+        // The io.stopwatchd interface: its IDL, the Stopwatch it carries, its errors, names,
+        // durations, where the socket is; what daemon and client agree on.
+        .target(name: "StopwatchProtocol", dependencies: ["StopWatchCore", "Varlink", "LinuxSystem"], swiftSettings: strict),
+        .target(name: "StopwatchdClient", dependencies: ["StopwatchProtocol", "Varlink", "LinuxSystem"], swiftSettings: strict),
+        .target(
+            name: "StopwatchDaemon",
+            dependencies: ["StopwatchProtocol", "Varlink", "StopWatchCore", "LinuxSystem", "UserDatabase"],
+            swiftSettings: strict
         ),
+        .executableTarget(name: "stopwatchd", dependencies: ["StopwatchDaemon"], swiftSettings: strict),
+        // A status bar or a key binding starts swctl for every click: the Makefile links it
+        // fully static, so it starts about as fast as /bin/true (docs/PERFORMANCE.md). No
+        // linker flags here: `unsafeFlags` would stop other packages from depending on this one.
+        .executableTarget(name: "swctl", dependencies: ["StopwatchdClient"], swiftSettings: strict),
         // The benchmark of SPEC §7: each figure beside a baseline it measures itself
         // (docs/PERFORMANCE.md).
-        .executableTarget(name: "swbench", dependencies: ["StopWatchCore"], path: "Benchmarks/swbench", swiftSettings: strict),
+        .executableTarget(
+            name: "swbench",
+            // The daemon's target for its state files: the idle figure restores thousands.
+            dependencies: ["StopwatchdClient", "StopwatchDaemon", "Varlink", "LinuxSystem"],
+            path: "Benchmarks/swbench",
+            swiftSettings: strict
+        ),
+        .testTarget(name: "StopWatchCoreTests", dependencies: ["StopWatchCore", "StopWatchTesting", "LinuxSystem"], swiftSettings: strict),
+        .testTarget(name: "VarlinkTests", dependencies: ["Varlink"], swiftSettings: strict),
+        .testTarget(name: "StopwatchdClientTests", dependencies: ["StopwatchdClient", "swctl"], swiftSettings: strict),
         .testTarget(
-            name: "StopWatchCoreTests",
-            dependencies: ["StopWatchCore", "StopWatchTesting"],
+            name: "StopwatchDaemonTests",
+            dependencies: ["StopwatchDaemon", "StopWatchTesting"],
             swiftSettings: strict
         ),
         // Runs the real stopwatchd and swctl binaries, built beside the test bundle.
         .testTarget(
             name: "StopWatchIntegrationTests",
-            dependencies: ["StopWatchCore"],
+            // The daemon's and the user database's targets only to write state files and
+            // look up groups as a test's setup.
+            dependencies: ["StopwatchdClient", "Varlink", "LinuxSystem", "StopwatchDaemon", "UserDatabase"],
             swiftSettings: strict
         ),
     ],

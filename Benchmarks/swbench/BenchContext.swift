@@ -1,4 +1,4 @@
-import StopWatchCore
+import LinuxSystem
 
 /// What every measurement needs: the options, the plan, and a place for its daemons.
 struct BenchContext {

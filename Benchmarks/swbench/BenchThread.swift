@@ -1,5 +1,5 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// A POSIX thread running one closure; `join()` waits for it and returns what it returned.
 ///

@@ -1,5 +1,5 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// Catches measuring stale binaries: `swift run swbench` rebuilds swbench alone, so the
 /// stopwatchd and swctl beside it may predate the library they are built from.

@@ -1,4 +1,4 @@
-import StopWatchCore
+import Varlink
 
 /// The `calls` group: a daemon with one counting stopwatch, and the echo server answering
 /// with replies of exactly the size of the daemon's.

@@ -1,5 +1,5 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// A program started with `posix_spawn` and reaped with `waitpid`.
 final class ChildProcess {

@@ -1,4 +1,5 @@
-import StopWatchCore
+import LinuxSystem
+import Varlink
 
 /// The fan-out of a real daemon: 1,000 watchers of one stopwatch, started once all of them
 /// watch.

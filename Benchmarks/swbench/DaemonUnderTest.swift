@@ -1,5 +1,5 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// A `stopwatchd` started by swbench in a directory of its own (socket, state, log, notify
 /// socket), timed from its exec to its `READY=1`.

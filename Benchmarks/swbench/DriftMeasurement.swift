@@ -1,4 +1,4 @@
-import StopWatchCore
+import StopwatchProtocol
 
 /// Drift: a stopwatch started at the beginning of the run counts while everything else is
 /// measured; after the drift period its elapsed time is compared with `CLOCK_BOOTTIME`.

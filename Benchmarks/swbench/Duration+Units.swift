@@ -1,4 +1,3 @@
-import StopWatchCore
 
 extension Duration {
     var inMicroseconds: Double { Double(nanoseconds) / 1_000 }

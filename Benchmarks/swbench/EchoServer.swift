@@ -1,5 +1,5 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// The baseline for calls: one thread serving any number of Unix-socket clients with
 /// `poll`, as the daemon's one queue does, answering each NUL-terminated request with a

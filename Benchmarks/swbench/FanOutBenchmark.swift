@@ -1,4 +1,5 @@
-import StopWatchCore
+import StopwatchProtocol
+import Varlink
 
 /// The `fanout` group: the daemon's 1,000 watchers, then the raw fan-out baseline with the
 /// same watcher count, ticks and reader.

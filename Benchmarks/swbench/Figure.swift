@@ -1,4 +1,4 @@
-import StopWatchCore
+import Varlink
 
 /// One measured figure next to its baseline, or why it could not be measured.
 struct Figure {

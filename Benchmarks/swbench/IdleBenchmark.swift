@@ -1,4 +1,4 @@
-import StopWatchCore
+import StopwatchProtocol
 
 /// The `idle` group: an empty daemon (no stopwatches). Time to READY over several starts,
 /// each beside a `/bin/true` start; then the last one left alone for memory and wake-ups.

@@ -1,5 +1,6 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
+import Varlink
 
 /// The figures as JSON, for `--json FILE`: what the table shows, plus the counts behind it.
 enum JSONReport {

@@ -1,4 +1,5 @@
-import StopWatchCore
+import LinuxSystem
+import StopwatchProtocol
 
 /// The `loaded` group: a daemon restoring 10,000 counting stopwatches nobody watches. Time to
 /// READY against swbench reading and parsing the same files; then memory and wake-ups.

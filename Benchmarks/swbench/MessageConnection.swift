@@ -1,5 +1,7 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
+import StopwatchProtocol
+import Varlink
 
 /// A blocking Unix stream connection carrying NUL-terminated messages: the client side of
 /// every call swbench makes, to the daemon and to its own echo server alike, so that both

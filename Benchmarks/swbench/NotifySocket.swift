@@ -1,5 +1,5 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// The datagram socket a daemon started with `NOTIFY_SOCKET` reports to, as systemd's
 /// would be: swbench binds it, and notes when `READY=1` arrives.

@@ -1,3 +1,4 @@
+import LinuxSystem
 import StopWatchCore
 
 /// The clock every time in swbench is read on: `CLOCK_BOOTTIME`, the clock the daemon

@@ -1,5 +1,5 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// What /proc tells about another process: memory, CPU time, threads.
 enum ProcFS {

@@ -1,5 +1,6 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
+import Varlink
 
 /// A daemon left alone, watched from /proc: its wake-ups over a window, counted beside those
 /// of an idle `/bin/sleep` (the baseline, which should show 0), and both resident sizes.

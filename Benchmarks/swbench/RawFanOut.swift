@@ -1,5 +1,7 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
+import StopwatchProtocol
+import Varlink
 
 /// The baseline for the fan-out: a thread in swbench that sleeps until each tick boundary
 /// on `CLOCK_BOOTTIME` and writes a tick message (of the daemon's format) to 1,000 Unix

@@ -1,4 +1,4 @@
-import StopWatchCore
+import Varlink
 
 /// Get round trip against the echo round trip: one client, one call at a time, each timed
 /// on its own; the two sides alternate in blocks so that a change in the machine's load

@@ -1,5 +1,8 @@
+import StopwatchDaemon
 import Glibc
+import LinuxSystem
 import StopWatchCore
+import Varlink
 
 /// Stopwatch state files, as the daemon keeps them (`<name>.json`, a `StopwatchRecord`):
 /// written by swbench for a daemon to restore, and read for what a daemon wrote.

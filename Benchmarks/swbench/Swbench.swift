@@ -1,5 +1,6 @@
+import StopwatchDaemon
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// The run: every group in turn (drift alongside), then the table and the JSON.
 enum Swbench {

@@ -1,4 +1,4 @@
-import StopWatchCore
+import Varlink
 
 /// `swctl status` as a shell script runs it — spawn, connect, call, print, exit — against
 /// the bare start of `/bin/true`, alternating one run of each.

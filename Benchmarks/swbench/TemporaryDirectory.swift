@@ -1,5 +1,5 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
 
 /// A directory under /tmp that swbench keeps its sockets, state and logs in, removed at the
 /// end of the run.

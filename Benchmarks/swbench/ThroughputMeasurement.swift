@@ -1,4 +1,5 @@
-import StopWatchCore
+import LinuxSystem
+import Varlink
 
 /// Get throughput of 8 clients, each on its own connection and thread making one call at a
 /// time, against the same 8 clients on the echo server; rounds alternate between the two.

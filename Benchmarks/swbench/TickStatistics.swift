@@ -1,4 +1,5 @@
-import StopWatchCore
+import StopwatchProtocol
+import Varlink
 
 /// What a fan-out delivered, tick by tick: which ticks reached which watchers, how long
 /// after its boundary each arrived, and how far each tick's elapsed time was from it.

@@ -1,4 +1,4 @@
-import StopWatchCore
+import Varlink
 
 extension VarlinkCall {
     /// `io.stopwatchd.<method>` on stopwatch `name`.

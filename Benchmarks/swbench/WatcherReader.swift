@@ -1,5 +1,6 @@
 import Glibc
-import StopWatchCore
+import LinuxSystem
+import Varlink
 
 /// Reads the messages of many watch connections as they come, noting when each arrived:
 /// two threads, each polling half of the connections (not a thread per watcher).

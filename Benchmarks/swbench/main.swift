@@ -1,4 +1,4 @@
-import StopWatchCore
+import LinuxSystem
 
 // Measures stopwatchd against baselines of its own: see docs/PERFORMANCE.md.
 do {

@@ -1,3 +1,4 @@
+import LinuxSystem
 import Dispatch
 import StopWatchCore
 

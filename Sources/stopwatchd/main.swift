@@ -1,4 +1,6 @@
-import StopWatchCore
+import LinuxSystem
+import StopwatchDaemon
+import StopwatchProtocol
 
 // Parse options, wire, run: the daemon itself is StopWatchCore's `Daemon`.
 

@@ -1,4 +1,7 @@
-import StopWatchCore
+import LinuxSystem
+import StopwatchProtocol
+import StopwatchdClient
+import Varlink
 
 /// Runs one `swctl` command against the daemon and prints what it says.
 struct CommandRunner {

@@ -1,4 +1,4 @@
-import StopWatchCore
+import LinuxSystem
 
 /// Standard output, unbuffered: each line goes out whole and at once, which is what a
 /// status bar reading a pipe needs.

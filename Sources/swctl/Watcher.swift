@@ -1,4 +1,6 @@
-import StopWatchCore
+import LinuxSystem
+import StopwatchProtocol
+import StopwatchdClient
 
 /// `swctl watch`: prints each update in the chosen format until interrupted. On a terminal
 /// it redraws one line; into a pipe it writes one line per update. When the daemon goes

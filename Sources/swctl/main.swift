@@ -1,4 +1,6 @@
-import StopWatchCore
+import LinuxSystem
+import StopwatchProtocol
+import StopwatchdClient
 
 // Parse, wire, run. Exit statuses are SPEC §5's: 0, 1 refused, 2 usage, 69, 70, 77.
 // Started with a standard descriptor closed, the socket would take its number and receive

@@ -1,3 +1,4 @@
+import LinuxSystem
 import StopWatchCore
 
 /// A small command set for testing the generic core: the state is the list of entries

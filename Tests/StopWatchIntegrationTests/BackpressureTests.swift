@@ -1,5 +1,5 @@
 import Foundation
-import StopWatchCore
+import StopwatchdClient
 import Testing
 
 /// What one connection may make the daemon do: bounded, in order, and fair to the others.

@@ -1,5 +1,7 @@
 import Foundation
 import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Testing
 
 /// Every kind of bad input SPEC §3 names, each on a fresh connection to its own daemon: the right answer (an

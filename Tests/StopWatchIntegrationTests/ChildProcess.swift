@@ -1,5 +1,5 @@
 import Foundation
-import StopWatchCore
+import LinuxSystem
 
 /// A child process started with `posix_spawn` and reaped with `waitpid`, every wait with a
 /// deadline. (Foundation's `Process` was seen to miss a child's exit under ThreadSanitizer

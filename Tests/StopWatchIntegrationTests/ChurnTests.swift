@@ -1,5 +1,6 @@
 import Foundation
-import StopWatchCore
+import LinuxSystem
+import StopwatchdClient
 import Synchronization
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import StopWatchCore
+import StopwatchdClient
 import Testing
 
 /// What one client, or one user, may hold of the daemon (SPEC §4 limits).

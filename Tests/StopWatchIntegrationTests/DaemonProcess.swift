@@ -1,5 +1,6 @@
 import Foundation
-import StopWatchCore
+import LinuxSystem
+import StopwatchdClient
 import Testing
 
 /// A running `stopwatchd`, started for one test and stopped with it.

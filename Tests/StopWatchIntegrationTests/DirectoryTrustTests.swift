@@ -1,5 +1,7 @@
+import UserDatabase
 import Foundation
-import StopWatchCore
+import LinuxSystem
+import StopwatchdClient
 import Testing
 
 /// The daemon's directories are used through descriptors and only when trusted (SPEC §4,
@@ -132,7 +134,7 @@ struct DirectoryTrustTests {
     func groupReachesDeepSocket() throws {
         let directory = try TestDirectory()
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
-        let group = try #require(try StopWatchCore.Users.groupID(named: "nogroup"), "the nogroup group")
+        let group = try #require(try UserDatabase.Users.groupID(named: "nogroup"), "the nogroup group")
         let socket = directory.path + "/a/b/s.sock"
         let daemon = try DaemonProcess(socket: socket, arguments: ["--allow-group", "nogroup"])
         for path in [directory.path + "/a", directory.path + "/a/b"] {

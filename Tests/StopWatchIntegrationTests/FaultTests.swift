@@ -1,7 +1,11 @@
 import Foundation
+import LinuxSystem
 import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Synchronization
 import Testing
+import Varlink
 
 /// Clients that vanish, floods of connections, and the daemon stopped or killed under load.
 @Suite("faults")

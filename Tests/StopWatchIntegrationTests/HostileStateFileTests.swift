@@ -1,5 +1,7 @@
+import StopwatchDaemon
 import Foundation
-import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Testing
 
 /// Nothing in the state directory can crash the daemon or lose a stopwatch (SPEC §4, "Trust

@@ -1,6 +1,9 @@
 import Foundation
 import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Testing
+import Varlink
 
 /// A standard varlink client works unchanged: the Python `varlink` package's CLI.
 /// CI installs it and sets STOPWATCHD_REQUIRE_PYTHON_VARLINK=1 so that a missing package

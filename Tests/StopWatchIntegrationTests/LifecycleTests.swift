@@ -1,5 +1,7 @@
+import UserDatabase
 import Foundation
-import StopWatchCore
+import LinuxSystem
+import StopwatchdClient
 import Testing
 
 /// Starting, single instance, stale sockets, permissions.
@@ -152,7 +154,7 @@ struct LifecycleTests {
         #expect(try StopWatchClient(socketPath: daemon.socket).list().isEmpty)
 
         // Members of --allow-group are let in.
-        let group = try StopWatchCore.Users.groupID(named: "nogroup").map(Int.init) ?? 65534
+        let group = try UserDatabase.Users.groupID(named: "nogroup").map(Int.init) ?? 65534
         // Its own state directory: one state directory serves one daemon.
         let allowing = try DaemonProcess(
             socket: directory.file("g.sock"), arguments: ["--allow-group", "nogroup", "--state-dir", directory.file("g-state")]

@@ -1,5 +1,5 @@
 import Foundation
-import StopWatchCore
+import LinuxSystem
 
 /// Reads lines from a pipe as they come, with deadlines: for following `swctl watch`.
 final class LineReader {

@@ -1,6 +1,10 @@
 import Foundation
+import LinuxSystem
 import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Testing
+import Varlink
 
 /// Many clients and watchers at once: every reply right, every watcher's sequence ordered
 /// and the same as its peers', final states matching what the clients were told, and memory

@@ -1,5 +1,8 @@
+import StopwatchDaemon
 import Foundation
 import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Testing
 
 /// Nothing lost: the real daemon killed, stopped and restarted.

@@ -1,6 +1,9 @@
 import Foundation
 import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Testing
+import Varlink
 
 /// Every method and error of SPEC §3, in raw varlink against the real daemon.
 @Suite("varlink protocol against the real daemon")

@@ -1,5 +1,7 @@
 import Foundation
-import StopWatchCore
+import LinuxSystem
+import StopwatchProtocol
+import Varlink
 
 /// A socket to the daemon for sending arbitrary bytes and reading raw replies.
 final class RawConnection {

@@ -1,6 +1,7 @@
 import Foundation
-import StopWatchCore
+import StopwatchdClient
 import Testing
+import Varlink
 
 /// Bad input and bad clients: answered, closed, and never felt by the others.
 @Suite("robustness against bad clients")

@@ -1,3 +1,6 @@
+import StopWatchCore
+import StopwatchProtocol
+
 /// The `io.stopwatchd` interface the daemon serves, copied here so the test needs nothing
 /// outside the repository; `ProtocolTests` also checks it against SPEC §3 when the SPEC is
 /// beside the checkout (a part of it until countdowns and history are served).

@@ -1,6 +1,8 @@
 import Foundation
-import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Testing
+import Varlink
 
 /// What a status bar reading `swctl watch --format waybar|i3blocks|polybar` gets from the real
 /// binaries: the shape of each line in each state, one line per update, flushed as it

@@ -1,5 +1,4 @@
 import Foundation
-import StopWatchCore
 
 /// Runs `swctl` to completion and keeps what it said.
 struct Swctl {

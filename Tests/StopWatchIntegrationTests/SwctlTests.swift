@@ -1,6 +1,7 @@
 import Foundation
-import StopWatchCore
+import StopwatchProtocol
 import Testing
+import Varlink
 
 /// `swctl` against the real daemon: every command, the output forms and the exit statuses.
 @Suite("swctl end to end")

@@ -1,5 +1,6 @@
 import Foundation
-import StopWatchCore
+import LinuxSystem
+import StopwatchdClient
 import Testing
 
 /// sd_notify as systemd would see it: a datagram socket standing in for `$NOTIFY_SOCKET`.

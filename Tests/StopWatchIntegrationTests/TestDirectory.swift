@@ -1,5 +1,5 @@
 import Foundation
-import StopWatchCore
+import LinuxSystem
 
 /// A private temporary directory, with a short path so socket paths fit in `sun_path`.
 final class TestDirectory: Sendable {

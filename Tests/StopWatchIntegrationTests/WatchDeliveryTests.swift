@@ -1,6 +1,7 @@
 import Foundation
-import StopWatchCore
+import StopwatchProtocol
 import Testing
+import Varlink
 
 /// A watcher that reads slowly still sees every change, in order; only ticks merge, and one
 /// too far behind is told `WatchTooSlow` and let go (SPEC §3).

@@ -1,6 +1,8 @@
 import Foundation
-import StopWatchCore
+import StopwatchProtocol
+import StopwatchdClient
 import Testing
+import Varlink
 
 /// `swctl watch`: streaming, formats, and surviving a daemon restart.
 @Suite("swctl watch")

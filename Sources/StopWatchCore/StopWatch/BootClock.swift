@@ -1,3 +1,5 @@
+import LinuxSystem
+
 /// `CLOCK_BOOTTIME`: monotonic, and it keeps running while the system is suspended, as a
 /// physical stopwatch would. Resets at boot.
 public struct BootClock: StopWatchClock {

@@ -1,4 +1,5 @@
 import Dispatch
+import LinuxSystem
 
 /// A `TickTimer` on a `DispatchSourceTimer`.
 ///

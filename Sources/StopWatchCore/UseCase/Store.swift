@@ -1,4 +1,5 @@
 import Dispatch
+import LinuxSystem
 
 /// Holds a use case's current state and hands every change to its subscribers.
 ///

@@ -1,4 +1,5 @@
 import Dispatch
+import LinuxSystem
 
 /// One subscriber of a store: delivers states to its sink, in order, on its own serial queue.
 final class Subscriber<State: Sendable>: Sendable {

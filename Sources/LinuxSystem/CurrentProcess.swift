@@ -1,0 +1,71 @@
+import Dispatch
+import Glibc
+
+/// This process: its id, sleeping, exiting.
+package enum CurrentProcess {
+    package static var id: pid_t { getpid() }
+
+    package static func exit(_ status: CInt) -> Never {
+        Glibc.exit(status)
+    }
+
+    /// Parks the calling thread for good; the process goes on in its other threads (dispatch
+    /// queues) until one of them exits it. Unlike `dispatchMain()`, which ends the main thread
+    /// with `pthread_exit` (its forced unwind confuses AddressSanitizer), the thread and its
+    /// stack stay as they are.
+    package static func parkForever() -> Never {
+        while true { pause() }
+    }
+
+    /// Sleeps for `duration`, resuming after signals until the time is up.
+    package static func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1, errno == EINTR {
+            request = remaining
+        }
+    }
+
+    /// On SIGINT, writes a newline to standard output and exits 130, as an interrupted
+    /// program does: for a program that redraws one terminal line, so the shell prompt
+    /// starts on a line of its own. Only async-signal-safe calls happen in the handler.
+    package static func endLineAndExitOnInterrupt() {
+        signal(SIGINT) { _ in
+            var newline: UInt8 = 10
+            _ = write(STDOUT_FILENO, &newline, 1)
+            _exit(130)
+        }
+    }
+
+    /// Exits (status 0) once nobody can read standard output any more: its pipe's reader
+    /// closed it, or its socket or terminal hung up. Found without writing, by a thread that
+    /// waits in `poll` for nothing but those events; a file or /dev/null never ends it.
+    package static func exitWhenStandardOutputCloses() {
+        DispatchQueue(label: "standard-output-watch").async {
+            let hungUp = CShort(POLLERR | POLLHUP | POLLNVAL)
+            var entry = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+            while true {
+                let ready = poll(&entry, 1, -1)
+                if ready > 0, entry.revents & hungUp != 0 { exitAtOnce(0) }
+                if ready < 0, errno != EINTR { return }
+            }
+        }
+    }
+
+    /// Ends the process without running exit handlers: safe from any thread, even while
+    /// another thread is exiting (two `exit` calls at once are undefined). Only for a
+    /// program that buffers nothing, as swctl writes with write(2).
+    package static func exitAtOnce(_ status: CInt) -> Never {
+        _exit(status)
+    }
+
+    /// Opens /dev/null on standard input, output or error where they are closed, so that no
+    /// file the program opens later takes their numbers.
+    package static func openStandardDescriptorsOnDevNull() {
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) == -1 {
+            // open returns the lowest free number: this one.
+            _ = open("/dev/null", O_RDWR)
+        }
+    }
+}

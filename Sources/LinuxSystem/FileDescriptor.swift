@@ -1,0 +1,130 @@
+import Glibc
+
+/// An open file descriptor. A plain value: close it explicitly with `close()`, or let
+/// `closeAfter` do it on every path.
+package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
+    package let rawValue: CInt
+
+    package init(rawValue: CInt) {
+        self.rawValue = rawValue
+    }
+
+    package static let standardInput = FileDescriptor(rawValue: STDIN_FILENO)
+    package static let standardOutput = FileDescriptor(rawValue: STDOUT_FILENO)
+    package static let standardError = FileDescriptor(rawValue: STDERR_FILENO)
+
+    package var description: String { "fd \(rawValue)" }
+
+    /// Closes the descriptor. Never retried on `EINTR`: on Linux the descriptor is gone
+    /// whatever `close` returns, and a retry could close someone else's.
+    package func close() {
+        _ = Glibc.close(rawValue)
+    }
+
+    /// Runs `body`, then closes the descriptor, whether `body` returned or threw.
+    package func closeAfter<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        defer { close() }
+        return try body()
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 means end of file. Throws `Errno.wouldBlock` on a
+    /// non-blocking descriptor with nothing to read.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try Posix.call { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Reads at most `count` bytes; an empty result means end of file.
+    package func read(upTo count: Int) throws(Errno) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(Errno) -> Int in try read(into: buffer) }
+        }
+        bytes.removeSubrange(try result.get()...)
+        return bytes
+    }
+
+    /// Writes what it can of `buffer` and returns how much that was.
+    package func write(_ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try Posix.call { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Writes all of `bytes`, waiting on a blocking descriptor as needed.
+    package func writeAll(_ bytes: [UInt8]) throws(Errno) {
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { buffer in
+                Result { () throws(Errno) -> Int in try write(UnsafeRawBufferPointer(rebasing: buffer[written...])) }
+            }
+            written += try result.get()
+        }
+    }
+
+    package func setNonBlocking(_ nonBlocking: Bool = true) throws(Errno) {
+        let flags = try Posix.call { fcntl(rawValue, F_GETFL) }
+        let wanted = nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+        if wanted != flags { try Posix.call { fcntl(rawValue, F_SETFL, wanted) } }
+    }
+
+    package func setCloseOnExec() throws(Errno) {
+        let flags = try Posix.call { fcntl(rawValue, F_GETFD) }
+        try Posix.call { fcntl(rawValue, F_SETFD, flags | FD_CLOEXEC) }
+    }
+
+    /// Opens `path` with `flags` (close-on-exec added), creating it with `mode` if asked.
+    package static func open(_ path: String, _ flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try Posix.call { Glibc.open(path, flags | O_CLOEXEC, mode) })
+    }
+
+    /// Takes an exclusive `flock` without waiting; false when another process holds it.
+    /// The lock lasts until the descriptor is closed (or the process ends).
+    package func tryLockExclusively() throws(Errno) -> Bool {
+        do {
+            try Posix.call { flock(rawValue, LOCK_EX | LOCK_NB) }
+            return true
+        } catch where error == .wouldBlock {
+            return false
+        }
+    }
+
+    /// The owner, mode and kind of the open file (`fstat`).
+    package func status() throws(Errno) -> FileStatus {
+        var info = stat()
+        try Posix.call { fstat(rawValue, &info) }
+        return FileStatus(info)
+    }
+
+    /// Flushes the file's data and metadata to disk.
+    package func sync() throws(Errno) {
+        try Posix.call { fsync(rawValue) }
+    }
+
+    /// The bytes from the current position to the end; throws `EFBIG` past `limit` bytes.
+    package func readAll(limit: Int) throws(Errno) -> [UInt8] {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = try read(upTo: 64 * 1024)
+            if chunk.isEmpty { return bytes }
+            bytes += chunk
+            guard bytes.count <= limit else { throw Errno(EFBIG) }
+        }
+    }
+
+    /// Releases an `flock`. Closing does too, but only once every copy of the descriptor is
+    /// closed, and a child being spawned holds a copy until its exec closes it.
+    package func unlock() {
+        _ = flock(rawValue, LOCK_UN)
+    }
+
+    /// Whether the descriptor is a terminal.
+    package var isTerminal: Bool {
+        isatty(rawValue) == 1
+    }
+
+    /// Waits until the descriptor is readable (or `events` happen), at most `timeout`
+    /// (forever when nil). Returns false on timeout.
+    package func poll(for events: Int16 = Int16(POLLIN), timeout: Duration?) throws(Errno) -> Bool {
+        var entry = pollfd(fd: rawValue, events: events, revents: 0)
+        let milliseconds = timeout.map { CInt(clamping: max($0.milliseconds, 0)) } ?? -1
+        return try Posix.call { Glibc.poll(&entry, 1, milliseconds) } > 0
+    }
+}

@@ -1,0 +1,32 @@
+import Glibc
+
+/// What `fstat` says about a file: its kind, owner and permission bits.
+package struct FileStatus: Equatable, Sendable {
+    package enum Kind: Equatable, Sendable {
+        case regular, directory, symbolicLink, socket, fifo, characterDevice, blockDevice, unknown
+    }
+
+    package let kind: Kind
+    package let ownerID: uid_t
+    package let groupID: gid_t
+    /// The permission bits (`0o7777`).
+    package let mode: mode_t
+    package let size: Int64
+
+    package init(_ info: stat) {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symbolicLink
+        case S_IFSOCK: kind = .socket
+        case S_IFIFO: kind = .fifo
+        case S_IFCHR: kind = .characterDevice
+        case S_IFBLK: kind = .blockDevice
+        default: kind = .unknown
+        }
+        ownerID = info.st_uid
+        groupID = info.st_gid
+        mode = info.st_mode & 0o7777
+        size = Int64(info.st_size)
+    }
+}

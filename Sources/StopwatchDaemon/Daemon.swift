@@ -1,0 +1,206 @@
+import Dispatch
+import Glibc
+import LinuxSystem
+import StopWatchCore
+import StopwatchProtocol
+import UserDatabase
+
+/// The daemon put together: socket, stopwatches, server, signals.
+package enum Daemon {
+    /// Starts serving and never returns; SIGTERM, SIGINT or SIGHUP ends the process with status 0.
+    /// Throws only when it cannot start.
+    package static func run(options: DaemonOptions, environment: ProcessEnvironment) throws(DaemonStartError) -> Never {
+        let logger = Logger(minimumLevel: options.logLevel, journald: environment["JOURNAL_STREAM"] != nil)
+        Signals.ignore(SIGPIPE)
+        if environment["MALLOC_ARENA_MAX"] == nil { Memory.limitArenas(to: 2) }
+
+        var allowedGroup: gid_t?
+        if let name = options.allowGroup {
+            guard let gid = try? Users.groupID(named: name) else {
+                throw DaemonStartError("--allow-group: there is no group named '\(name)'; create it (groupadd \(name), or systemd-sysusers with the package's sysusers.d entry) or name another")
+            }
+            allowedGroup = gid
+        }
+
+        let listener = try listeningSocket(options: options, environment: environment, group: allowedGroup)
+        // Every client costs a descriptor: keep some for the daemon's own files.
+        let openFileLimit = ResourceLimits.raiseOpenFileLimit()
+        let reservedDescriptors = 64
+        let maximumConnections = min(options.maximumConnections, max(openFileLimit - reservedDescriptors, 1))
+        if maximumConnections < options.maximumConnections {
+            logger.warning("only \(maximumConnections) connections at once: the open file limit is \(openFileLimit)")
+        }
+        let queue = DispatchQueue(label: "stopwatchd.server")
+        let clock = BootClock()
+        let timers = DispatchTickTimerFactory()
+        let registry = StopwatchRegistry(limit: options.maximumStopwatches, queue: queue) { snapshot in
+            StopWatchUseCase(snapshot, clock: clock, timers: timers, tick: options.tick)
+        }
+        let service = StopwatchService(registry: registry, clock: clock, maximumLaps: options.maximumLaps)
+        let stateDirectory = StateLocation.path(
+            option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
+        )
+        let store = StateStore(directory: stateDirectory, maximumLaps: options.maximumLaps, logger: logger, queue: queue)
+        let status = StatusReporter(notifier: SystemdNotifier(environment), queue: queue) {
+            var text = "\(registry.createdCount) stopwatch\(registry.createdCount == 1 ? "" : "es"), \(registry.countingCount) counting, \(registry.watcherCount) watched"
+            if let problem = store.problem { text += "; NOT SAVING: \(problem)" }
+            return text
+        }
+        // A counting stopwatch's file keeps its origin on the wall clock, for after a reboot:
+        // written again after a step, the step is neither added nor lost then. Watched from
+        // before the restore, so a step while it runs is seen too.
+        let clockSteps: WallClockStepWatch?
+        do {
+            clockSteps = try WallClockStepWatch(queue: queue) {
+                let counting = registry.createdStopwatches.filter { $0.useCase.state.current.state.isCounting }
+                for (name, useCase) in counting { store.save(name, useCase.state.current) }
+                logger.info("the wall clock was set; \(counting.count) counting stopwatch\(counting.count == 1 ? "" : "es") written again against it")
+            }
+        } catch {
+            clockSteps = nil
+            logger.warning("cannot watch for wall clock steps (\(error)); a counting stopwatch may gain or lose a step across a reboot")
+        }
+        // On the queue, as every use of the store and registry; its error comes back as a value
+        // since `sync` does not carry a typed throw.
+        let restored = queue.sync { () -> Result<Void, DaemonStartError> in
+            Result { () throws(DaemonStartError) in try restore(from: store, into: registry, logger: logger) }
+        }
+        do {
+            try restored.get()
+        } catch {
+            // Bound already: leave no socket file that nobody answers on.
+            listener.removeOwnedSocket()
+            throw error
+        }
+        queue.sync {
+            // Durable before the reply goes out: the change is on disk when the client hears of it.
+            service.onChange = { name in
+                store.save(name, registry.created(name)?.state.current)
+                status.changed()
+            }
+            store.currentSnapshot = { registry.created($0)?.state.current }
+            store.onProblemChanged = { status.changed() }
+            registry.onWatchersChanged = { status.changed() }
+        }
+        let server = VarlinkServer(
+            listener: listener.descriptor,
+            queue: queue,
+            service: service,
+            policy: PeerPolicy(daemonUID: Users.effectiveUserID, allowedGroup: allowedGroup),
+            limits: ConnectionLimits(
+                maximumMessageSize: options.maximumMessageSize,
+                messageTimeout: options.messageTimeout,
+                writeTimeout: options.writeTimeout,
+                idleTimeout: options.idleTimeout,
+                maximumPendingEvents: options.maximumPendingEvents
+            ),
+            maximumConnections: maximumConnections,
+            maximumConnectionsPerUser: options.maximumConnectionsPerUser ?? max(maximumConnections / 4, 1),
+            logger: logger,
+            clock: clock
+        )
+
+        // On the queue: no client is served, and nothing changes, once it begins.
+        let stopAndExit: @Sendable (CInt) -> Never = { exitStatus in
+            status.send(["STOPPING=1"])
+            server.stop()
+            store.saveBeforeExit()
+            listener.removeOwnedSocket()
+            CurrentProcess.exit(exitStatus)
+        }
+        let signalSources = handleTerminationSignals(on: queue) { signal in
+            logger.info("received \(Signals.name(of: signal)), stopping")
+            stopAndExit(0)
+        }
+        let watchdog = startWatchdog(environment, on: queue)
+        let startFailure: Errno? = queue.sync {
+            do throws(Errno) {
+                try server.start { failure in
+                    // EX_SOFTWARE: a failure, so that systemd starts it again.
+                    logger.error("\(failure); stopping")
+                    stopAndExit(70)
+                }
+            } catch {
+                return error
+            }
+            // Listening and restored: clients may come.
+            status.send(["READY=1"])
+            return nil
+        }
+        if let startFailure {
+            listener.removeOwnedSocket()
+            throw DaemonStartError("cannot wait for clients on \(listener.name): \(startFailure)")
+        }
+        logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
+        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps)) {
+            CurrentProcess.parkForever()
+        }
+    }
+
+    /// Pets systemd's watchdog at half its interval, if it set one. The timer runs on the
+    /// server's queue, so a wedged queue is what stops the petting.
+    private static func startWatchdog(_ environment: ProcessEnvironment, on queue: DispatchQueue) -> (any DispatchSourceTimer)? {
+        guard let interval = SystemdNotifier.watchdogInterval(environment), let notifier = SystemdNotifier(environment) else {
+            return nil
+        }
+        let half = DispatchTimeInterval.nanoseconds(Int(interval.nanoseconds / 2))
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + half, repeating: half, leeway: .nanoseconds(Int(interval.nanoseconds / 20)))
+        timer.setEventHandler { notifier.notify(["WATCHDOG=1"]) }
+        timer.activate()
+        return timer
+    }
+
+    private static func restore(from store: StateStore, into registry: StopwatchRegistry, logger: Logger) throws(DaemonStartError) {
+        let start = ContinuousClock.now
+        let restored = try store.load()
+        var dropped: [String] = []
+        for (name, snapshot) in restored {
+            do {
+                _ = try registry.create(name, from: snapshot)
+            } catch {
+                dropped.append(name)
+            }
+        }
+        if !dropped.isEmpty {
+            logger.warning("over the limit of \(registry.limit) stopwatches: not loaded \(dropped.joined(separator: ", ")) (their files are kept)")
+        }
+        let counting = restored.count { $0.snapshot.state.isCounting }
+        logger.info("restored \(restored.count - dropped.count) stopwatches (\(counting) counting) from \(store.directory) in \(DurationText.string(ContinuousClock.now - start))")
+    }
+
+    private static func listeningSocket(
+        options: DaemonOptions,
+        environment: ProcessEnvironment,
+        group: gid_t?
+    ) throws(DaemonStartError) -> ListeningSocket {
+        // --socket > $STOPWATCHD_SOCKET > systemd's socket > the default path (SPEC §4).
+        if let path = options.socketPath ?? environment["STOPWATCHD_SOCKET"] {
+            return try ListeningSocket.bind(path: path, group: group)
+        }
+        if let activated = ListeningSocket.activated(environment) {
+            return activated
+        }
+        let path = SocketLocation.defaultDaemonPath(environment: environment, isRoot: Users.effectiveUserID == 0)
+        return try ListeningSocket.bind(path: path, group: group)
+    }
+
+    /// Handles SIGTERM, SIGINT and SIGHUP (its terminal closed: nothing to reload) on `queue`
+    /// instead of dying at once; SIGINT and SIGHUP stay ignored when they were ignored at
+    /// start (`nohup`, a background job). Made outside any actor: a source made in top-level
+    /// code would inherit the main actor and trap when it fires.
+    private static func handleTerminationSignals(
+        on queue: DispatchQueue,
+        _ handler: @escaping @Sendable (CInt) -> Void
+    ) -> [any DispatchSourceSignal] {
+        let handled = [SIGTERM] + [SIGINT, SIGHUP].filter { !Signals.isIgnored($0) }
+        return handled.map { signal in
+            // The default action would kill the process before the source saw the signal.
+            Signals.ignore(signal)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
+            source.setEventHandler { handler(signal) }
+            source.activate()
+            return source
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import StopwatchProtocol
+
+/// What `stopwatchd` was asked to do: its command line, checked.
+package struct DaemonOptions: Equatable, Sendable {
+    package var tick: Duration = .seconds(1)
+    package var socketPath: String?
+    package var stateDirectory: String?
+    package var allowGroup: String?
+    package var logLevel: LogLevel = .info
+    package var maximumConnections = 1024
+    package var maximumStopwatches = 10_000
+    package var maximumMessageSize = 64 * 1024
+    /// Laps a stopwatch keeps between resets (SPEC §3): a lap beyond gets `TooManyLaps`.
+    package var maximumLaps = 10_000
+    /// Connections one user other than root and the daemon's own may hold at once, so that
+    /// one member of `--allow-group` cannot take every slot (sd-varlink keeps 1,024 a uid of
+    /// 4,096). Nil: a quarter of `maximumConnections`.
+    package var maximumConnectionsPerUser: Int?
+    /// Events (anything but a tick) that may wait for a watcher that reads slowly before it
+    /// is disconnected with `WatchTooSlow` (SPEC §3).
+    package var maximumPendingEvents = 1024
+    /// How long a message may stay unfinished before the connection is closed.
+    package var messageTimeout: Duration = .seconds(30)
+    /// How long a client may go without reading what it is sent before it is disconnected.
+    package var writeTimeout: Duration = .seconds(30)
+    /// How long a connection that neither calls nor watches is kept open.
+    package var idleTimeout: Duration = .seconds(60)
+
+    package static let minimumTick: Duration = .milliseconds(10)
+
+    package enum Action: Equatable, Sendable {
+        case run(DaemonOptions)
+        case help
+        case version
+    }
+
+    package init() {}
+
+    package static let usage = """
+        usage: stopwatchd [OPTIONS]
+
+        Keeps named stopwatches and serves them over a varlink Unix socket.
+
+        options:
+          --socket PATH            socket to listen on (default: $STOPWATCHD_SOCKET, the socket
+                                   systemd passes, $XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock
+                                   for a user, /run/stopwatchd/stopwatchd.sock for root)
+          --state-dir DIR          where stopwatches are kept (default: $STATE_DIRECTORY,
+                                   $XDG_STATE_HOME/stopwatchd, /var/lib/stopwatchd for root)
+          --tick DURATION          update interval while counting, at least 10ms (default 1s)
+          --allow-group GROUP      also admit members of GROUP (root and this user always are)
+          --log-level LEVEL        debug, info, notice, warning or error (default info)
+          --max-connections N      clients at once (default 1024)
+          --max-stopwatches N      stopwatches kept (default 10000)
+          --max-connections-per-user N
+                                   clients at once of one user other than root and this
+                                   one (default: a quarter of --max-connections)
+          --max-message-size N     bytes in one message (default 65536)
+          --max-laps N             laps a stopwatch keeps until reset (default 10000)
+          --max-pending-events N   changes a slow watcher may fall behind before it is
+                                   disconnected (default 1024)
+          --message-timeout DUR    time to finish a message (default 30s)
+          --write-timeout DUR      time a client may stop reading (default 30s)
+          --idle-timeout DUR       time a client may stay connected without a call or a
+                                   watch (default 60s)
+          -h, --help               show this help
+          --version                show the version
+
+        durations: 250ms, 1s, 1.5s, 2m
+        """
+
+    /// Reads the arguments (without the program name).
+    package static func parse(_ arguments: [String]) throws(UsageError) -> Action {
+        var options = DaemonOptions()
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
+            let name = argument.name
+            func value() throws(UsageError) -> String { try reader.value(of: argument) }
+            switch name {
+            case "-h", "--help": return .help
+            case "--version": return .version
+            case "--socket": options.socketPath = try nonEmpty(value(), for: name)
+            case "--state-dir": options.stateDirectory = try nonEmpty(value(), for: name)
+            case "--allow-group": options.allowGroup = try nonEmpty(value(), for: name)
+            case "--tick":
+                let text = try value()
+                guard let tick = DurationText.parse(text) else { throw UsageError("--tick: '\(text)' is not a duration like 250ms, 1s or 1.5s") }
+                guard tick >= minimumTick else { throw UsageError("--tick: \(text) is shorter than the minimum, 10ms") }
+                options.tick = tick
+            case "--log-level":
+                let text = try value()
+                guard let level = LogLevel(rawValue: text) else {
+                    throw UsageError("--log-level: '\(text)' is not one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                options.logLevel = level
+            case "--max-connections": options.maximumConnections = try count(value(), for: name)
+            case "--max-stopwatches": options.maximumStopwatches = try count(value(), for: name)
+            case "--max-connections-per-user": options.maximumConnectionsPerUser = try count(value(), for: name)
+            case "--max-message-size": options.maximumMessageSize = try count(value(), for: name, minimum: 1024)
+            case "--max-laps": options.maximumLaps = try count(value(), for: name, maximum: 1_000_000)
+            case "--max-pending-events": options.maximumPendingEvents = try count(value(), for: name, maximum: 1_000_000)
+            case "--message-timeout": options.messageTimeout = try duration(value(), for: name)
+            case "--write-timeout": options.writeTimeout = try duration(value(), for: name)
+            case "--idle-timeout": options.idleTimeout = try duration(value(), for: name)
+            default:
+                throw UsageError("unknown option '\(argument.raw)'")
+            }
+        }
+        return .run(options)
+    }
+
+    private static func nonEmpty(_ text: String, for name: String) throws(UsageError) -> String {
+        guard !text.isEmpty else { throw UsageError("\(name) needs a non-empty value") }
+        return text
+    }
+
+    private static func count(_ text: String, for name: String, minimum: Int = 1, maximum: Int = 1_000_000_000) throws(UsageError) -> Int {
+        guard let number = Int(text), number >= minimum, number <= maximum else {
+            throw UsageError("\(name): '\(text)' is not a whole number from \(minimum) to \(maximum)")
+        }
+        return number
+    }
+
+    private static func duration(_ text: String, for name: String) throws(UsageError) -> Duration {
+        guard let duration = DurationText.parse(text), duration > .zero else {
+            throw UsageError("\(name): '\(text)' is not a duration like 500ms, 30s or 2m")
+        }
+        return duration
+    }
+}

@@ -1,0 +1,148 @@
+import StopWatchCore
+import StopwatchProtocol
+import Varlink
+
+/// How one stopwatch is kept on disk (format 1):
+///
+///     {"format":1,"name":"tea","state":"counting","elapsed_ns":5000000000,"laps_ns":[],
+///      "boot_id":"…","origin_boot_ns":…,"origin_wall_ns":…}
+///
+/// `elapsed_ns` is what it had counted when written. A counting one also keeps where its
+/// count began, on the boot clock and on the wall clock, and which boot that was.
+package struct StopwatchRecord: Equatable, Sendable {
+    package static let format: Int64 = 1
+    /// The most elapsed time (or lap) a record may hold: 100 years. Anything beyond is a
+    /// damaged or forged file, not a stopwatch: well short of the ~292 years at which
+    /// nanoseconds overflow Int64, so no arithmetic on a loaded record comes near it.
+    package static let maximumElapsed = Duration.seconds(Int64(100 * 365.25 * 86_400))
+
+    package enum State: String, Sendable {
+        case stopped, counting, pause
+    }
+
+    package var name: String
+    package var state: State
+    package var elapsed: Duration
+    package var laps: [Duration]
+    /// While counting: the origin on each clock, and the boot they belong to.
+    package var originBoot: Duration?
+    package var originWall: Duration?
+    package var bootID: String?
+
+    /// The record of `snapshot` at `now`.
+    package init(name: String, snapshot: StopWatchSnapshot, at now: ClockReading) {
+        self.name = name
+        self.laps = snapshot.laps
+        self.elapsed = snapshot.elapsed(at: now.boot)
+        switch snapshot.state {
+        case .stopped: state = .stopped
+        case .pause: state = .pause
+        case .counting: state = .counting
+        }
+        if let origin = snapshot.origin {
+            originBoot = origin
+            // Not before the epoch: a clock that read 1970 (no RTC, before NTP) would otherwise
+            // write an origin the reader refuses as out of range.
+            originWall = max(now.wall - (now.boot - origin), .zero)
+            bootID = now.bootID
+        }
+    }
+
+    /// The stopwatch as it is at `now`. Counting on: exactly, from the boot clock, in the
+    /// same boot; from the wall clock after a reboot, where a clock set back never takes away
+    /// what was already counted.
+    package func snapshot(restoredAt now: ClockReading) -> StopWatchSnapshot {
+        switch state {
+        case .stopped:
+            return .stopped
+        case .pause:
+            return .paused(at: elapsed, laps: laps)
+        case .counting:
+            let counted: Duration
+            if bootID == now.bootID, let originBoot {
+                counted = max(now.boot - originBoot, elapsed)
+            } else if let originWall {
+                counted = max(now.wall - originWall, elapsed)
+            } else {
+                counted = elapsed
+            }
+            return .counting(since: now.boot - counted, laps: laps, now: now.boot)
+        }
+    }
+
+    private static func isInRange(_ nanoseconds: Int64) -> Bool {
+        nanoseconds >= 0 && Duration.nanoseconds(nanoseconds) <= maximumElapsed
+    }
+
+    /// Throws when the record cannot be true at `now`: on the boot it was written in, an
+    /// origin later than now or more than 100 years back; on any boot, a wall-clock origin
+    /// more than 100 years back. A wall-clock origin later than now is not an error: after a
+    /// reboot that is a clock set back, and `snapshot(restoredAt:)` keeps the stored elapsed.
+    package func checkRange(at now: ClockReading) throws(MalformedMessage) {
+        guard state == .counting, let originBoot, let originWall else { return }
+        if bootID == now.bootID {
+            guard originBoot <= now.boot else { throw MalformedMessage("origin_boot_ns is in the future") }
+            guard now.boot - originBoot <= Self.maximumElapsed else {
+                throw MalformedMessage("origin_boot_ns makes elapsed more than 100 years")
+            }
+        }
+        guard now.wall - originWall <= Self.maximumElapsed else {
+            throw MalformedMessage("origin_wall_ns is more than 100 years ago")
+        }
+    }
+
+    package var json: JSONValue {
+        var object: JSONObject = [
+            "format": .int(Self.format),
+            "name": .string(name),
+            "state": .string(state.rawValue),
+            "elapsed_ns": .int(elapsed.nanoseconds),
+            "laps_ns": .array(laps.map { .int($0.nanoseconds) }),
+        ]
+        if let bootID, let originBoot, let originWall {
+            object["boot_id"] = .string(bootID)
+            object["origin_boot_ns"] = .int(originBoot.nanoseconds)
+            object["origin_wall_ns"] = .int(originWall.nanoseconds)
+        }
+        return .object(object)
+    }
+
+    package init(json: JSONValue) throws(MalformedMessage) {
+        guard case .object(let object) = json else { throw MalformedMessage("not a JSON object") }
+        guard case .int(let format)? = object["format"] else { throw MalformedMessage("no format version") }
+        guard format == Self.format else {
+            throw MalformedMessage("format \(format), but this stopwatchd reads format \(Self.format)")
+        }
+        guard case .string(let name)? = object["name"], StopwatchName.isValid(name) else {
+            throw MalformedMessage("no valid name")
+        }
+        guard case .string(let stateName)? = object["state"], let state = State(rawValue: stateName) else {
+            throw MalformedMessage("no valid state")
+        }
+        guard case .int(let elapsed)? = object["elapsed_ns"], Self.isInRange(elapsed) else {
+            throw MalformedMessage("no valid elapsed_ns (0 to 100 years)")
+        }
+        guard case .array(let lapValues)? = object["laps_ns"] else { throw MalformedMessage("no laps_ns") }
+        var laps: [Duration] = []
+        laps.reserveCapacity(lapValues.count)
+        for value in lapValues {
+            guard case .int(let lap) = value, Self.isInRange(lap) else { throw MalformedMessage("a lap that is not a duration of 0 to 100 years") }
+            laps.append(.nanoseconds(lap))
+        }
+        self.name = name
+        self.state = state
+        self.elapsed = .nanoseconds(elapsed)
+        self.laps = laps
+        if state == .counting {
+            guard case .string(let bootID)? = object["boot_id"], case .int(let originBoot)? = object["origin_boot_ns"],
+                case .int(let originWall)? = object["origin_wall_ns"]
+            else { throw MalformedMessage("a counting stopwatch without its origin") }
+            // The wall clock's origin is never written below zero (see `init(name:snapshot:at:)`).
+            // The boot clock's may be: a stopwatch carried over a reboot began before this boot.
+            guard originWall >= 0 else { throw MalformedMessage("a negative origin_wall_ns") }
+            self.bootID = bootID
+            self.originBoot = .nanoseconds(originBoot)
+            self.originWall = .nanoseconds(originWall)
+        }
+    }
+}

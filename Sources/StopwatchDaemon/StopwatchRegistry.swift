@@ -1,0 +1,104 @@
+import Dispatch
+import StopWatchCore
+import Varlink
+
+/// The named stopwatches, one `StopWatchUseCase` each.
+///
+/// A name is *created* by Start or Toggle and listed until removed; the limit counts these.
+/// A name that is only watched gets an entry too, so its watchers see it when it is
+/// started; that entry goes when its last watcher does. There are at most as many of those
+/// as connections, since each connection watches at most one name.
+///
+/// Not thread-safe: it belongs to the server's queue.
+final class StopwatchRegistry {
+    private struct Entry {
+        let useCase: StopWatchUseCase
+        var isCreated: Bool
+        /// Its watchers, while it has any.
+        var fanOut: WatchFanOut?
+        var watchers: Int { fanOut?.count ?? 0 }
+    }
+
+    private var entries: [String: Entry] = [:]
+    private(set) var createdCount = 0
+    let limit: Int
+    /// Called when a watcher comes or goes.
+    var onWatchersChanged: () -> Void = {}
+    private let makeUseCase: (StopWatchSnapshot) -> StopWatchUseCase
+    /// The server's queue, where watchers are told of updates.
+    private let queue: DispatchQueue
+
+    init(limit: Int, queue: DispatchQueue, makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase) {
+        self.limit = limit
+        self.queue = queue
+        self.makeUseCase = makeUseCase
+    }
+
+    /// The stopwatch `name` if it was created.
+    func created(_ name: String) -> StopWatchUseCase? {
+        guard let entry = entries[name], entry.isCreated else { return nil }
+        return entry.useCase
+    }
+
+    /// The stopwatch `name`, created now if it was not.
+    func create(_ name: String, from snapshot: StopWatchSnapshot = .stopped) throws(VarlinkError) -> StopWatchUseCase {
+        if let entry = entries[name], entry.isCreated { return entry.useCase }
+        guard createdCount < limit else { throw .tooManyStopwatches(limit: limit) }
+        createdCount += 1
+        if let entry = entries[name] {
+            entries[name]!.isCreated = true
+            return entry.useCase
+        }
+        let useCase = makeUseCase(snapshot)
+        entries[name] = Entry(useCase: useCase, isCreated: true)
+        return useCase
+    }
+
+    /// Makes `watcher` (a connection's id) receive the states of `name`, on the server's
+    /// queue: the current one first, then every change and tick. An entry is made for a name
+    /// that has none.
+    func beginWatching(_ name: String, watcher: Int, _ receive: @escaping (StopWatchSnapshot) -> Void) {
+        var entry = entries[name] ?? Entry(useCase: makeUseCase(.stopped), isCreated: false)
+        let fanOut = entry.fanOut ?? WatchFanOut(of: entry.useCase, on: queue)
+        entry.fanOut = fanOut
+        entries[name] = entry
+        // Stored first: the newest state may reach the watcher at once, and its connection
+        // may close (and end its watch) on the spot.
+        fanOut.add(watcher, receive)
+        onWatchersChanged()
+    }
+
+    func endWatching(_ name: String, watcher: Int) {
+        guard var entry = entries[name], let fanOut = entry.fanOut else { return }
+        defer { onWatchersChanged() }
+        fanOut.remove(watcher)
+        if fanOut.count == 0 { entry.fanOut = nil }
+        entries[name] = entry.fanOut == nil && !entry.isCreated ? nil : entry
+    }
+
+    /// Deletes `name`. Its watchers stay and see it go back to a stopwatch never started.
+    /// Returns whether it existed.
+    @discardableResult
+    func remove(_ name: String) -> Bool {
+        guard var entry = entries[name], entry.isCreated else { return false }
+        createdCount -= 1
+        // Stop first so its timer goes; reset so watchers see zero.
+        _ = try? entry.useCase.dispatcher.perform(.stop)
+        _ = try? entry.useCase.dispatcher.perform(.reset)
+        if entry.watchers > 0 {
+            entry.isCreated = false
+            entries[name] = entry
+        } else {
+            entries[name] = nil
+        }
+        return true
+    }
+
+    /// The created stopwatches, sorted by name.
+    var createdStopwatches: [(name: String, useCase: StopWatchUseCase)] {
+        entries.filter(\.value.isCreated).map { ($0.key, $0.value.useCase) }.sorted { $0.name < $1.name }
+    }
+
+    var countingCount: Int { entries.values.count { $0.isCreated && $0.useCase.state.current.state.isCounting } }
+    var watcherCount: Int { entries.values.reduce(0) { $0 + $1.watchers } }
+}

@@ -1,0 +1,63 @@
+import StopWatchCore
+import Varlink
+
+/// A stopwatch as the `io.stopwatchd` interface describes it: what replies carry.
+package struct Stopwatch: Equatable, Sendable {
+    package enum State: String, Sendable, CaseIterable {
+        case stopped, counting, pause
+    }
+
+    package var name: String
+    package var state: State
+    /// Elapsed time when the reply was made, in milliseconds.
+    package var elapsedMs: Int64
+    /// Split times since the last reset, in milliseconds, oldest first.
+    package var lapsMs: [Int64]
+
+    package init(name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = []) {
+        self.name = name
+        self.state = state
+        self.elapsedMs = elapsedMs
+        self.lapsMs = lapsMs
+    }
+
+    /// The stopwatch `name` as `snapshot` has it at clock reading `now`.
+    package init(name: String, snapshot: StopWatchSnapshot, at now: Duration) {
+        self.name = name
+        self.state = switch snapshot.state {
+        case .stopped: .stopped
+        case .counting: .counting
+        case .pause: .pause
+        }
+        self.elapsedMs = snapshot.elapsed(at: now).milliseconds
+        self.lapsMs = snapshot.laps.map(\.milliseconds)
+    }
+
+    package var json: JSONValue {
+        .object([
+            "name": .string(name),
+            "state": .string(state.rawValue),
+            "elapsed_ms": .int(elapsedMs),
+            "laps_ms": .array(lapsMs.map { .int($0) }),
+        ])
+    }
+
+    /// Reads a `Stopwatch` object; throws when a field is missing or of the wrong type.
+    package init(json: JSONValue) throws(MalformedMessage) {
+        guard case .object(let object) = json else { throw MalformedMessage("a Stopwatch is not an object") }
+        guard case .string(let name)? = object["name"] else { throw MalformedMessage("Stopwatch.name is not a string") }
+        guard case .string(let stateName)? = object["state"], let state = State(rawValue: stateName) else {
+            throw MalformedMessage("Stopwatch.state is not stopped, counting or pause")
+        }
+        guard case .int(let elapsedMs)? = object["elapsed_ms"] else {
+            throw MalformedMessage("Stopwatch.elapsed_ms is not an integer")
+        }
+        guard case .array(let laps)? = object["laps_ms"] else { throw MalformedMessage("Stopwatch.laps_ms is not an array") }
+        var lapsMs: [Int64] = []
+        for lap in laps {
+            guard case .int(let lapMs) = lap else { throw MalformedMessage("Stopwatch.laps_ms holds a non-integer") }
+            lapsMs.append(lapMs)
+        }
+        self.init(name: name, state: state, elapsedMs: elapsedMs, lapsMs: lapsMs)
+    }
+}

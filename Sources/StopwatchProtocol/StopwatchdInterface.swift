@@ -1,0 +1,44 @@
+import StopWatchCore
+
+/// The `io.stopwatchd` interface: its name and its description, exactly as SPEC §3 gives
+/// it (what `GetInterfaceDescription` returns).
+package enum StopwatchdInterface {
+    package static let name = "io.stopwatchd"
+
+    package static let description = """
+# Named stopwatches kept by stopwatchd.
+interface io.stopwatchd
+
+type Stopwatch (
+  name: string,
+  state: (stopped, counting, pause),
+  # Elapsed time when the reply was made, in milliseconds.
+  elapsed_ms: int,
+  # Split times since the last reset, in milliseconds, oldest first.
+  laps_ms: []int
+)
+
+# Starts counting, or resumes a paused stopwatch; creates it if needed.
+method Start(name: ?string) -> (stopwatch: Stopwatch)
+# Pauses a counting stopwatch.
+method Stop(name: ?string) -> (stopwatch: Stopwatch)
+# Start when not counting, Stop when counting.
+method Toggle(name: ?string) -> (stopwatch: Stopwatch)
+# Back to zero; refused while counting.
+method Reset(name: ?string) -> (stopwatch: Stopwatch)
+# Records a split; only while counting.
+method Lap(name: ?string) -> (stopwatch: Stopwatch)
+method Get(name: ?string) -> (stopwatch: Stopwatch)
+method List() -> (stopwatches: []Stopwatch)
+method Remove(name: string) -> ()
+# Needs "more": the current state at once, then one reply per change and per tick.
+method Watch(name: ?string) -> (stopwatch: Stopwatch)
+
+error InvalidName (name: string)
+error InvalidTransition (stopwatch: Stopwatch, method: string)
+error TooManyStopwatches (limit: int)
+error TooManyLaps (limit: int)
+error WatchTooSlow (pending: int)
+error ProtocolError (reason: string)
+"""
+}

@@ -1,0 +1,35 @@
+import Varlink
+
+/// The errors of io.stopwatchd (SPEC §3).
+extension VarlinkError {
+    package static func invalidName(_ name: String) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.InvalidName", parameters: ["name": .string(name)])
+    }
+    package static func invalidTransition(_ stopwatch: Stopwatch, method: String) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.InvalidTransition", parameters: ["stopwatch": stopwatch.json, "method": .string(method)])
+    }
+    package static func tooManyStopwatches(limit: Int) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.TooManyStopwatches", parameters: ["limit": .int(Int64(limit))])
+    }
+    package static func tooManyLaps(limit: Int) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.TooManyLaps", parameters: ["limit": .int(Int64(limit))])
+    }
+    package static func watchTooSlow(pending: Int) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.WatchTooSlow", parameters: ["pending": .int(Int64(pending))])
+    }
+    package static func protocolError(_ reason: String) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.ProtocolError", parameters: ["reason": .string(reason)])
+    }
+
+    /// How a daemon at its connection limit turns a client away: a `ProtocolError` whose
+    /// reason starts with `tooManyConnectionsReason`, which clients treat as "try later".
+    package static func tooManyConnections(limit: Int) -> VarlinkError {
+        protocolError("\(tooManyConnectionsReason) (limit \(limit)); try again later")
+    }
+    package static let tooManyConnectionsReason = "too many connections"
+
+    package var isConnectionLimit: Bool {
+        guard name == "io.stopwatchd.ProtocolError", case .string(let reason)? = parameters["reason"] else { return false }
+        return reason.hasPrefix(Self.tooManyConnectionsReason)
+    }
+}

@@ -1,0 +1,81 @@
+import StopWatchCore
+import StopwatchProtocol
+import Varlink
+
+/// Why a call to the daemon did not succeed, with the exit status `swctl` gives it
+/// (SPEC §5) and a one-line message that says what to do.
+package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No daemon answers at `path`.
+    case unreachable(path: String, reason: String)
+    /// The socket or the daemon refused this user.
+    case permissionDenied(path: String)
+    /// The daemon sent something that is not varlink, or closed mid-call.
+    case protocolViolation(String)
+    /// The daemon answered the call with an error.
+    case refused(VarlinkError)
+
+    package var exitStatus: Int32 {
+        switch self {
+        case .unreachable: 69
+        case .permissionDenied: 77
+        case .protocolViolation: 70
+        case .refused(let error):
+            switch error.name {
+            case VarlinkError.permissionDenied.name: 77
+            case _ where Self.protocolErrorNames.contains(error.name): 70
+            default: 1
+            }
+        }
+    }
+
+    /// Errors that say the client spoke wrongly, not that the daemon refused the command.
+    package static let protocolErrorNames: Set<String> = [
+        "io.stopwatchd.ProtocolError", "org.varlink.service.MethodNotFound", "org.varlink.service.InterfaceNotFound",
+        "org.varlink.service.InvalidParameter", "org.varlink.service.ExpectedMore",
+    ]
+
+    /// The error for a reply that carries `error`: a daemon at its connection limit is as good
+    /// as unreachable for now (and a watcher should retry), everything else a refusal.
+    package static func reply(_ error: VarlinkError, path: String) -> ClientError {
+        error.isConnectionLimit ? .unreachable(path: path, reason: "the daemon is at its connection limit") : .refused(error)
+    }
+
+    package var description: String {
+        switch self {
+        case .unreachable(let path, let reason):
+            return "no stopwatchd at \(path) (\(reason)); start one with 'stopwatchd' or 'systemctl --user start stopwatchd.socket', or pick another with --socket"
+        case .permissionDenied(let path):
+            return "permission denied for \(path); join the group the daemon allows (e.g. 'stopwatch'), or use your own daemon with --user"
+        case .protocolViolation(let reason):
+            return "stopwatchd answered something unexpected (\(reason)); check that the socket belongs to stopwatchd"
+        case .refused(let error):
+            return Self.explain(error)
+        }
+    }
+
+    private static func explain(_ error: VarlinkError) -> String {
+        let text: (String) -> String? = { key in
+            if case .string(let value)? = error.parameters[key] { value } else { nil }
+        }
+        switch error.name {
+        case "io.stopwatchd.InvalidTransition":
+            let stopwatch = error.parameters["stopwatch"].flatMap { try? Stopwatch(json: $0) }
+            let name = stopwatch?.name ?? "the stopwatch"
+            switch text("method") {
+            case "Reset": return "cannot reset '\(name)' while it is counting; stop it first ('swctl stop \(name)')"
+            case "Lap": return "cannot record a lap: '\(name)' is not counting; start it first ('swctl start \(name)')"
+            case let method?: return "'\(name)' refused \(method) in its current state"
+            case nil: return "'\(name)' refused the command in its current state"
+            }
+        case "io.stopwatchd.InvalidName":
+            return "'\(text("name") ?? "")' is not a valid name: use up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        case "io.stopwatchd.TooManyStopwatches":
+            let limit = if case .int(let limit)? = error.parameters["limit"] { "\(limit)" } else { "its limit of" }
+            return "the daemon already keeps \(limit) stopwatches; remove one first ('swctl remove NAME')"
+        case VarlinkError.permissionDenied.name:
+            return "the daemon refused this user; join the group it allows (e.g. 'stopwatch'), or use your own daemon with --user"
+        default:
+            return "stopwatchd refused the call: \(error)"
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import StopwatchProtocol
+
+/// The replies of one `Watch` call, read one at a time (blocking).
+///
+/// `@unchecked Sendable` is safe here: `next()` is meant for one thread at a time, and the
+/// only call made from another thread, `interrupt()`, is a `shutdown(2)` of the socket made
+/// under the connection's lock (never after it closed), which the kernel serializes with
+/// the read it interrupts.
+package final class WatchStream: @unchecked Sendable {
+    private let connection: VarlinkConnection
+
+    package init(connection: VarlinkConnection) {
+        self.connection = connection
+    }
+
+    /// The next state. Throws when the daemon goes away or refuses the watch.
+    package func next() throws(ClientError) -> Stopwatch {
+        try connection.receive().stopwatch(path: connection.path, method: "Watch")
+    }
+
+    /// Makes a `next()` blocked on another thread throw: ends the watch.
+    package func interrupt() {
+        connection.interrupt()
+    }
+
+    package func close() {
+        connection.close()
+    }
+}

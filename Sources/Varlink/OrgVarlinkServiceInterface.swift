@@ -1,0 +1,40 @@
+/// `org.varlink.service`, which every varlink service provides.
+package enum OrgVarlinkServiceInterface {
+    package static let name = "org.varlink.service"
+
+    package static let description = """
+        # The Varlink Service Interface is provided by every varlink service. It
+        # describes the service and the interfaces it implements.
+        interface org.varlink.service
+
+        # Get a list of all the interfaces a service provides and information
+        # about the implementation.
+        method GetInfo() -> (
+          vendor: string,
+          product: string,
+          version: string,
+          url: string,
+          interfaces: []string
+        )
+
+        # Get the description of an interface that is implemented by this service.
+        method GetInterfaceDescription(interface: string) -> (description: string)
+
+        # The requested interface was not found.
+        error InterfaceNotFound (interface: string)
+
+        # The requested method was not found
+        error MethodNotFound (method: string)
+
+        # The interface defines the requested method, but the supplied parameters
+        # are not the expected ones.
+        error InvalidParameter (parameter: string)
+
+        # The client is denied access.
+        error PermissionDenied ()
+
+        # Method is expected to be called with 'more' set to true, but wasn't.
+        error ExpectedMore ()
+
+        """
+}

@@ -1,0 +1,79 @@
+import StopwatchProtocol
+
+/// The human output of `swctl status` and `swctl list`.
+package enum StatusText {
+    /// The stopwatch on one line (`default counting 0:01:23 (3 laps)`), then one line per
+    /// lap: its split time and how long it took since the previous one.
+    package static func lines(for stopwatch: Stopwatch, tenths: Bool) -> [String] {
+        let laps = stopwatch.lapsMs
+        let numberWidth = String(laps.count).count
+        let splits = laps.map { ElapsedText.string(milliseconds: $0, tenths: tenths) }
+        let splitWidth = splits.map(\.count).max() ?? 0
+        var lines = [summary(of: stopwatch, tenths: tenths)]
+        for (index, lapMs) in laps.enumerated() {
+            let previousMs = index == 0 ? 0 : laps[index - 1]
+            // Laps come from the daemon: a difference that overflows reads as zero.
+            let (differenceMs, overflow) = lapMs.subtractingReportingOverflow(previousMs)
+            let difference = ElapsedText.string(milliseconds: overflow ? 0 : differenceMs, tenths: tenths)
+            let number = padded(String(index + 1), to: numberWidth, alignment: .right)
+            let split = padded(splits[index], to: splitWidth, alignment: .right)
+            lines.append("  lap \(number)  \(split)  (+\(difference))")
+        }
+        return lines
+    }
+
+    /// A table of `stopwatches`, one row each under a `NAME STATE ELAPSED LAPS` header; times
+    /// and counts are right-aligned so their digits line up.
+    package static func table(_ stopwatches: [Stopwatch], tenths: Bool) -> [String] {
+        guard !stopwatches.isEmpty else { return ["no stopwatches"] }
+        let header = ["NAME", "STATE", "ELAPSED", "LAPS"]
+        let alignments: [Alignment] = [.left, .left, .right, .right]
+        let rows = stopwatches.map { stopwatch in
+            [
+                stopwatch.name,
+                stateWord(stopwatch.state),
+                ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths),
+                String(stopwatch.lapsMs.count),
+            ]
+        }
+        let widths = header.indices.map { column in
+            ([header] + rows).map { $0[column].count }.max() ?? 0
+        }
+        return ([header] + rows).map { cells in
+            cells.indices
+                .map { padded(cells[$0], to: widths[$0], alignment: alignments[$0]) }
+                .joined(separator: "  ")
+        }
+    }
+
+    /// `default counting 0:01:23`, with ` (3 laps)` when there are laps.
+    static func summary(of stopwatch: Stopwatch, tenths: Bool) -> String {
+        let elapsed = ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)
+        var text = "\(stopwatch.name) \(stateWord(stopwatch.state)) \(elapsed)"
+        if !stopwatch.lapsMs.isEmpty {
+            text += " (\(lapCount(stopwatch.lapsMs.count)))"
+        }
+        return text
+    }
+
+    /// The state in words for people: the wire says `pause`, a person reads `paused`.
+    static func stateWord(_ state: Stopwatch.State) -> String {
+        switch state {
+        case .stopped: "stopped"
+        case .counting: "counting"
+        case .pause: "paused"
+        }
+    }
+
+    /// `1 lap`, `2 laps`.
+    static func lapCount(_ count: Int) -> String {
+        count == 1 ? "1 lap" : "\(count) laps"
+    }
+
+    enum Alignment { case left, right }
+
+    static func padded(_ text: String, to width: Int, alignment: Alignment) -> String {
+        let padding = String(repeating: " ", count: max(0, width - text.count))
+        return alignment == .left ? text + padding : padding + text
+    }
+}

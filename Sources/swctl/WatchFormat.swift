@@ -1,0 +1,85 @@
+import StopwatchProtocol
+import Varlink
+
+/// How `swctl watch` prints each update (`--format`).
+package enum WatchFormat: Equatable, Sendable {
+    /// `default counting 0:01:23 (3 laps)`, as `status` prints it.
+    case plain
+    /// The `Stopwatch` object as the daemon sends it.
+    case json
+    /// A waybar custom module line: `{"text":…,"tooltip":…,"class":…}`, class = wire state.
+    case waybar
+    /// The elapsed time, then the state unless counting: for bars that take plain lines.
+    case i3blocks, polybar
+    case template(WatchTemplate)
+
+    /// Shown where the time would be while the daemon cannot be reached.
+    static let noElapsed = "--:--:--"
+
+    /// A format by name, or a template when the argument holds a `{`.
+    package init(argument: String) throws(WatchFormatError) {
+        switch argument {
+        case "plain": self = .plain
+        case "json": self = .json
+        case "waybar": self = .waybar
+        case "i3blocks": self = .i3blocks
+        case "polybar": self = .polybar
+        case _ where argument.contains("{"): self = .template(try WatchTemplate(argument))
+        default: throw .unknownFormat(argument)
+        }
+    }
+
+    /// The line for one update, without a newline.
+    package func line(for stopwatch: Stopwatch, tenths: Bool) -> String {
+        let elapsed = ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)
+        switch self {
+        case .plain:
+            return StatusText.summary(of: stopwatch, tenths: tenths)
+        case .json:
+            return stopwatch.json.text
+        case .waybar:
+            var tooltip = "\(stopwatch.name): \(StatusText.stateWord(stopwatch.state)) at \(elapsed)"
+            if !stopwatch.lapsMs.isEmpty {
+                tooltip += ", \(StatusText.lapCount(stopwatch.lapsMs.count))"
+            }
+            return Self.waybarLine(text: elapsed, tooltip: tooltip, class: stopwatch.state.rawValue)
+        case .i3blocks, .polybar:
+            // Status bars have little room and may not render non-ASCII: no name, ASCII only.
+            return stopwatch.state == .counting ? elapsed : "\(elapsed) \(StatusText.stateWord(stopwatch.state))"
+        case .template(let template):
+            return template.render(stopwatch, tenths: tenths)
+        }
+    }
+
+    /// What `watch` prints while the daemon of stopwatch `name` cannot be reached, and why.
+    package func unavailableLine(name: String, reason: String) -> String {
+        let message = "stopwatchd unavailable: \(reason)"
+        switch self {
+        case .plain:
+            return message
+        case .json:
+            return JSONValue.object(["error": .string("unavailable"), "reason": .string(reason)]).text
+        case .waybar:
+            return Self.waybarLine(text: Self.noElapsed, tooltip: message, class: "unavailable")
+        case .i3blocks, .polybar:
+            return Self.noElapsed
+        case .template(let template):
+            return template.render { placeholder in
+                switch placeholder {
+                case .name: name
+                case .state: "unavailable"
+                case .elapsed: Self.noElapsed
+                case .elapsedMs, .laps, .lastLap: ""
+                }
+            }
+        }
+    }
+
+    private static func waybarLine(text: String, tooltip: String, class className: String) -> String {
+        JSONValue.object([
+            "text": .string(text),
+            "tooltip": .string(tooltip),
+            "class": .string(className),
+        ]).text
+    }
+}

@@ -1,0 +1,192 @@
+import Dispatch
+import Foundation
+import LinuxSystem
+import StopWatchCore
+@testable import StopwatchDaemon
+import Testing
+import Varlink
+
+/// How stopwatches are kept and restored: exact in the same boot, from the wall clock after
+/// a reboot, never losing counted time. Clocks and boot ids are injected: nothing sleeps.
+@Suite("persistence: records")
+struct StopwatchRecordTests {
+    let saved = ClockReading(boot: .seconds(1000), wall: .seconds(1_700_000_000), bootID: "boot-a")
+
+    func counting(_ elapsed: Duration, laps: [Duration] = []) -> StopWatchSnapshot {
+        .counting(since: saved.boot - elapsed, laps: laps, now: saved.boot)
+    }
+
+    @Test("each state survives the trip to JSON and back")
+    func roundTrip() throws {
+        for snapshot in [StopWatchSnapshot.stopped, .paused(at: .milliseconds(1500), laps: [.seconds(1)]), counting(.seconds(5), laps: [.seconds(2)])] {
+            let record = StopwatchRecord(name: "tea", snapshot: snapshot, at: saved)
+            #expect(try StopwatchRecord(json: JSONParser.parse(record.json.serialized)) == record)
+        }
+    }
+
+    @Test("same boot: a counting stopwatch goes on exactly from its origin, however long it was down")
+    func sameBoot() {
+        let record = StopwatchRecord(name: "tea", snapshot: counting(.seconds(5), laps: [.seconds(2)]), at: saved)
+        let later = ClockReading(boot: saved.boot + .seconds(3600), wall: saved.wall - .seconds(99), bootID: "boot-a")
+        let restored = record.snapshot(restoredAt: later)
+        #expect(restored.state == .counting(.seconds(3605)))
+        #expect(restored.laps == [.seconds(2)])
+        #expect(restored.elapsed(at: later.boot + .seconds(1)) == .seconds(3606))
+    }
+
+    @Test("after a reboot: elapsed continues from the wall clock")
+    func reboot() {
+        let record = StopwatchRecord(name: "tea", snapshot: counting(.seconds(5)), at: saved)
+        // A new boot: the boot clock starts again near zero; 10 minutes passed on the wall.
+        let afterReboot = ClockReading(boot: .seconds(20), wall: saved.wall + .seconds(600), bootID: "boot-b")
+        let restored = record.snapshot(restoredAt: afterReboot)
+        #expect(restored.state == .counting(.seconds(605)))
+        #expect(restored.elapsed(at: afterReboot.boot + .seconds(5)) == .seconds(610))
+    }
+
+    @Test("after a reboot with the wall clock set back: no counted time is lost, none is negative")
+    func rebootWithClockSetBack() {
+        let record = StopwatchRecord(name: "tea", snapshot: counting(.seconds(5)), at: saved)
+        for setBack in [Duration.seconds(1), .seconds(3600), .seconds(1_700_000_000)] {
+            let afterReboot = ClockReading(boot: .seconds(20), wall: saved.wall - setBack, bootID: "boot-b")
+            let restored = record.snapshot(restoredAt: afterReboot)
+            #expect(restored.state == .counting(.seconds(5)))
+            #expect(restored.elapsed(at: afterReboot.boot) >= .zero)
+        }
+    }
+
+    @Test("paused and stopped come back as they were, in any boot")
+    func pausedAndStopped() {
+        let otherBoot = ClockReading(boot: .seconds(1), wall: .zero, bootID: "boot-c")
+        let paused = StopWatchSnapshot.paused(at: .milliseconds(1234), laps: [.milliseconds(500)])
+        #expect(StopwatchRecord(name: "p", snapshot: paused, at: saved).snapshot(restoredAt: otherBoot) == paused)
+        #expect(StopwatchRecord(name: "s", snapshot: .stopped, at: saved).snapshot(restoredAt: otherBoot) == .stopped)
+    }
+
+    @Test("records that are not format 1 stopwatches are refused", arguments: [
+        #"{"format":2,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[]}"#,
+        #"{"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[]}"#,
+        #"{"format":1,"name":"a/b","state":"pause","elapsed_ns":1,"laps_ns":[]}"#,
+        #"{"format":1,"name":"a","state":"running","elapsed_ns":1,"laps_ns":[]}"#,
+        #"{"format":1,"name":"a","state":"pause","elapsed_ns":-1,"laps_ns":[]}"#,
+        #"{"format":1,"name":"a","state":"counting","elapsed_ns":1,"laps_ns":[]}"#,
+        #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":["x"]}"#,
+        #"[]"#,
+    ])
+    func refused(text: String) throws {
+        #expect(throws: MalformedMessage.self) { try StopwatchRecord(json: JSONParser.parse(text)) }
+    }
+}
+
+@Suite("persistence: the state directory")
+struct StateStoreTests {
+    let root: String
+    let directory: String
+    let log = Locked<[String]>([])
+    let clocks = ClockReading(boot: .seconds(50), wall: .seconds(1_700_000_000), bootID: "boot-a")
+
+    init() throws {
+        root = NSTemporaryDirectory() + "swstate-\(UInt64.random(in: 0...UInt64.max))"
+        directory = root + "/stopwatches"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    func makeStore() -> StateStore {
+        let log = self.log
+        let logger = Logger(minimumLevel: .debug, journald: false) { line in log.withLock { $0.append(line) } }
+        let clocks = self.clocks
+        // The retry timer never fires during a test: it would race the test's own calls.
+        return StateStore(directory: root, maximumLaps: 10_000, logger: logger, queue: DispatchQueue(label: "store"), retryInterval: .seconds(3600)) { clocks }
+    }
+
+    /// Runs `body` with a store that is gone when it returns: one store holds the state
+    /// directory's lock, as one daemon does, so the next can only load once it is released.
+    func withStore(_ body: (StateStore) throws -> Void) rethrows {
+        try body(makeStore())
+    }
+
+    func files() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+    }
+
+    @Test("what is saved loads back, and removing deletes")
+    func saveAndLoad() throws {
+        let counting = StopWatchSnapshot.counting(since: .seconds(40), laps: [.seconds(3)], now: clocks.boot)
+        try withStore { (store) throws in
+            #expect(try store.load().isEmpty)
+            store.save("counting", counting)
+            store.save("paused", .paused(at: .seconds(2), laps: [.seconds(1)]))
+            store.save("stopped", .stopped)
+            store.save("gone", .stopped)
+            store.save("gone", nil)
+            #expect(store.problem == nil)
+        }
+        let loaded = try makeStore().load()
+        #expect(loaded.map(\.name) == ["counting", "paused", "stopped"])
+        #expect(loaded[0].snapshot == counting)
+        #expect(loaded[1].snapshot == .paused(at: .seconds(2), laps: [.seconds(1)]))
+        #expect(loaded[2].snapshot == .stopped)
+        #expect(try files() == ["counting.json", "paused.json", "stopped.json"])
+    }
+
+    @Test("corrupt, truncated, empty and future files are moved aside, logged, and the rest loads", arguments: [
+        "{not json", #"{"format":1,"name":"bad","state":"pause","elapsed_ns":1,"#, "",
+        #"{"format":9,"name":"bad","state":"pause","elapsed_ns":1,"laps_ns":[]}"#,
+        #"{"format":1,"name":"other","state":"pause","elapsed_ns":1,"laps_ns":[]}"#,
+    ])
+    func damagedFiles(content: String) throws {
+        withStore { $0.save("good", .paused(at: .seconds(1))) }
+        #expect(FileManager.default.createFile(atPath: directory + "/bad.json", contents: Data(content.utf8)))
+        let loaded = try makeStore().load()
+        #expect(loaded.map(\.name) == ["good"])
+        let names = try files()
+        #expect(!names.contains("bad.json"))
+        #expect(names.contains { $0.hasPrefix("bad.json.corrupt-2023") })
+        #expect(log.withLock { $0 }.contains { $0.contains("bad.json is unreadable") && $0.contains("error") })
+        // The moved file is kept as it was, for whoever wants to look.
+        let aside = try #require(names.first { $0.hasPrefix("bad.json.corrupt-") })
+        #expect(FileManager.default.contents(atPath: directory + "/" + aside) == Data(content.utf8))
+    }
+
+    @Test("a crash between write and rename leaves the old state, which loads; the temporary file goes")
+    func crashMidWrite() throws {
+        withStore { $0.save("tea", .paused(at: .seconds(7))) }
+        // What a crash before the rename leaves: a half-written temporary file.
+        #expect(FileManager.default.createFile(atPath: directory + "/.tea.json.tmp", contents: Data(#"{"format":1,"na"#.utf8)))
+        let loaded = try makeStore().load()
+        #expect(loaded.count == 1)
+        #expect(loaded.first?.snapshot == .paused(at: .seconds(7)))
+        #expect(try files() == ["tea.json"])
+    }
+
+    @Test("an unwritable directory: the failure is logged once, and everything is saved once it is writable")
+    func unwritable() throws {
+        let store = makeStore()
+        _ = try store.load()
+        store.save("first", .paused(at: .seconds(1)))
+        // Make it unwritable even for root: the directory becomes a file.
+        try FileManager.default.removeItem(atPath: directory)
+        #expect(FileManager.default.createFile(atPath: directory, contents: nil))
+        store.save("second", .paused(at: .seconds(2)))
+        store.save("third", .paused(at: .seconds(3)))
+        #expect(store.problem != nil)
+        #expect(log.withLock { $0 }.count { $0.contains("cannot save stopwatches") } == 1)
+
+        try FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        store.currentSnapshot = { name in
+            ["second": .paused(at: .seconds(2)), "third": .paused(at: .seconds(3))][name]
+        }
+        store.save("fourth", .paused(at: .seconds(4)))
+        #expect(store.problem == nil)
+        #expect(try files() == ["fourth.json", "second.json", "third.json"])
+        #expect(log.withLock { $0 }.contains { $0.contains("writable again") })
+    }
+
+    @Test("the read limit fits 10,000 laps of the widest number, and never drops below 1 MiB")
+    func readLimit() {
+        #expect(StateStore.maximumFileSize(maximumLaps: 10_000) == 1 << 20)
+        #expect(StateStore.maximumFileSize(maximumLaps: 100_000) == 4096 + 21 * 100_000)
+        #expect(StateStore.maximumFileSize(maximumLaps: Int.max) == Int.max)
+    }
+}
