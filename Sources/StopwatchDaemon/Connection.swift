@@ -1,118 +1,89 @@
-import Dispatch
 import LinuxSystem
-import StopWatchCore
 import StopwatchProtocol
 import Varlink
 
-/// One client: reads its calls, answers them, streams its watches.
+/// One client: moves its calls to the service and the answers back.
 ///
-/// Calls are answered in order, one at a time, and only while the unsent output is small:
-/// a client that sends without reading stops being read. A connection streams at most one
-/// `Watch`; updates the socket cannot take at once wait in a `WatchBacklog`, where ticks
-/// merge and changes queue up to a limit, past which the watcher gets `WatchTooSlow`. One
-/// that takes nothing for `writeTimeout` is disconnected, and so is one that neither calls
-/// nor watches for `idleTimeout`. Nothing here ever blocks: the socket is non-blocking,
-/// driven by the server's `SocketPoller`, whose handlers run on the server's queue.
-///
-/// `@unchecked Sendable` is safe here: every stored property is read and written only on
-/// `queue`, a serial queue — the poller calls its handler there, the deadline timer is
-/// created with it as its queue, and watch updates come on it (`WatchFanOut`) — so no two
-/// threads touch this object at once.
-final class Connection: @unchecked Sendable {
+/// Calls are answered in order. The parts beside it keep the policies: `VarlinkFramer` cuts
+/// messages, `OutputBuffer` holds what the socket has not taken (above its high water, no
+/// more calls are answered, so none are read), `ConnectionDeadlines` times out unfinished
+/// messages, stalled readers and idle connections. A call made with `more` hands the
+/// connection a `VarlinkReplyStream`, whose replies it pulls one at a time as the socket
+/// takes them; it takes no further calls then. Nothing here blocks: the socket is
+/// non-blocking, served by the `ServingLoop` on the server's queue, where all of this runs.
+final class Connection {
+    private enum Phase {
+        /// Reading calls and answering them.
+        case serving
+        /// Writing the replies of a call made with `more`.
+        case streaming(any VarlinkReplyStream)
+        /// No more reading: the calls waiting are answered, the output is sent, then it
+        /// closes (the client ended its input, or a protocol error is the last word).
+        case closing
+        case closed
+    }
+
     let id: Int
     private let socket: FileDescriptor
-    private let queue: DispatchQueue
-    private let service: StopwatchService
-    private let limits: ConnectionLimits
+    private let loop: ServingLoop
+    private let service: VarlinkService
     private let logger: Logger
-    private let clock: any StopWatchClock
+    /// Shared by every connection: reads happen on the queue, one at a time.
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let onClose: (Connection) -> Void
 
-    private let poller: SocketPoller
-    /// The socket's registration with `poller`, once `start` made it.
-    private var pollToken: UInt64?
-    private var isReading = true
-    private var isWriting = false
+    private var phase = Phase.serving
     private var framer: VarlinkFramer
-    private var output: [UInt8] = []
-    private var outputSent = 0
-    /// Close once the waiting calls are answered and `output` is sent: after a protocol
-    /// error (no calls wait then), or when the client closed its end.
-    private var closeWhenSent = false
-    /// `flush` is running: a `send` from inside it only queues.
-    private var isFlushing = false
-    private(set) var isClosed = false
-
+    private var output: OutputBuffer
     /// Calls received but not answered yet, oldest first.
     private var unansweredCalls: [[UInt8]] = []
-
-    private struct Watch {
-        let name: String
-        /// The updates not yet written.
-        var backlog: WatchBacklog
-        /// The first state a watch gets is the stopwatch as it was last updated, perhaps long
-        /// ago: its elapsed time is computed when written. Later ones are fresh.
-        var sentFirst = false
-    }
-    /// The stream of this connection's `Watch` call, if it made one.
-    private var watch: Watch?
-
-    /// When the current unfinished message began (while this end reads), when output last
-    /// stalled, and when the client last sent anything.
-    private var partialMessageSince: ContinuousClock.Instant?
-    private var outputStalledSince: ContinuousClock.Instant?
-    private var lastReceived = ContinuousClock.now
-    private var deadlineTimer: (any DispatchSourceTimer)?
-    /// When `deadlineTimer` is set to fire.
-    private var armedDeadline: ContinuousClock.Instant?
+    private var deadlines: ConnectionDeadlines
+    /// The socket's registration with `loop`, once `start` made it, and what it asks for.
+    private var pollToken: ServingLoop.Token?
+    private var interest: ServingLoop.Interest = .readable
+    /// The deadline scheduled with `loop`, if any.
+    private var scheduledDeadline: (token: ServingLoop.Token, at: Duration)?
 
     init(
         id: Int,
         socket: FileDescriptor,
-        queue: DispatchQueue,
-        poller: SocketPoller,
-        service: StopwatchService,
+        loop: ServingLoop,
+        service: VarlinkService,
         limits: ConnectionLimits,
         logger: Logger,
-        clock: any StopWatchClock,
         readBuffer: UnsafeMutableRawBufferPointer,
         onClose: @escaping (Connection) -> Void
     ) {
         self.id = id
         self.socket = socket
-        self.queue = queue
-        self.poller = poller
+        self.loop = loop
         self.service = service
-        self.limits = limits
         self.logger = logger
-        self.clock = clock
         self.readBuffer = readBuffer
         self.onClose = onClose
-        self.framer = VarlinkFramer(maximumMessageSize: limits.maximumMessageSize)
+        framer = VarlinkFramer(maximumMessageSize: limits.maximumMessageSize)
+        output = OutputBuffer(highWater: limits.outputHighWater)
+        deadlines = ConnectionDeadlines(limits: limits, now: loop.now())
     }
 
     /// Starts reading calls. On failure, nothing is started, and the caller closes the socket.
     func start() throws(Errno) {
-        pollToken = try poller.add(socket, for: .readable) { [weak self] ready in
+        pollToken = try loop.add(socket, for: interest) { [weak self] ready in
             guard let self else { return }
             if ready.contains(.readable) { self.readAvailable() }
-            if ready.contains(.writable) { self.flush() }
+            if ready.contains(.writable), !self.isClosed { self.pump() }
         }
-        updateDeadlines()
+        updateDeadline()
     }
 
-    /// Sends `message` (a whole varlink message, NUL included) as soon as the socket takes it.
-    func send(_ message: [UInt8]) {
-        guard !isClosed else { return }
-        output.append(contentsOf: message)
-        flush()
+    var isClosed: Bool {
+        if case .closed = phase { true } else { false }
     }
 
     // MARK: Reading
 
     private func readAvailable() {
-        guard !isClosed, isReading else { return }
+        guard wantsInput else { return }
         let count: Int
         do {
             count = try socket.read(into: readBuffer)
@@ -123,12 +94,11 @@ final class Connection: @unchecked Sendable {
             close()
             return
         }
-        lastReceived = .now
         guard count > 0 else {
             // The client is done sending: answer what it sent, then close.
-            stopReading()
-            closeWhenSent = true
-            flush()
+            endStream()
+            phase = .closing
+            pump()
             return
         }
         let messages: [[UInt8]]
@@ -136,238 +106,181 @@ final class Connection: @unchecked Sendable {
             messages = try framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[..<count]))
         } catch {
             fail("message larger than \(error.limit) bytes")
+            pump()
             return
         }
-        // The deadline is for the message now unfinished: a new one starts its own.
-        if !messages.isEmpty || !framer.hasPartialMessage {
-            partialMessageSince = framer.hasPartialMessage ? .now : nil
-        } else if partialMessageSince == nil {
-            partialMessageSince = .now
-        }
+        deadlines.received(at: loop.now(), partialMessage: framer.hasPartialMessage, completedMessages: !messages.isEmpty)
         unansweredCalls.append(contentsOf: messages)
-        answerCalls()
-        updateDeadlines()
+        pump()
     }
 
-    /// Answers waiting calls while the unsent output stays small; stops reading while some
-    /// wait, so what one client can make the daemon hold is bounded.
-    private func answerCalls() {
-        while let call = unansweredCalls.first, !isClosed, output.count - outputSent <= limits.outputHighWater {
-            unansweredCalls.removeFirst()
-            handle(call)
+    /// Reads while serving or streaming, and only when no call waits for an answer.
+    private var wantsInput: Bool {
+        switch phase {
+        case .serving, .streaming: unansweredCalls.isEmpty
+        case .closing, .closed: false
         }
-        if !unansweredCalls.isEmpty { stopReading() }
     }
 
-    private func handle(_ message: [UInt8]) {
-        guard watch == nil else {
-            fail("this connection is streaming a Watch and takes no further calls; use another connection")
+    // MARK: Answering and writing
+
+    /// Answers waiting calls while the output has room, pulls the stream's next reply once
+    /// the output is drained, and writes, until the socket takes no more or nothing is left.
+    private func pump() {
+        while !isClosed {
+            while output.hasRoom, !unansweredCalls.isEmpty, !isClosed {
+                answer(unansweredCalls.removeFirst())
+            }
+            if output.isEmpty, case .streaming(let stream) = phase, let item = stream.next() {
+                switch item {
+                case .message(let message): output.append(message)
+                case .end(let error): finish(with: error)
+                }
+            }
+            guard !output.isEmpty, !isClosed else { break }
+            let unsentBefore = output.unsentCount
+            switch output.write(to: socket) {
+            case .drained:
+                deadlines.outputMoved()
+                continue
+            case .blocked:
+                if output.unsentCount < unsentBefore { deadlines.outputMoved() }
+                deadlines.outputBlocked(at: loop.now())
+            case .failed(let error):
+                logger.debug("connection \(id): write failed: \(error)")
+                close()
+                return
+            }
+            break
+        }
+        if case .closing = phase, unansweredCalls.isEmpty, output.isEmpty {
+            close()
+            return
+        }
+        guard !isClosed else { return }
+        updateInterest()
+        updateDeadline()
+    }
+
+    private func answer(_ message: [UInt8]) {
+        if case .streaming = phase {
+            fail("this connection is streaming a reply and takes no further calls; use another connection")
             return
         }
         let call: VarlinkCall
         do {
-            call = try VarlinkCall(json: try JSONParser.parse(message))
-        } catch let error as JSONParseError {
-            fail("not JSON: \(error)")
-            return
-        } catch let error as MalformedMessage {
+            call = try VarlinkCall(message: message)
+        } catch {
             fail(error.reason)
             return
-        } catch {
-            fail("\(error)")
-            return
         }
-        switch service.handle(call) {
-        case .reply(let parameters):
-            if !call.oneway { send(VarlinkReply(parameters: parameters).message) }
+        switch service.answer(call) {
+        case .success(.reply(let parameters)):
+            if !call.oneway { output.append(VarlinkReply(parameters: parameters).message) }
         case .failure(let error):
-            if !call.oneway { send(VarlinkReply(error).message) }
-        case .watch(let name):
-            // A oneway Watch asks for a stream nobody will read: nothing to do.
-            guard !call.oneway else { return }
-            watch = Watch(name: name, backlog: WatchBacklog(limit: limits.maximumPendingEvents))
-            service.registry.beginWatching(name, watcher: id) { [weak self] snapshot in
-                self?.watchUpdated(snapshot)
+            if !call.oneway { output.append(VarlinkReply(error).message) }
+        case .success(.stream(let stream)):
+            // Oneway, nobody would read it; closing, nobody may.
+            guard !call.oneway, case .serving = phase else {
+                stream.cancel()
+                return
             }
+            phase = .streaming(stream)
+            stream.start { [weak self] in self?.streamReady() }
         }
+    }
+
+    /// The stream has a reply again: written now if the socket is drained; otherwise it
+    /// is pulled once it is.
+    private func streamReady() {
+        guard case .streaming = phase, output.isEmpty else { return }
+        pump()
     }
 
     /// Answers with `ProtocolError` and closes once that is sent.
     private func fail(_ reason: String) {
-        guard !closeWhenSent else { return }
+        // Once closing, the first error stands (a deadline may still fire while it drains).
+        guard !isClosing else { return }
         logger.info("connection \(id): protocol error: \(reason)")
         finish(with: .protocolError(reason))
     }
 
-    /// Sends `error` as the connection's last word and closes once it is sent. Calls that
-    /// came after it and updates still waiting are dropped first: sending flushes, and
-    /// flushing answers waiting calls.
+    /// Sends `error` as the connection's last word, after what is queued already, and closes
+    /// once it is sent. Calls that came after it are dropped.
     private func finish(with error: VarlinkError) {
-        // Once closing, the first error stands (a deadline may still fire while it drains).
-        guard !closeWhenSent else { return }
-        watch?.backlog.removeAll()
+        guard !isClosing else { return }
+        endStream()
         unansweredCalls = []
-        stopReading()
-        closeWhenSent = true
-        send(VarlinkReply(error).message)
+        phase = .closing
+        output.append(VarlinkReply(error).message)
     }
 
-    /// While this end does not read, an unfinished message is not the client's doing: its
-    /// deadline starts again when reading does.
-    private func stopReading() {
-        guard isReading else { return }
-        isReading = false
-        partialMessageSince = nil
-        updateInterest()
-    }
-
-    private func resumeReading() {
-        guard !isReading, !closeWhenSent, !isClosed, unansweredCalls.isEmpty else { return }
-        isReading = true
-        if framer.hasPartialMessage { partialMessageSince = .now }
-        updateInterest()
-    }
-
-    // MARK: Writing
-
-    private func watchUpdated(_ snapshot: StopWatchSnapshot) {
-        // Closing (an error, or the client's end of input): nothing may follow the last word.
-        guard !isClosed, !closeWhenSent, watch != nil else { return }
-        guard watch?.backlog.append(snapshot) == true else {
-            let limit = limits.maximumPendingEvents
-            logger.notice("connection \(id): disconnected, its watch fell more than \(limit) changes behind")
-            finish(with: .watchTooSlow(pending: limit))
-            return
+    private var isClosing: Bool {
+        switch phase {
+        case .closing, .closed: true
+        case .serving, .streaming: false
         }
-        // Written now if the socket is drained; otherwise it waits for the socket.
-        if output.count == outputSent { flush() }
     }
 
-    /// A `Watch` reply: the first with the elapsed time as of now, the others as their
-    /// snapshot recorded it, shared with every other watcher of the stopwatch.
-    private func watchReply(_ name: String, _ snapshot: StopWatchSnapshot) -> [UInt8] {
-        guard watch?.sentFirst == true else {
-            watch?.sentFirst = true
-            let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: clock.now())
-            return VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message
-        }
-        return service.watchReplies.message(for: name, snapshot)
-    }
-
-    private func flush() {
-        guard !isFlushing else { return }
-        isFlushing = true
-        defer { isFlushing = false }
-        while !isClosed {
-            while outputSent < output.count {
-                let sent: Int
-                do {
-                    sent = try socket.send(output, from: outputSent)
-                } catch where error == .wouldBlock {
-                    waitForWritable()
-                    return
-                } catch {
-                    logger.debug("connection \(id): write failed: \(error)")
-                    close()
-                    return
-                }
-                outputSent += sent
-                outputStalledSince = nil
-            }
-            output.removeAll(keepingCapacity: output.count <= 64 * 1024)
-            outputSent = 0
-            // Drained: now the next update that waited, if any, then the calls that waited.
-            if !closeWhenSent, let name = watch?.name, let next = watch?.backlog.removeFirst() {
-                output.append(contentsOf: watchReply(name, next))
-                continue
-            }
-            guard !unansweredCalls.isEmpty else { break }
-            answerCalls()
-            if output.isEmpty, unansweredCalls.isEmpty, watch?.backlog.isEmpty ?? true { break }
-        }
-        guard !isClosed else { return }
-        stopWaitingForWritable()
-        if closeWhenSent, unansweredCalls.isEmpty {
-            close()
-            return
-        }
-        resumeReading()
-        updateDeadlines()
-    }
-
-    private func waitForWritable() {
-        if outputStalledSince == nil { outputStalledSince = .now }
-        if !isWriting {
-            isWriting = true
-            updateInterest()
-        }
-        updateDeadlines()
-    }
-
-    private func stopWaitingForWritable() {
-        guard isWriting else { return }
-        isWriting = false
-        updateInterest()
+    private func endStream() {
+        guard case .streaming(let stream) = phase else { return }
+        stream.cancel()
+        phase = .serving
     }
 
     private func updateInterest() {
         guard let pollToken else { return }
-        var interest = SocketPoller.Interest()
-        if isReading { interest.insert(.readable) }
-        if isWriting { interest.insert(.writable) }
-        poller.setInterest(interest, for: pollToken)
+        var wanted: ServingLoop.Interest = wantsInput ? .readable : []
+        if !output.isEmpty { wanted.insert(.writable) }
+        guard wanted != interest else { return }
+        if interest.contains(.readable), !wanted.contains(.readable) { deadlines.readingPaused() }
+        if !interest.contains(.readable), wanted.contains(.readable) {
+            deadlines.readingResumed(at: loop.now(), partialMessage: framer.hasPartialMessage)
+        }
+        interest = wanted
+        loop.setInterest(wanted, for: pollToken)
     }
 
     // MARK: Deadlines
 
     /// Nothing asked, nothing owed, nothing streamed: such a connection only holds a slot.
     private var isIdle: Bool {
-        watch == nil && unansweredCalls.isEmpty && output.isEmpty && !framer.hasPartialMessage && !closeWhenSent
+        guard case .serving = phase else { return false }
+        return unansweredCalls.isEmpty && output.isEmpty && !framer.hasPartialMessage
     }
 
-    /// Arms one timer for the nearest deadline, or none when nothing is pending.
-    private func updateDeadlines() {
-        guard !isClosed else { return }
-        let deadlines = [
-            partialMessageSince.map { $0 + limits.messageTimeout },
-            outputStalledSince.map { $0 + limits.writeTimeout },
-            isIdle ? lastReceived + limits.idleTimeout : nil,
-        ].compactMap { $0 }
-        guard let nearest = deadlines.min() else {
-            deadlineTimer?.cancel()
-            deadlineTimer = nil
-            armedDeadline = nil
+    /// Keeps one deadline scheduled for the nearest, or none when nothing is pending.
+    private func updateDeadline() {
+        guard let nearest = deadlines.nearest(isIdle: isIdle) else {
+            if let scheduledDeadline { loop.cancel(scheduledDeadline.token) }
+            scheduledDeadline = nil
             return
         }
-        // Armed for no later than this already: it fires early, finds nothing due, and arms
-        // for what is due then. (Re-arming on every call cost a timer update per call.)
-        if let armedDeadline, armedDeadline <= nearest { return }
-        armedDeadline = nearest
-        if deadlineTimer == nil {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [weak self] in self?.deadlineReached() }
-            deadlineTimer = timer
-            timer.activate()
-        }
-        let delay = max(ContinuousClock.now.duration(to: nearest), .zero)
-        deadlineTimer?.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)), leeway: .milliseconds(100))
+        // Scheduled for no later than this already: it fires early, finds nothing due, and
+        // schedules what is due then. (Rescheduling at every call cost a heap entry a call.)
+        if let scheduledDeadline, scheduledDeadline.at <= nearest { return }
+        if let scheduledDeadline { loop.cancel(scheduledDeadline.token) }
+        let token = loop.schedule(at: nearest) { [weak self] in self?.deadlineReached() }
+        scheduledDeadline = (token, nearest)
     }
 
     private func deadlineReached() {
-        armedDeadline = nil
+        scheduledDeadline = nil
         guard !isClosed else { return }
-        let now = ContinuousClock.now
-        if let since = outputStalledSince, now - since >= limits.writeTimeout {
+        let limits = deadlines.limits
+        switch deadlines.expiry(at: loop.now(), isIdle: isIdle) {
+        case .writeStalled?:
             logger.notice("connection \(id): disconnected, it read nothing for \(DurationText.string(limits.writeTimeout))")
             close()
-        } else if let since = partialMessageSince, now - since >= limits.messageTimeout {
-            partialMessageSince = nil
+        case .messageUnfinished?:
+            deadlines.readingPaused()
             fail("message left unfinished for \(DurationText.string(limits.messageTimeout))")
-        } else if isIdle, now - lastReceived >= limits.idleTimeout {
+            pump()
+        case .idle?:
             logger.debug("connection \(id): closed, no call for \(DurationText.string(limits.idleTimeout))")
             close()
-        } else {
-            updateDeadlines()
+        case nil:
+            updateDeadline()
         }
     }
 
@@ -375,15 +288,13 @@ final class Connection: @unchecked Sendable {
 
     func close() {
         guard !isClosed else { return }
-        isClosed = true
-        if let watch {
-            service.registry.endWatching(watch.name, watcher: id)
-        }
-        watch = nil
+        endStream()
+        phase = .closed
         unansweredCalls = []
-        deadlineTimer?.cancel()
-        deadlineTimer = nil
-        if let pollToken { poller.remove(pollToken) }
+        output.removeAll()
+        if let scheduledDeadline { loop.cancel(scheduledDeadline.token) }
+        scheduledDeadline = nil
+        if let pollToken { loop.remove(pollToken) }
         socket.close()
         onClose(self)
     }

@@ -4,6 +4,7 @@ import LinuxSystem
 import StopWatchCore
 import StopwatchProtocol
 import UserDatabase
+import Varlink
 
 /// The daemon put together: socket, stopwatches, server, signals.
 package enum Daemon {
@@ -36,7 +37,6 @@ package enum Daemon {
         let registry = StopwatchRegistry(limit: options.maximumStopwatches, queue: queue) { snapshot in
             StopWatchUseCase(snapshot, clock: clock, timers: timers, tick: options.tick)
         }
-        let service = StopwatchService(registry: registry, clock: clock, maximumLaps: options.maximumLaps)
         let stateDirectory = StateLocation.path(
             option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
         )
@@ -73,15 +73,21 @@ package enum Daemon {
             throw error
         }
         queue.sync {
-            // Durable before the reply goes out: the change is on disk when the client hears of it.
-            service.onChange = { name in
-                store.save(name, registry.created(name)?.state.current)
-                status.changed()
-            }
             store.currentSnapshot = { registry.created($0)?.state.current }
             store.onProblemChanged = { status.changed() }
-            registry.onWatchersChanged = { status.changed() }
         }
+        let service = VarlinkService(info: VarlinkService.Info(
+            vendor: Version.vendor, product: "stopwatchd", version: Version.number, url: Version.url
+        ))
+        service.register(StopwatchService(
+            registry: registry,
+            storage: store,
+            clock: clock,
+            maximumLaps: options.maximumLaps,
+            maximumPendingEvents: options.maximumPendingEvents,
+            logger: logger,
+            changed: { status.changed() }
+        ).interface)
         let server = VarlinkServer(
             listener: listener.descriptor,
             queue: queue,
@@ -96,8 +102,7 @@ package enum Daemon {
             ),
             maximumConnections: maximumConnections,
             maximumConnectionsPerUser: options.maximumConnectionsPerUser ?? max(maximumConnections / 4, 1),
-            logger: logger,
-            clock: clock
+            logger: logger
         )
 
         // On the queue: no client is served, and nothing changes, once it begins.

@@ -22,13 +22,16 @@ final class StopwatchRegistry {
     private var entries: [String: Entry] = [:]
     private(set) var createdCount = 0
     let limit: Int
-    /// Called when a watcher comes or goes.
-    var onWatchersChanged: () -> Void = {}
+    private var nextWatcherID = 1
     private let makeUseCase: (StopWatchSnapshot) -> StopWatchUseCase
     /// The server's queue, where watchers are told of updates.
     private let queue: DispatchQueue
 
-    init(limit: Int, queue: DispatchQueue, makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase) {
+    init(
+        limit: Int,
+        queue: DispatchQueue,
+        makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase
+    ) {
         self.limit = limit
         self.queue = queue
         self.makeUseCase = makeUseCase
@@ -54,10 +57,12 @@ final class StopwatchRegistry {
         return useCase
     }
 
-    /// Makes `watcher` (a connection's id) receive the states of `name`, on the server's
-    /// queue: the current one first, then every change and tick. An entry is made for a name
-    /// that has none.
-    func beginWatching(_ name: String, watcher: Int, _ receive: @escaping (StopWatchSnapshot) -> Void) {
+    /// Makes a new watcher receive the states of `name`, on the server's queue: the current
+    /// one first (perhaps before this returns), then every change and tick. An entry is made
+    /// for a name that has none. Returns the watcher's id, for `endWatching`.
+    func beginWatching(_ name: String, _ receive: @escaping (StopWatchSnapshot) -> Void) -> Int {
+        let watcher = nextWatcherID
+        nextWatcherID += 1
         var entry = entries[name] ?? Entry(useCase: makeUseCase(.stopped), isCreated: false)
         let fanOut = entry.fanOut ?? WatchFanOut(of: entry.useCase, on: queue)
         entry.fanOut = fanOut
@@ -65,12 +70,11 @@ final class StopwatchRegistry {
         // Stored first: the newest state may reach the watcher at once, and its connection
         // may close (and end its watch) on the spot.
         fanOut.add(watcher, receive)
-        onWatchersChanged()
+        return watcher
     }
 
     func endWatching(_ name: String, watcher: Int) {
         guard var entry = entries[name], let fanOut = entry.fanOut else { return }
-        defer { onWatchersChanged() }
         fanOut.remove(watcher)
         if fanOut.count == 0 { entry.fanOut = nil }
         entries[name] = entry.fanOut == nil && !entry.isCreated ? nil : entry

@@ -2,99 +2,62 @@ import StopWatchCore
 import StopwatchProtocol
 import Varlink
 
-/// Answers the calls of `io.stopwatchd` and `org.varlink.service` (SPEC §3).
+/// The methods of `io.stopwatchd` (SPEC §3), registered with a `VarlinkService`.
+///
+/// A command is applied, the snapshot it produced is saved, then the reply is made: in that
+/// order, in `command`, so a client hears of a change only once it is on disk.
 ///
 /// Not thread-safe: it belongs to the server's queue, with the registry.
 final class StopwatchService {
-    let registry: StopwatchRegistry
-    /// Shared by every connection's watch: one encoding per update.
-    let watchReplies = WatchReplyCache()
+    private let registry: StopwatchRegistry
+    private let storage: any StopwatchStorage
     private let clock: any StopWatchClock
     /// Laps a stopwatch may hold until reset: a file and a reply stay bounded.
     private let maximumLaps: Int
-    /// Called after a change to stopwatch `name` and before the reply goes out: where the
-    /// change is made durable.
-    var onChange: (_ name: String) -> Void = { _ in }
+    /// What a watcher may leave waiting before it is disconnected.
+    private let maximumPendingEvents: Int
+    /// Shared by every watch: one encoding per update.
+    private let watchReplies = WatchReplyCache()
+    private let logger: Logger
+    /// Called after each saved change, and when a watcher comes or goes (the status line
+    /// counts both).
+    private let changed: () -> Void
 
-    init(registry: StopwatchRegistry, clock: any StopWatchClock, maximumLaps: Int) {
+    init(
+        registry: StopwatchRegistry,
+        storage: any StopwatchStorage,
+        clock: any StopWatchClock,
+        maximumLaps: Int,
+        maximumPendingEvents: Int,
+        logger: Logger,
+        changed: @escaping () -> Void
+    ) {
         self.registry = registry
+        self.storage = storage
         self.clock = clock
         self.maximumLaps = maximumLaps
+        self.maximumPendingEvents = maximumPendingEvents
+        self.logger = logger
+        self.changed = changed
     }
 
-    func handle(_ call: VarlinkCall) -> CallOutcome {
-        switch call.interface {
-        case StopwatchdInterface.name: stopwatchd(call)
-        case OrgVarlinkServiceInterface.name: service(call)
-        default: .failure(.interfaceNotFound(call.interface))
-        }
+    /// The interface, each method a handler. The handlers hold the service: registered, it
+    /// lives as long as the `VarlinkService`.
+    var interface: VarlinkInterface {
+        VarlinkInterface(name: StopwatchdInterface.name, description: StopwatchdInterface.description, methods: [
+            "Start": { call throws(VarlinkError) in try self.command(.start, call, creating: true) },
+            "Toggle": { call throws(VarlinkError) in try self.command(.toggle, call, creating: true) },
+            "Stop": { call throws(VarlinkError) in try self.command(.stop, call, creating: false) },
+            "Reset": { call throws(VarlinkError) in try self.command(.reset, call, creating: false) },
+            "Lap": { call throws(VarlinkError) in try self.command(.lap, call, creating: false) },
+            "Get": { call throws(VarlinkError) in try self.get(call) },
+            "List": { _ in self.list() },
+            "Remove": { call throws(VarlinkError) in try self.remove(call) },
+            "Watch": { call throws(VarlinkError) in try self.watch(call) },
+        ])
     }
 
-    // MARK: org.varlink.service
-
-    private func service(_ call: VarlinkCall) -> CallOutcome {
-        switch call.memberName {
-        case "GetInfo":
-            return .reply([
-                "vendor": .string(Version.vendor),
-                "product": .string("stopwatchd"),
-                "version": .string(Version.number),
-                "url": .string(Version.url),
-                "interfaces": .array([.string(OrgVarlinkServiceInterface.name), .string(StopwatchdInterface.name)]),
-            ])
-        case "GetInterfaceDescription":
-            guard case .string(let interface)? = call.parameters["interface"] else {
-                return .failure(.invalidParameter("interface"))
-            }
-            switch interface {
-            case StopwatchdInterface.name: return .reply(["description": .string(StopwatchdInterface.description)])
-            case OrgVarlinkServiceInterface.name: return .reply(["description": .string(OrgVarlinkServiceInterface.description)])
-            default: return .failure(.interfaceNotFound(interface))
-            }
-        default:
-            return .failure(.methodNotFound(call.method))
-        }
-    }
-
-    // MARK: io.stopwatchd
-
-    private func stopwatchd(_ call: VarlinkCall) -> CallOutcome {
-        let method = call.memberName
-        do throws(VarlinkError) {
-            switch method {
-            case "Start": return try command(.start, call, creating: true)
-            case "Toggle": return try command(.toggle, call, creating: true)
-            case "Stop": return try command(.stop, call, creating: false)
-            case "Reset": return try command(.reset, call, creating: false)
-            case "Lap": return try command(.lap, call, creating: false)
-            case "Get":
-                let name = try name(in: call)
-                let snapshot = registry.created(name)?.state.current ?? .stopped
-                return reply(name, snapshot)
-            case "List":
-                let now = clock.now()
-                let stopwatches = registry.createdStopwatches.map {
-                    Stopwatch(name: $0.name, snapshot: $0.useCase.state.current, at: now).json
-                }
-                return .reply(["stopwatches": .array(stopwatches)])
-            case "Remove":
-                guard case .string(let name)? = call.parameters["name"] else { throw .invalidParameter("name") }
-                guard StopwatchName.isValid(name) else { throw .invalidName(name) }
-                if registry.remove(name) { onChange(name) }
-                return .reply([:])
-            case "Watch":
-                let name = try name(in: call)
-                guard call.more else { throw .expectedMore }
-                return .watch(name: name)
-            default:
-                throw .methodNotFound(call.method)
-            }
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    private func command(_ command: StopWatchCommand, _ call: VarlinkCall, creating: Bool) throws(VarlinkError) -> CallOutcome {
+    private func command(_ command: StopWatchCommand, _ call: VarlinkCall, creating: Bool) throws(VarlinkError) -> VarlinkAnswer {
         let name = try name(in: call)
         let existed = registry.created(name) != nil
         guard let useCase = creating ? try registry.create(name) : registry.created(name) else {
@@ -121,11 +84,47 @@ final class StopwatchService {
             // which the server never is on.
             preconditionFailure("unexpected error from a stopwatch: \(error)")
         }
-        if after != before || !existed { onChange(name) }
+        if after != before || !existed {
+            storage.save(name, after)
+            changed()
+        }
         return reply(name, after)
     }
 
-    private func reply(_ name: String, _ snapshot: StopWatchSnapshot) -> CallOutcome {
+    private func get(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
+        let name = try name(in: call)
+        return reply(name, registry.created(name)?.state.current ?? .stopped)
+    }
+
+    private func list() -> VarlinkAnswer {
+        let now = clock.now()
+        let stopwatches = registry.createdStopwatches.map {
+            Stopwatch(name: $0.name, snapshot: $0.useCase.state.current, at: now).json
+        }
+        return .reply(["stopwatches": .array(stopwatches)])
+    }
+
+    private func remove(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
+        // Required here: removing "default" by leaving the name out would be too easy.
+        guard case .string(let name)? = call.parameters["name"] else { throw .invalidParameter("name") }
+        guard StopwatchName.isValid(name) else { throw .invalidName(name) }
+        if registry.remove(name) {
+            storage.save(name, nil)
+            changed()
+        }
+        return .reply([:])
+    }
+
+    private func watch(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
+        let name = try name(in: call)
+        guard call.more else { throw .expectedMore }
+        return .stream(StopwatchWatch(
+            name: name, registry: registry, replies: watchReplies, clock: clock,
+            maximumPendingEvents: maximumPendingEvents, logger: logger, watchersChanged: changed
+        ))
+    }
+
+    private func reply(_ name: String, _ snapshot: StopWatchSnapshot) -> VarlinkAnswer {
         .reply(["stopwatch": Stopwatch(name: name, snapshot: snapshot, at: clock.now()).json])
     }
 

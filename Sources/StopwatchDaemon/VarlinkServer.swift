@@ -7,25 +7,24 @@ import Varlink
 /// Accepts clients on the listening socket and keeps their connections.
 ///
 /// `@unchecked Sendable` is safe here: all stored state is read and written only on
-/// `queue` (a serial queue), where the poller runs every handler of the server.
+/// `queue` (a serial queue), where the serving loop runs every handler of the server.
 final class VarlinkServer: @unchecked Sendable {
     private let listener: FileDescriptor
     private let queue: DispatchQueue
-    /// Made by `start`: before it, there is nothing to watch.
-    private var poller: SocketPoller?
-    private let service: StopwatchService
+    /// Made by `start`: before it, there is nothing to serve.
+    private var loop: ServingLoop?
+    private let service: VarlinkService
     private let policy: PeerPolicy
     private let limits: ConnectionLimits
     private let maximumConnections: Int
     /// The share of `maximumConnections` one user other than root and the daemon's may hold.
     private let maximumConnectionsPerUser: Int
     private let logger: Logger
-    private let clock: any StopWatchClock
     /// One buffer for every read: they all happen on `queue`, one at a time.
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    /// The listener's registration with `poller`, while started.
-    private var listenerToken: UInt64?
+    /// The listener's registration with `loop`, while started.
+    private var listenerToken: ServingLoop.Token?
     private var isAccepting = false
     private var connections: [Int: Connection] = [:]
     /// Connections held by each user held to a share (`PeerPolicy.isShared`).
@@ -37,13 +36,12 @@ final class VarlinkServer: @unchecked Sendable {
     init(
         listener: FileDescriptor,
         queue: DispatchQueue,
-        service: StopwatchService,
+        service: VarlinkService,
         policy: PeerPolicy,
         limits: ConnectionLimits,
         maximumConnections: Int,
         maximumConnectionsPerUser: Int,
-        logger: Logger,
-        clock: any StopWatchClock
+        logger: Logger
     ) {
         self.listener = listener
         self.queue = queue
@@ -53,7 +51,6 @@ final class VarlinkServer: @unchecked Sendable {
         self.maximumConnections = maximumConnections
         self.maximumConnectionsPerUser = maximumConnectionsPerUser
         self.logger = logger
-        self.clock = clock
     }
 
     deinit {
@@ -63,30 +60,31 @@ final class VarlinkServer: @unchecked Sendable {
     /// Starts accepting clients. `onFailure` is called on the queue if the server can no
     /// longer learn which sockets are ready (only a bug does that): the daemon is to stop.
     func start(onFailure: @escaping @Sendable (String) -> Void) throws(Errno) {
-        let poller = try SocketPoller(queue: queue, logger: logger, onFailure: onFailure)
+        let loop = try ServingLoop(queue: queue, logger: logger, onFailure: onFailure)
         do {
-            listenerToken = try poller.add(listener, for: .readable) { [weak self] _ in self?.acceptPending() }
+            listenerToken = try loop.add(listener, for: .readable) { [weak self] _ in self?.acceptPending() }
         } catch {
-            poller.stop()
+            loop.stop()
             throw error
         }
-        self.poller = poller
+        self.loop = loop
         isAccepting = true
     }
 
     /// Stops accepting and closes every connection.
     func stop() {
         if let listenerToken {
-            poller?.remove(listenerToken)
+            loop?.remove(listenerToken)
             self.listenerToken = nil
         }
         isAccepting = false
         for connection in Array(connections.values) { connection.close() }
-        poller?.stop()
+        loop?.stop()
     }
 
-    /// At most this many accepts per wake-up: then other work queued meanwhile (ticks, calls,
-    /// the watchdog) runs before the listener's next turn, however fast clients connect.
+    /// At most this many accepts per wake-up: then the other sockets ready, and work queued
+    /// meanwhile (ticks, the watchdog), run before the listener's next turn (it is reported
+    /// again while clients wait), however fast clients connect.
     static let acceptsPerWakeUp = 16
 
     private func acceptPending() {
@@ -105,17 +103,11 @@ final class VarlinkServer: @unchecked Sendable {
             }
             admit(socket)
         }
-        // Perhaps more waiting: come back after what is queued now, whether or not the
-        // poller reports the listener again for them.
-        queue.async { [weak self] in
-            guard let self, self.isAccepting else { return }
-            self.acceptPending()
-        }
     }
 
     private func admit(_ socket: FileDescriptor) {
-        guard let poller else {
-            // Unreachable: accepting begins in `start`, which makes the poller.
+        guard let loop else {
+            // Unreachable: accepting begins in `start`, which makes the loop.
             socket.close()
             return
         }
@@ -142,8 +134,7 @@ final class VarlinkServer: @unchecked Sendable {
         let id = nextConnectionID
         nextConnectionID += 1
         let connection = Connection(
-            id: id, socket: socket, queue: queue, poller: poller, service: service, limits: limits, logger: logger,
-            clock: clock, readBuffer: readBuffer
+            id: id, socket: socket, loop: loop, service: service, limits: limits, logger: logger, readBuffer: readBuffer
         ) { [weak self] closed in
             guard let self else { return }
             self.connections[closed.id] = nil
@@ -176,13 +167,13 @@ final class VarlinkServer: @unchecked Sendable {
     }
 
     private func pauseAccepting(for duration: Duration) {
-        guard isAccepting, let listenerToken, let poller else { return }
+        guard isAccepting, let listenerToken, let loop else { return }
         isAccepting = false
-        poller.setInterest([], for: listenerToken)
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(duration.nanoseconds))) { [weak self] in
+        loop.setInterest([], for: listenerToken)
+        _ = loop.schedule(at: loop.now() + duration) { [weak self] in
             guard let self, !self.isAccepting, let token = self.listenerToken else { return }
             self.isAccepting = true
-            self.poller?.setInterest(.readable, for: token)
+            self.loop?.setInterest(.readable, for: token)
         }
     }
 }

@@ -36,6 +36,17 @@ package struct VarlinkCall: Equatable, Sendable {
     }
 
     /// Reads a call. Unknown fields (such as `upgrade`) are ignored, as varlink asks.
+    /// Reads a call from one message (without its NUL).
+    package init(message: [UInt8]) throws(MalformedMessage) {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(message)
+        } catch {
+            throw MalformedMessage("not JSON: \(error)")
+        }
+        try self.init(json: json)
+    }
+
     package init(json: JSONValue) throws(MalformedMessage) {
         guard case .object(let object) = json else { throw MalformedMessage("a call must be a JSON object") }
         guard case .string(let method)? = object["method"] else {

@@ -4,33 +4,33 @@ import LinuxSystem
 @testable import StopwatchDaemon
 import Testing
 
-/// The daemon's epoll thread, with socket pairs. Nothing here sleeps: each wait ends as soon
+/// The daemon's serving loop, with socket pairs and deadlines. Nothing here sleeps: each wait ends as soon
 /// as the handler it waits for runs, and what must not happen is checked once a later event,
 /// queued behind it, has been handled.
-@Suite("socket poller")
-struct SocketPollerTests {
-    /// A poller on its own queue, with a log of which handler saw what.
+@Suite("serving loop")
+struct ServingLoopTests {
+    /// A loop serving its own queue, with a log of which handler saw what.
     final class Fixture: Sendable {
-        let queue = DispatchQueue(label: "poller-test")
-        let poller: SocketPoller
+        let queue = DispatchQueue(label: "serving-loop-test")
+        let loop: ServingLoop
         let seen = Locked<[String]>([])
         private let arrived = DispatchSemaphore(value: 0)
 
         init() throws {
             let seen = self.seen
-            poller = try SocketPoller(queue: queue, logger: Logger(minimumLevel: .error, journald: false) { _ in }) { failure in
+            loop = try ServingLoop(queue: queue, logger: Logger(minimumLevel: .error, journald: false) { _ in }) { failure in
                 seen.withLock { $0.append("failure: \(failure)") }
             }
         }
 
         deinit {
-            queue.sync { poller.stop() }
+            queue.sync { loop.stop() }
         }
 
         /// Adds `socket`; its handler logs `name` and what was ready, and drains what it can read.
-        func add(_ socket: FileDescriptor, _ name: String, for interest: SocketPoller.Interest) -> UInt64 {
+        func add(_ socket: FileDescriptor, _ name: String, for interest: ServingLoop.Interest) -> ServingLoop.Token {
             queue.sync {
-                try! poller.add(socket, for: interest) { [seen, arrived] ready in
+                try! loop.add(socket, for: interest) { [seen, arrived] ready in
                     var buffer = [UInt8](repeating: 0, count: 4096)
                     if ready.contains(.readable) { _ = buffer.withUnsafeMutableBytes { try? socket.read(into: $0) } }
                     seen.withLock { $0.append("\(name) \(ready.contains(.readable) ? "r" : "")\(ready.contains(.writable) ? "w" : "")") }
@@ -70,7 +70,7 @@ struct SocketPollerTests {
         // socket made (tests run in parallel), readable at once.
         _ = try b.writeAll(Array("y".utf8))
         let reportsOfA = fixture.queue.sync {
-            fixture.poller.remove(token)
+            fixture.loop.remove(token)
             return fixture.count("a r")
         }
         a.close()
@@ -90,7 +90,7 @@ struct SocketPollerTests {
         let (a, b) = Self.pair()
         defer { a.close(); b.close() }
         let token = fixture.add(a, "a", for: .readable)
-        fixture.queue.sync { fixture.poller.setInterest([], for: token) }
+        fixture.queue.sync { fixture.loop.setInterest([], for: token) }
         _ = try b.writeAll(Array("x".utf8))
         // A second socket, readable after a's data was written: once it is reported, a
         // report of `a` would have been too.
@@ -100,7 +100,7 @@ struct SocketPollerTests {
         _ = try d.writeAll(Array("z".utf8))
         #expect(fixture.waitFor("c r"))
         #expect(fixture.count("a r") == 0)
-        fixture.queue.sync { fixture.poller.setInterest(.readable, for: token) }
+        fixture.queue.sync { fixture.loop.setInterest(.readable, for: token) }
         #expect(fixture.waitFor("a r"))
     }
 
@@ -110,10 +110,30 @@ struct SocketPollerTests {
         let (a, b) = Self.pair()
         defer { a.close() }
         let token = fixture.add(a, "a", for: [])
-        fixture.queue.sync { fixture.poller.setInterest([.readable, .writable], for: token) }
+        fixture.queue.sync { fixture.loop.setInterest([.readable, .writable], for: token) }
         #expect(fixture.waitFor("a w"))
-        fixture.queue.sync { fixture.poller.setInterest(.readable, for: token) }
+        fixture.queue.sync { fixture.loop.setInterest(.readable, for: token) }
         b.close()
         #expect(fixture.waitFor("a r"))
+    }
+
+    @Test("deadlines run on the queue, nearest first; a cancelled one never runs")
+    func deadlines() throws {
+        let fixture = try Fixture()
+        let done = DispatchSemaphore(value: 0)
+        fixture.queue.sync {
+            let loop = fixture.loop
+            let now = loop.now()
+            let seen = fixture.seen
+            _ = loop.schedule(at: now + .milliseconds(40)) {
+                seen.withLock { $0.append("late") }
+                done.signal()
+            }
+            let cancelled = loop.schedule(at: now + .milliseconds(10)) { seen.withLock { $0.append("cancelled") } }
+            _ = loop.schedule(at: now + .milliseconds(20)) { seen.withLock { $0.append("early") } }
+            loop.cancel(cancelled)
+        }
+        #expect(done.wait(timeout: .now() + .seconds(10)) == .success)
+        #expect(fixture.seen.withLock { $0 } == ["early", "late"])
     }
 }

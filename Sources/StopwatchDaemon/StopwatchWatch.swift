@@ -1,0 +1,86 @@
+import StopWatchCore
+import StopwatchProtocol
+import Varlink
+
+/// One `Watch` call's stream: the states of one stopwatch, the current one first.
+///
+/// Updates the connection has not pulled yet wait in a `WatchBacklog`, where ticks merge
+/// and changes queue up to a limit; past it the stream ends with `WatchTooSlow`.
+///
+/// Not thread-safe: it belongs to the server's queue, where the registry delivers.
+final class StopwatchWatch: VarlinkReplyStream {
+    private let name: String
+    private let registry: StopwatchRegistry
+    private let replies: WatchReplyCache
+    private let clock: any StopWatchClock
+    private let logger: Logger
+    /// Called when this watcher begins and ends (the status line counts watchers).
+    private let watchersChanged: () -> Void
+    private var backlog: WatchBacklog
+    /// The registry's id for this watcher, while it watches.
+    private var watcher: Int?
+    private var ready: (() -> Void)?
+    /// The first state a watch gets is the stopwatch as it was last updated, perhaps long
+    /// ago: its elapsed time is computed when written. Later ones are fresh.
+    private var sentFirst = false
+    /// Set once the backlog overflowed: the stream's last word.
+    private var tooSlow: VarlinkError?
+
+    init(
+        name: String,
+        registry: StopwatchRegistry,
+        replies: WatchReplyCache,
+        clock: any StopWatchClock,
+        maximumPendingEvents: Int,
+        logger: Logger,
+        watchersChanged: @escaping () -> Void
+    ) {
+        self.name = name
+        self.registry = registry
+        self.replies = replies
+        self.clock = clock
+        self.logger = logger
+        self.watchersChanged = watchersChanged
+        self.backlog = WatchBacklog(limit: maximumPendingEvents)
+    }
+
+    func start(ready: @escaping () -> Void) {
+        self.ready = ready
+        watcher = registry.beginWatching(name) { [weak self] snapshot in self?.received(snapshot) }
+        watchersChanged()
+    }
+
+    func next() -> VarlinkStreamItem? {
+        if let tooSlow {
+            self.tooSlow = nil
+            return .end(tooSlow)
+        }
+        guard let snapshot = backlog.removeFirst() else { return nil }
+        guard sentFirst else {
+            sentFirst = true
+            let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: clock.now())
+            return .message(VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message)
+        }
+        return .message(replies.message(for: name, snapshot))
+    }
+
+    func cancel() {
+        ready = nil
+        guard let watcher else { return }
+        self.watcher = nil
+        registry.endWatching(name, watcher: watcher)
+        watchersChanged()
+    }
+
+    private func received(_ snapshot: StopWatchSnapshot) {
+        // `ready` is set before watching begins (the first state may come at once) and
+        // cleared by `cancel`.
+        guard ready != nil, tooSlow == nil else { return }
+        if !backlog.append(snapshot) {
+            logger.notice("a watcher of '\(name)' disconnected: it fell more than \(backlog.limit) changes behind")
+            backlog.removeAll()
+            tooSlow = .watchTooSlow(pending: backlog.limit)
+        }
+        ready?()
+    }
+}

@@ -1,0 +1,8 @@
+/// What a method gives back when it succeeds.
+package enum VarlinkAnswer {
+    /// One reply with these parameters.
+    case reply(JSONObject)
+    /// Replies that come over time, for a call made with `more`: the connection writes them
+    /// as its socket takes them, until the stream ends or the connection does.
+    case stream(any VarlinkReplyStream)
+}

@@ -1,0 +1,24 @@
+/// The replies to a call made with `more`, produced over time by the service and written by
+/// the connection that serves the call, in the connection's own time: the connection pulls
+/// the next one when its socket has taken the last, so a stream decides itself what waits
+/// while a client is slow (merged, queued, or too much: an error that ends it).
+///
+/// Everything is called on the serving queue.
+package protocol VarlinkReplyStream: AnyObject {
+    /// Begins. `ready` is to be called whenever `next()` has something again after it
+    /// returned nil.
+    func start(ready: @escaping () -> Void)
+    /// What to write next, or nil while nothing waits.
+    func next() -> VarlinkStreamItem?
+    /// The connection is closing: nothing more is pulled. Releases what the stream holds.
+    func cancel()
+}
+
+/// One thing a `VarlinkReplyStream` has to write.
+package enum VarlinkStreamItem {
+    /// A whole message (a reply with `continues`, NUL included); perhaps shared with other
+    /// streams, so it is made once however many write it.
+    case message([UInt8])
+    /// The last word: this error ends the stream, and the connection closes once it is sent.
+    case end(VarlinkError)
+}
