@@ -1,0 +1,73 @@
+import Dispatch
+import LinuxSystem
+import StopWatchCore
+import StopwatchProtocol
+@testable import StopwatchDaemon
+import StopWatchTesting
+import Varlink
+
+/// What the service saved, in order: the in-memory `StopwatchStorage` for tests.
+final class SavedSnapshots: StopwatchStorage {
+    private(set) var saves: [(name: String, snapshot: StopWatchSnapshot?)] = []
+
+    func save(_ name: String, _ snapshot: StopWatchSnapshot?) {
+        saves.append((name, snapshot))
+    }
+}
+
+/// The io.stopwatchd service on manual time, with its registry and a recording store; every
+/// use goes through `queue`, as in the daemon.
+final class StopwatchServiceFixture: @unchecked Sendable {
+    // Unchecked: every property but the constants is used only on `queue` (serial).
+    let time = ManualTime()
+    let queue = DispatchQueue(label: "service-test")
+    let registry: StopwatchRegistry
+    let storage = SavedSnapshots()
+    let service: VarlinkService
+    private(set) var changes = 0
+
+    init(maximumStopwatches: Int = 100, maximumLaps: Int = 1000, maximumPendingEvents: Int = 1024) {
+        let time = self.time
+        registry = StopwatchRegistry(limit: maximumStopwatches, queue: queue) { snapshot in
+            StopWatchUseCase(snapshot, clock: time, timers: time, tick: .seconds(1))
+        }
+        service = VarlinkService(info: .init(vendor: "test", product: "stopwatchd", version: "0", url: "http://test"))
+        let stopwatches = StopwatchService(
+            registry: registry,
+            storage: storage,
+            clock: time,
+            maximumLaps: maximumLaps,
+            maximumPendingEvents: maximumPendingEvents,
+            logger: Logger(minimumLevel: .error, journald: false) { _ in },
+            changed: { [unowned self] in self.changes += 1 }
+        )
+        service.register(stopwatches.interface)
+    }
+
+    /// Calls `method` (`io.stopwatchd.` is added when it has no dot) on the queue.
+    func call(_ method: String, _ parameters: JSONObject = [:], more: Bool = false) -> Result<VarlinkAnswer, VarlinkError> {
+        let method = method.contains(".") ? method : "io.stopwatchd.\(method)"
+        return queue.sync { service.answer(VarlinkCall(method: method, parameters: parameters, more: more)) }
+    }
+
+    /// The reply's parameters, or nil for an error or a stream.
+    func reply(_ method: String, _ parameters: JSONObject = [:]) -> JSONObject? {
+        guard case .success(.reply(let reply)) = call(method, parameters) else { return nil }
+        return reply
+    }
+
+    /// The error name the call answered with, or nil.
+    func error(_ method: String, _ parameters: JSONObject = [:]) -> String? {
+        guard case .failure(let error) = call(method, parameters) else { return nil }
+        return error.name
+    }
+
+    /// The `stopwatch` of a reply, as the client reads it.
+    func stopwatch(_ method: String, _ name: String) -> Stopwatch? {
+        guard let value = reply(method, ["name": .string(name)])?["stopwatch"] else { return nil }
+        return try? Stopwatch(json: value)
+    }
+
+    var saves: [(name: String, snapshot: StopWatchSnapshot?)] { queue.sync { storage.saves } }
+    var changeCount: Int { queue.sync { changes } }
+}

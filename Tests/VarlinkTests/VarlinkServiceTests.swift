@@ -1,0 +1,59 @@
+import Testing
+import Varlink
+
+/// The generic service: org.varlink.service for whatever is registered, calls routed to
+/// their handlers, the standard errors for the rest.
+@Suite("varlink service")
+struct VarlinkServiceTests {
+    static let description = """
+        interface org.example.ping
+
+        method Ping(text: string) -> (text: string)
+        """
+
+    /// A service with one interface of one method: the whole of what adding a method takes.
+    static func service() -> VarlinkService {
+        let service = VarlinkService(info: .init(vendor: "Example", product: "pingd", version: "1.0", url: "https://example.org"))
+        service.register(VarlinkInterface(name: "org.example.ping", description: description, methods: [
+            "Ping": { call throws(VarlinkError) in
+                guard case .string(let text)? = call.parameters["text"] else { throw .invalidParameter("text") }
+                return .reply(["text": .string(text)])
+            },
+        ]))
+        return service
+    }
+
+    static func reply(_ service: VarlinkService, _ method: String, _ parameters: JSONObject = [:]) -> Result<JSONObject, VarlinkError> {
+        service.answer(VarlinkCall(method: method, parameters: parameters)).map { answer in
+            if case .reply(let reply) = answer { reply } else { [:] }
+        }
+    }
+
+    @Test("a registered method is called with the call; what it throws is the error reply")
+    func routing() {
+        let service = Self.service()
+        #expect(Self.reply(service, "org.example.ping.Ping", ["text": .string("hi")]) == .success(["text": .string("hi")]))
+        #expect(Self.reply(service, "org.example.ping.Ping") == .failure(.invalidParameter("text")))
+        #expect(Self.reply(service, "org.example.ping.Pong") == .failure(.methodNotFound("org.example.ping.Pong")))
+        #expect(Self.reply(service, "org.example.other.Ping") == .failure(.interfaceNotFound("org.example.other")))
+        #expect(Self.reply(service, "Ping") == .failure(.interfaceNotFound("")))
+    }
+
+    @Test("GetInfo lists org.varlink.service and every registered interface; GetInterfaceDescription gives each IDL")
+    func serviceInterface() {
+        let service = Self.service()
+        let info = Self.reply(service, "org.varlink.service.GetInfo")
+        #expect(info == .success([
+            "vendor": .string("Example"), "product": .string("pingd"), "version": .string("1.0"),
+            "url": .string("https://example.org"),
+            "interfaces": .array([.string("org.varlink.service"), .string("org.example.ping")]),
+        ]))
+        let describe = { (name: String) in
+            Self.reply(service, "org.varlink.service.GetInterfaceDescription", ["interface": .string(name)])
+        }
+        #expect(describe("org.example.ping") == .success(["description": .string(Self.description)]))
+        #expect(describe("org.varlink.service") == .success(["description": .string(OrgVarlinkServiceInterface.description)]))
+        #expect(describe("org.example.none") == .failure(.interfaceNotFound("org.example.none")))
+        #expect(Self.reply(service, "org.varlink.service.GetInterfaceDescription") == .failure(.invalidParameter("interface")))
+    }
+}
