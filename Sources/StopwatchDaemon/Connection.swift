@@ -12,17 +12,6 @@ import Varlink
 /// takes them; it takes no further calls then. Nothing here blocks: the socket is
 /// non-blocking, served by the `ServingLoop` on the server's queue, where all of this runs.
 final class Connection {
-    private enum Phase {
-        /// Reading calls and answering them.
-        case serving
-        /// Writing the replies of a call made with `more`.
-        case streaming(any VarlinkReplyStream)
-        /// No more reading: the calls waiting are answered, the output is sent, then it
-        /// closes (the client ended its input, or a protocol error is the last word).
-        case closing
-        case closed
-    }
-
     let id: Int
     private let socket: FileDescriptor
     private let loop: ServingLoop
@@ -32,17 +21,17 @@ final class Connection {
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let onClose: (Connection) -> Void
 
-    private var phase = Phase.serving
+    private var phase = ConnectionPhase.serving
     private var framer: VarlinkFramer
     private var output: OutputBuffer
     /// Calls received but not answered yet, oldest first.
     private var unansweredCalls: [[UInt8]] = []
-    private var deadlines: ConnectionDeadlines
+    private let limits: ConnectionLimits
+    /// Lazy: it calls back into the connection, which is whole only after `init`.
+    private lazy var deadlines = ConnectionDeadlines(limits: limits, loop: loop) { [weak self] in self?.deadlineReached() }
     /// The socket's registration with `loop`, once `start` made it, and what it asks for.
     private var pollToken: ServingLoop.Token?
     private var interest: ServingLoop.Interest = .readable
-    /// The deadline scheduled with `loop`, if any.
-    private var scheduledDeadline: (token: ServingLoop.Token, at: Duration)?
 
     init(
         id: Int,
@@ -61,9 +50,9 @@ final class Connection {
         self.logger = logger
         self.readBuffer = readBuffer
         self.onClose = onClose
+        self.limits = limits
         framer = VarlinkFramer(maximumMessageSize: limits.maximumMessageSize)
         output = OutputBuffer(highWater: limits.outputHighWater)
-        deadlines = ConnectionDeadlines(limits: limits, now: loop.now())
     }
 
     /// Starts reading calls. On failure, nothing is started, and the caller closes the socket.
@@ -73,12 +62,10 @@ final class Connection {
             if ready.contains(.readable) { self.readAvailable() }
             if ready.contains(.writable), !self.isClosed { self.pump() }
         }
-        updateDeadline()
+        deadlines.update(isIdle: isIdle)
     }
 
-    var isClosed: Bool {
-        if case .closed = phase { true } else { false }
-    }
+    var isClosed: Bool { phase.isClosed }
 
     // MARK: Reading
 
@@ -109,18 +96,13 @@ final class Connection {
             pump()
             return
         }
-        deadlines.received(at: loop.now(), partialMessage: framer.hasPartialMessage, completedMessages: !messages.isEmpty)
+        deadlines.received(partialMessage: framer.hasPartialMessage, completedMessages: !messages.isEmpty)
         unansweredCalls.append(contentsOf: messages)
         pump()
     }
 
     /// Reads while serving or streaming, and only when no call waits for an answer.
-    private var wantsInput: Bool {
-        switch phase {
-        case .serving, .streaming: unansweredCalls.isEmpty
-        case .closing, .closed: false
-        }
-    }
+    private var wantsInput: Bool { phase.readsCalls && unansweredCalls.isEmpty }
 
     // MARK: Answering and writing
 
@@ -145,7 +127,7 @@ final class Connection {
                 continue
             case .blocked:
                 if output.unsentCount < unsentBefore { deadlines.outputMoved() }
-                deadlines.outputBlocked(at: loop.now())
+                deadlines.outputBlocked()
             case .failed(let error):
                 logger.debug("connection \(id): write failed: \(error)")
                 close()
@@ -159,7 +141,7 @@ final class Connection {
         }
         guard !isClosed else { return }
         updateInterest()
-        updateDeadline()
+        deadlines.update(isIdle: isIdle)
     }
 
     private func answer(_ message: [UInt8]) {
@@ -167,21 +149,13 @@ final class Connection {
             fail("this connection is streaming a reply and takes no further calls; use another connection")
             return
         }
-        let call: VarlinkCall
-        do {
-            call = try VarlinkCall(message: message)
-        } catch {
-            fail(error.reason)
-            return
-        }
-        switch service.answer(call) {
-        case .success(.reply(let parameters)):
-            if !call.oneway { output.append(VarlinkReply(parameters: parameters).message) }
-        case .failure(let error):
-            if !call.oneway { output.append(VarlinkReply(error).message) }
-        case .success(.stream(let stream)):
-            // Oneway, nobody would read it; closing, nobody may.
-            guard !call.oneway, case .serving = phase else {
+        switch service.respond(to: message) {
+        case .message(let reply): output.append(reply)
+        case .nothing: break
+        case .malformed(let reason): fail(reason)
+        case .stream(let stream):
+            // Closing: nobody may read it.
+            guard case .serving = phase else {
                 stream.cancel()
                 return
             }
@@ -200,7 +174,7 @@ final class Connection {
     /// Answers with `ProtocolError` and closes once that is sent.
     private func fail(_ reason: String) {
         // Once closing, the first error stands (a deadline may still fire while it drains).
-        guard !isClosing else { return }
+        guard !phase.isClosing else { return }
         logger.info("connection \(id): protocol error: \(reason)")
         finish(with: .protocolError(reason))
     }
@@ -208,18 +182,11 @@ final class Connection {
     /// Sends `error` as the connection's last word, after what is queued already, and closes
     /// once it is sent. Calls that came after it are dropped.
     private func finish(with error: VarlinkError) {
-        guard !isClosing else { return }
+        guard !phase.isClosing else { return }
         endStream()
         unansweredCalls = []
         phase = .closing
         output.append(VarlinkReply(error).message)
-    }
-
-    private var isClosing: Bool {
-        switch phase {
-        case .closing, .closed: true
-        case .serving, .streaming: false
-        }
     }
 
     private func endStream() {
@@ -235,7 +202,7 @@ final class Connection {
         guard wanted != interest else { return }
         if interest.contains(.readable), !wanted.contains(.readable) { deadlines.readingPaused() }
         if !interest.contains(.readable), wanted.contains(.readable) {
-            deadlines.readingResumed(at: loop.now(), partialMessage: framer.hasPartialMessage)
+            deadlines.readingResumed(partialMessage: framer.hasPartialMessage)
         }
         interest = wanted
         loop.setInterest(wanted, for: pollToken)
@@ -249,26 +216,9 @@ final class Connection {
         return unansweredCalls.isEmpty && output.isEmpty && !framer.hasPartialMessage
     }
 
-    /// Keeps one deadline scheduled for the nearest, or none when nothing is pending.
-    private func updateDeadline() {
-        guard let nearest = deadlines.nearest(isIdle: isIdle) else {
-            if let scheduledDeadline { loop.cancel(scheduledDeadline.token) }
-            scheduledDeadline = nil
-            return
-        }
-        // Scheduled for no later than this already: it fires early, finds nothing due, and
-        // schedules what is due then. (Rescheduling at every call cost a heap entry a call.)
-        if let scheduledDeadline, scheduledDeadline.at <= nearest { return }
-        if let scheduledDeadline { loop.cancel(scheduledDeadline.token) }
-        let token = loop.schedule(at: nearest) { [weak self] in self?.deadlineReached() }
-        scheduledDeadline = (token, nearest)
-    }
-
     private func deadlineReached() {
-        scheduledDeadline = nil
         guard !isClosed else { return }
-        let limits = deadlines.limits
-        switch deadlines.expiry(at: loop.now(), isIdle: isIdle) {
+        switch deadlines.expiry(isIdle: isIdle) {
         case .writeStalled?:
             logger.notice("connection \(id): disconnected, it read nothing for \(DurationText.string(limits.writeTimeout))")
             close()
@@ -280,7 +230,7 @@ final class Connection {
             logger.debug("connection \(id): closed, no call for \(DurationText.string(limits.idleTimeout))")
             close()
         case nil:
-            updateDeadline()
+            deadlines.update(isIdle: isIdle)
         }
     }
 
@@ -292,8 +242,7 @@ final class Connection {
         phase = .closed
         unansweredCalls = []
         output.removeAll()
-        if let scheduledDeadline { loop.cancel(scheduledDeadline.token) }
-        scheduledDeadline = nil
+        deadlines.cancel()
         if let pollToken { loop.remove(pollToken) }
         socket.close()
         onClose(self)

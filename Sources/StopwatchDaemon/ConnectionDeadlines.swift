@@ -1,7 +1,10 @@
 /// The deadlines one connection is held to, on the serving loop's clock: the timeout part
-/// of a connection, as swift-nio's `IdleStateHandler` is of a channel. It only keeps the
-/// instants; the connection says what happened and asks what is due.
-struct ConnectionDeadlines {
+/// of a connection, as swift-nio's `IdleStateHandler` is of a channel. The connection says
+/// what happened; this keeps one deadline scheduled with the loop, for the nearest instant,
+/// and calls `reached` when it passes, for the connection to ask what expired.
+///
+/// Not thread-safe: it belongs to the server's queue, with its connection.
+final class ConnectionDeadlines {
     enum Expiry: Equatable {
         /// The client took nothing of what it was sent for `writeTimeout`.
         case writeStalled
@@ -12,6 +15,10 @@ struct ConnectionDeadlines {
     }
 
     let limits: ConnectionLimits
+    private let loop: ServingLoop
+    private let reached: () -> Void
+    /// The deadline scheduled with `loop`, if any.
+    private var scheduled: (token: ServingLoop.Token, at: Duration)?
     /// When the current unfinished message began, while this end reads.
     private var partialMessageSince: Duration?
     /// When output last stalled, while it stays stalled.
@@ -19,12 +26,17 @@ struct ConnectionDeadlines {
     /// When the client last sent anything.
     private var lastReceived: Duration
 
-    init(limits: ConnectionLimits, now: Duration) {
+    init(limits: ConnectionLimits, loop: ServingLoop, reached: @escaping () -> Void) {
         self.limits = limits
-        lastReceived = now
+        self.loop = loop
+        self.reached = reached
+        lastReceived = loop.now()
     }
 
-    mutating func received(at now: Duration, partialMessage: Bool, completedMessages: Bool) {
+    var now: Duration { loop.now() }
+
+    func received(partialMessage: Bool, completedMessages: Bool) {
+        let now = now
         lastReceived = now
         // The deadline is for the message now unfinished: a new one starts its own.
         if completedMessages || !partialMessage {
@@ -36,36 +48,55 @@ struct ConnectionDeadlines {
 
     /// While this end does not read, an unfinished message is not the client's doing: its
     /// deadline starts again when reading does.
-    mutating func readingPaused() {
+    func readingPaused() {
         partialMessageSince = nil
     }
 
-    mutating func readingResumed(at now: Duration, partialMessage: Bool) {
+    func readingResumed(partialMessage: Bool) {
         if partialMessage { partialMessageSince = now }
     }
 
-    mutating func outputBlocked(at now: Duration) {
+    func outputBlocked() {
         if outputStalledSince == nil { outputStalledSince = now }
     }
 
-    mutating func outputMoved() {
+    func outputMoved() {
         outputStalledSince = nil
     }
 
-    /// The nearest deadline, or nil when nothing is pending.
-    func nearest(isIdle: Bool) -> Duration? {
-        [
-            partialMessageSince.map { $0 + limits.messageTimeout },
-            outputStalledSince.map { $0 + limits.writeTimeout },
-            isIdle ? lastReceived + limits.idleTimeout : nil,
-        ].compactMap { $0 }.min()
-    }
-
-    /// What is due at `now`, the most pressing first.
-    func expiry(at now: Duration, isIdle: Bool) -> Expiry? {
+    /// What is due now, the most pressing first. `isIdle`: nothing asked, owed or streamed.
+    func expiry(isIdle: Bool) -> Expiry? {
+        let now = now
         if let since = outputStalledSince, now - since >= limits.writeTimeout { return .writeStalled }
         if let since = partialMessageSince, now - since >= limits.messageTimeout { return .messageUnfinished }
         if isIdle, now - lastReceived >= limits.idleTimeout { return .idle }
         return nil
+    }
+
+    /// Keeps one deadline scheduled for the nearest, or none when nothing is pending.
+    func update(isIdle: Bool) {
+        let deadlines = [
+            partialMessageSince.map { $0 + limits.messageTimeout },
+            outputStalledSince.map { $0 + limits.writeTimeout },
+            isIdle ? lastReceived + limits.idleTimeout : nil,
+        ]
+        guard let nearest = deadlines.compactMap({ $0 }).min() else {
+            cancel()
+            return
+        }
+        // Scheduled for no later than this already: it fires early, finds nothing due, and
+        // schedules what is due then. (Rescheduling at every call cost a heap entry a call.)
+        if let scheduled, scheduled.at <= nearest { return }
+        cancel()
+        let token = loop.schedule(at: nearest) { [weak self] in
+            self?.scheduled = nil
+            self?.reached()
+        }
+        scheduled = (token, nearest)
+    }
+
+    func cancel() {
+        if let scheduled { loop.cancel(scheduled.token) }
+        scheduled = nil
     }
 }

@@ -46,6 +46,44 @@ package final class VarlinkService {
         }
     }
 
+    /// What a connection does with one message it received.
+    package enum Response {
+        /// Send this (a whole message, NUL included).
+        case message([UInt8])
+        /// Send nothing: the call was oneway.
+        case nothing
+        /// Write this stream's replies as they come.
+        case stream(any VarlinkReplyStream)
+        /// The message is not a call: a protocol error, for this reason.
+        case malformed(String)
+    }
+
+    /// The response to one message (without its NUL): the reply or error encoded, nothing
+    /// for a oneway call, or the stream of a call made with `more`.
+    package func respond(to message: [UInt8]) -> Response {
+        let call: VarlinkCall
+        do {
+            call = try VarlinkCall(message: message)
+        } catch {
+            return .malformed(error.reason)
+        }
+        switch answer(call) {
+        case .success(.stream(let stream)):
+            // Oneway, nobody would read it.
+            guard !call.oneway else {
+                stream.cancel()
+                return .nothing
+            }
+            return .stream(stream)
+        case _ where call.oneway:
+            return .nothing
+        case .success(.reply(let parameters)):
+            return .message(VarlinkReply(parameters: parameters).message)
+        case .failure(let error):
+            return .message(VarlinkReply(error).message)
+        }
+    }
+
     /// The answer to `call`: its method's, or the error the caller is to get.
     package func answer(_ call: VarlinkCall) -> Result<VarlinkAnswer, VarlinkError> {
         guard let interface = interfaces.first(where: { $0.name == call.interface }) else {

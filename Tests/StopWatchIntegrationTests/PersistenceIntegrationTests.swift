@@ -98,7 +98,7 @@ struct PersistenceIntegrationTests {
         #expect(log.components(separatedBy: "cannot save stopwatches").count <= 2)
     }
 
-    @Test("ten thousand stopwatches are restored in well under a second")
+    @Test("ten thousand stopwatches are restored in seconds, not minutes")
     func manyStopwatches() throws {
         let state = DaemonProcess.stateDirectory(for: directory.socket)
         try FileManager.default.createDirectory(atPath: state + "/stopwatches", withIntermediateDirectories: true)
@@ -114,8 +114,10 @@ struct PersistenceIntegrationTests {
         #expect(try StopWatchClient(socketPath: directory.socket).list().count == 10_000)
         #expect(daemon.waitForLog(containing: "restored 10000 stopwatches (1000 counting)"))
         let line = try #require(daemon.readLog().split(separator: "\n").first { $0.contains("restored 10000 stopwatches") })
-        // "… in 123ms": sanitizer builds are several times slower, so their bound is looser.
-        let milliseconds = try #require(Int(line.split(separator: " ").last!.dropLast(2)))
-        #expect(milliseconds < (Binaries.sanitized ? 5000 : 1000), "\(line)")
+        // "… in 123ms": a debug build beside the other tests on 2 cores took 1,018 ms once; the
+        // bound only catches a restore gone quadratic (swbench times it on a release build).
+        // Sanitizer builds are several times slower, so their bound is looser.
+        let took = try #require(DurationText.parse(String(line.split(separator: " ").last ?? "")))
+        #expect(took < (Binaries.sanitized ? .seconds(10) : .seconds(3)), "\(line)")
     }
 }
