@@ -68,7 +68,7 @@ package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             case nil: return "'\(name)' refused the command in its current state"
             }
         case "io.stopwatchd.InvalidName":
-            return "'\(text("name") ?? "")' is not a valid name: use up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            return StopwatchName.invalidNameMessage(text("name") ?? "")
         case "io.stopwatchd.TooManyStopwatches":
             let limit = if case .int(let limit)? = error.parameters["limit"] { "\(limit)" } else { "its limit of" }
             return "the daemon already keeps \(limit) stopwatches; remove one first ('swctl remove NAME')"
