@@ -2,21 +2,21 @@ import StopWatchCore
 import Varlink
 
 /// A stopwatch as the `io.stopwatchd` interface describes it: what replies carry.
-package struct Stopwatch: Equatable, Sendable {
+public struct Stopwatch: Equatable, Sendable {
     /// The states as the wire and the daemon's state files spell them (`pause`, not
     /// `paused`): the one enum for them outside the core's `StopWatchState`.
-    package enum State: String, Sendable, CaseIterable {
+    public enum State: String, Sendable, CaseIterable {
         case stopped, counting, pause
     }
 
-    package var name: String
-    package var state: State
+    public var name: String
+    public var state: State
     /// Elapsed time when the reply was made, in milliseconds.
-    package var elapsedMs: Int64
+    public var elapsedMs: Int64
     /// Split times since the last reset, in milliseconds, oldest first.
-    package var lapsMs: [Int64]
+    public var lapsMs: [Int64]
 
-    package init(name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = []) {
+    public init(name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = []) {
         self.name = name
         self.state = state
         self.elapsedMs = elapsedMs
