@@ -201,8 +201,8 @@ struct StateStoreTests {
 
     @Test("the read limit fits 10,000 laps of the widest number, and never drops below 1 MiB")
     func readLimit() {
-        #expect(StateStore.maximumFileSize(maximumLaps: 10_000) == 1 << 20)
-        #expect(StateStore.maximumFileSize(maximumLaps: 100_000) == 4096 + 21 * 100_000)
-        #expect(StateStore.maximumFileSize(maximumLaps: Int.max) == Int.max)
+        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 10_000) == 1 << 20)
+        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 100_000) == 4096 + 21 * 100_000)
+        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: Int.max) == Int.max)
     }
 }
