@@ -31,7 +31,7 @@ let package = Package(
         // Linux headers Glibc's module lacks (timerfd, epoll, eventfd), for LinuxSystem.
         .target(name: "CLinux"),
         // The system layer: libc wrappers (descriptors, sockets, files, clocks, processes,
-        // epoll, timerfd, eventfd). Errors are `Errno`; only `Posix.check` retries EINTR.
+        // epoll, timerfd, eventfd). Errors are `Errno`; `Posix.call` retries EINTR.
         .target(name: "LinuxSystem", dependencies: ["CLinux"], swiftSettings: strict),
         // Users and groups from the system's databases (NSS): the daemon's peer policy only.
         .target(name: "UserDatabase", dependencies: ["LinuxSystem"], swiftSettings: strict),

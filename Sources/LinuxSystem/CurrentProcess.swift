@@ -46,9 +46,9 @@ package enum CurrentProcess {
             let hungUp = CShort(POLLERR | POLLHUP | POLLNVAL)
             var entry = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
             while true {
-                let ready = poll(&entry, 1, -1)
+                // A failing poll (other than EINTR, which Posix.call retries) ends the watch.
+                guard let ready = try? Posix.call({ poll(&entry, 1, -1) }) else { return }
                 if ready > 0, entry.revents & hungUp != 0 { exitAtOnce(0) }
-                if ready < 0, errno != EINTR { return }
             }
         }
     }

@@ -1,7 +1,6 @@
 import Glibc
 
-/// An open file descriptor. A plain value: close it explicitly with `close()`, or let
-/// `closeAfter` do it on every path.
+/// An open file descriptor. A plain value: close it explicitly with `close()`.
 package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
     package let rawValue: CInt
 
@@ -19,12 +18,6 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
     /// whatever `close` returns, and a retry could close someone else's.
     package func close() {
         _ = Glibc.close(rawValue)
-    }
-
-    /// Runs `body`, then closes the descriptor, whether `body` returned or threw.
-    package func closeAfter<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        defer { close() }
-        return try body()
     }
 
     /// Reads up to `buffer.count` bytes; 0 means end of file. Throws `Errno.wouldBlock` on a

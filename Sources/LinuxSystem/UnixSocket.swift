@@ -105,11 +105,6 @@ extension FileDescriptor {
         }
     }
 
-    package func setSendBufferSize(_ bytes: Int) throws(Errno) {
-        var value = CInt(clamping: bytes)
-        try Posix.call { setsockopt(rawValue, SOL_SOCKET, SO_SNDBUF, &value, socklen_t(MemoryLayout<CInt>.size)) }
-    }
-
     /// The longest path a Unix socket address holds, without its terminating NUL.
     package static let maximumSocketPathLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
 

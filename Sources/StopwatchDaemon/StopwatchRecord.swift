@@ -16,12 +16,9 @@ package struct StopwatchRecord: Equatable, Sendable {
     /// nanoseconds overflow Int64, so no arithmetic on a loaded record comes near it.
     package static let maximumElapsed = Duration.seconds(Int64(100 * 365.25 * 86_400))
 
-    package enum State: String, Sendable {
-        case stopped, counting, pause
-    }
-
     package var name: String
-    package var state: State
+    /// Written as the wire spells it (`stopped`, `counting`, `pause`).
+    package var state: Stopwatch.State
     package var elapsed: Duration
     package var laps: [Duration]
     /// While counting: the origin on each clock, and the boot they belong to.
@@ -34,11 +31,7 @@ package struct StopwatchRecord: Equatable, Sendable {
         self.name = name
         self.laps = snapshot.laps
         self.elapsed = snapshot.elapsed(at: now.boot)
-        switch snapshot.state {
-        case .stopped: state = .stopped
-        case .pause: state = .pause
-        case .counting: state = .counting
-        }
+        self.state = Stopwatch.State(snapshot.state)
         if let origin = snapshot.origin {
             originBoot = origin
             // Not before the epoch: a clock that read 1970 (no RTC, before NTP) would otherwise
@@ -116,7 +109,7 @@ package struct StopwatchRecord: Equatable, Sendable {
         guard case .string(let name)? = object["name"], StopwatchName.isValid(name) else {
             throw MalformedMessage("no valid name")
         }
-        guard case .string(let stateName)? = object["state"], let state = State(rawValue: stateName) else {
+        guard case .string(let stateName)? = object["state"], let state = Stopwatch.State(rawValue: stateName) else {
             throw MalformedMessage("no valid state")
         }
         guard case .int(let elapsed)? = object["elapsed_ns"], Self.isInRange(elapsed) else {

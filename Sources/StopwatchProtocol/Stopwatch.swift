@@ -2,19 +2,21 @@ import StopWatchCore
 import Varlink
 
 /// A stopwatch as the `io.stopwatchd` interface describes it: what replies carry.
-package struct Stopwatch: Equatable, Sendable {
-    package enum State: String, Sendable, CaseIterable {
+public struct Stopwatch: Equatable, Sendable {
+    /// The states as the wire and the daemon's state files spell them (`pause`, not
+    /// `paused`): the one enum for them outside the core's `StopWatchState`.
+    public enum State: String, Sendable, CaseIterable {
         case stopped, counting, pause
     }
 
-    package var name: String
-    package var state: State
+    public var name: String
+    public var state: State
     /// Elapsed time when the reply was made, in milliseconds.
-    package var elapsedMs: Int64
+    public var elapsedMs: Int64
     /// Split times since the last reset, in milliseconds, oldest first.
-    package var lapsMs: [Int64]
+    public var lapsMs: [Int64]
 
-    package init(name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = []) {
+    public init(name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = []) {
         self.name = name
         self.state = state
         self.elapsedMs = elapsedMs
@@ -24,11 +26,7 @@ package struct Stopwatch: Equatable, Sendable {
     /// The stopwatch `name` as `snapshot` has it at clock reading `now`.
     package init(name: String, snapshot: StopWatchSnapshot, at now: Duration) {
         self.name = name
-        self.state = switch snapshot.state {
-        case .stopped: .stopped
-        case .counting: .counting
-        case .pause: .pause
-        }
+        self.state = State(snapshot.state)
         self.elapsedMs = snapshot.elapsed(at: now).milliseconds
         self.lapsMs = snapshot.laps.map(\.milliseconds)
     }
@@ -59,5 +57,17 @@ package struct Stopwatch: Equatable, Sendable {
             lapsMs.append(lapMs)
         }
         self.init(name: name, state: state, elapsedMs: elapsedMs, lapsMs: lapsMs)
+    }
+}
+
+extension Stopwatch.State {
+    /// The state of the core's `state`, without its elapsed time. The only mapping between
+    /// the two: replies and state files both use it.
+    package init(_ state: StopWatchState) {
+        self = switch state {
+        case .stopped: .stopped
+        case .counting: .counting
+        case .pause: .pause
+        }
     }
 }

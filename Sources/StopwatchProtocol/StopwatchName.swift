@@ -1,8 +1,17 @@
-/// The rule for stopwatch names: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`.
+/// The rule for stopwatch names: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`, checked by
+/// `isValid`, and said to people by `rule`: both here, so that they cannot drift apart.
 package enum StopwatchName {
     /// The name used when a call gives none.
     package static let defaultName = "default"
     package static let maximumLength = 64
+
+    /// The rule as a person reads it: what to write instead of a name that is not valid.
+    package static let rule = "up to \(maximumLength) letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+    /// What is wrong with `name`, an invalid name, and what to write instead.
+    package static func invalidNameMessage(_ name: String) -> String {
+        "'\(name)' is not a valid name: use \(rule)"
+    }
 
     package static func isValid(_ name: String) -> Bool {
         let bytes = name.utf8

@@ -1,46 +1,55 @@
-import StopWatchCore
 import StopwatchProtocol
 import Varlink
 
 /// Why a call to the daemon did not succeed, with the exit status `swctl` gives it
-/// (SPEC §5) and a one-line message that says what to do.
-package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
+/// (SPEC §5) and a one-line message that says what to do (`description`).
+public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No daemon answers at `path`.
     case unreachable(path: String, reason: String)
     /// The socket or the daemon refused this user.
     case permissionDenied(path: String)
     /// The daemon sent something that is not varlink, or closed mid-call.
     case protocolViolation(String)
-    /// The daemon answered the call with an error.
-    case refused(VarlinkError)
+    /// The daemon answered the call with an error: its varlink name (such as
+    /// `io.stopwatchd.InvalidTransition`), and what it means for the user.
+    case refused(errorName: String, explanation: String)
 
-    package var exitStatus: Int32 {
+    /// The exit status `swctl` gives this error: 69 unreachable, 77 permission denied, 70 a
+    /// protocol error, 1 a command the daemon refused.
+    public var exitStatus: Int32 {
         switch self {
         case .unreachable: 69
         case .permissionDenied: 77
         case .protocolViolation: 70
-        case .refused(let error):
-            switch error.name {
+        case .refused(let errorName, _):
+            switch errorName {
             case VarlinkError.permissionDenied.name: 77
-            case _ where Self.protocolErrorNames.contains(error.name): 70
+            case _ where Self.protocolErrorNames.contains(errorName): 70
             default: 1
             }
         }
     }
 
     /// Errors that say the client spoke wrongly, not that the daemon refused the command.
-    package static let protocolErrorNames: Set<String> = [
+    private static let protocolErrorNames: Set<String> = [
         "io.stopwatchd.ProtocolError", "org.varlink.service.MethodNotFound", "org.varlink.service.InterfaceNotFound",
         "org.varlink.service.InvalidParameter", "org.varlink.service.ExpectedMore",
     ]
 
+    /// The daemon's refusal `error`, explained. The varlink error itself is not kept: this
+    /// type is public, and varlink's types are not.
+    package init(refusal error: VarlinkError) {
+        self = .refused(errorName: error.name, explanation: Self.explain(error))
+    }
+
     /// The error for a reply that carries `error`: a daemon at its connection limit is as good
     /// as unreachable for now (and a watcher should retry), everything else a refusal.
     package static func reply(_ error: VarlinkError, path: String) -> ClientError {
-        error.isConnectionLimit ? .unreachable(path: path, reason: "the daemon is at its connection limit") : .refused(error)
+        error.isConnectionLimit
+            ? .unreachable(path: path, reason: "the daemon is at its connection limit") : ClientError(refusal: error)
     }
 
-    package var description: String {
+    public var description: String {
         switch self {
         case .unreachable(let path, let reason):
             return "no stopwatchd at \(path) (\(reason)); start one with 'stopwatchd' or 'systemctl --user start stopwatchd.socket', or pick another with --socket"
@@ -48,8 +57,8 @@ package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             return "permission denied for \(path); join the group the daemon allows (e.g. 'stopwatch'), or use your own daemon with --user"
         case .protocolViolation(let reason):
             return "stopwatchd answered something unexpected (\(reason)); check that the socket belongs to stopwatchd"
-        case .refused(let error):
-            return Self.explain(error)
+        case .refused(_, let explanation):
+            return explanation
         }
     }
 
@@ -68,7 +77,7 @@ package enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             case nil: return "'\(name)' refused the command in its current state"
             }
         case "io.stopwatchd.InvalidName":
-            return "'\(text("name") ?? "")' is not a valid name: use up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            return StopwatchName.invalidNameMessage(text("name") ?? "")
         case "io.stopwatchd.TooManyStopwatches":
             let limit = if case .int(let limit)? = error.parameters["limit"] { "\(limit)" } else { "its limit of" }
             return "the daemon already keeps \(limit) stopwatches; remove one first ('swctl remove NAME')"

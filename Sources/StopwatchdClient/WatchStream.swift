@@ -6,7 +6,7 @@ import StopwatchProtocol
 /// only call made from another thread, `interrupt()`, is a `shutdown(2)` of the socket made
 /// under the connection's lock (never after it closed), which the kernel serializes with
 /// the read it interrupts.
-package final class WatchStream: @unchecked Sendable {
+public final class WatchStream: @unchecked Sendable {
     private let connection: VarlinkConnection
 
     package init(connection: VarlinkConnection) {
@@ -14,16 +14,17 @@ package final class WatchStream: @unchecked Sendable {
     }
 
     /// The next state. Throws when the daemon goes away or refuses the watch.
-    package func next() throws(ClientError) -> Stopwatch {
+    public func next() throws(ClientError) -> Stopwatch {
         try connection.receive().stopwatch(path: connection.path, method: "Watch")
     }
 
     /// Makes a `next()` blocked on another thread throw: ends the watch.
-    package func interrupt() {
+    public func interrupt() {
         connection.interrupt()
     }
 
-    package func close() {
+    /// Ends the watch and closes its connection: once done with it, and then no more `next()`.
+    public func close() {
         connection.close()
     }
 }

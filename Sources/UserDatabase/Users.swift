@@ -4,7 +4,6 @@ import LinuxSystem
 /// Users and groups, from the system's databases (NSS).
 package enum Users {
     package static var effectiveUserID: uid_t { geteuid() }
-    package static var realUserID: uid_t { getuid() }
     package static var effectiveGroupID: gid_t { getegid() }
 
     /// The id of group `name`, or nil when there is no such group.

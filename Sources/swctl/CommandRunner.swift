@@ -6,7 +6,7 @@ import Varlink
 /// Runs one `swctl` command against the daemon and prints what it says.
 struct CommandRunner {
     let invocation: SwctlInvocation
-    let client: StopWatchClient
+    let client: StopwatchClient
     /// Where the daemon is now: `watch` asks again before each reconnection.
     let locateSocket: () -> String?
     /// Whether to show tenths of a second (the daemon ticks faster than once a second).
@@ -43,7 +43,7 @@ struct CommandRunner {
             let first = client
             let locate = locateSocket
             var watcher = Watcher(
-                client: { locate().map { StopWatchClient(socketPath: $0) } ?? first },
+                client: { locate().map { StopwatchClient(socketPath: $0) } ?? first },
                 name: name, format: invocation.format, tenths: tenths
             )
             watcher.run()

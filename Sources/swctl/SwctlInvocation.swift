@@ -106,7 +106,7 @@ package struct SwctlInvocation: Equatable, Sendable {
         guard names.count <= 1 else { throw UsageError("\(command.rawValue) takes at most one name, got \(names.count)") }
         let name = names.first
         if let name, !StopwatchName.isValid(name) {
-            throw UsageError("'\(name)' is not a valid name: use up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+            throw UsageError(StopwatchName.invalidNameMessage(name))
         }
         switch command {
         case .list where name != nil: throw UsageError("list takes no name")

@@ -9,13 +9,13 @@ struct Watcher {
     /// The client for each connection attempt until one succeeds: with no socket chosen, the
     /// socket is looked for again each time, so a bar started before the user daemon finds
     /// it once it runs. After that the watch keeps to that daemon, through its restarts.
-    let locateClient: () -> StopWatchClient
-    private var connectedClient: StopWatchClient?
+    let locateClient: () -> StopwatchClient
+    private var connectedClient: StopwatchClient?
     let name: String?
     let format: WatchFormat
     var tickRate: TickRateDetector
 
-    init(client: @escaping () -> StopWatchClient, name: String?, format: WatchFormat, tenths: Bool) {
+    init(client: @escaping () -> StopwatchClient, name: String?, format: WatchFormat, tenths: Bool) {
         self.locateClient = client
         self.name = name
         self.format = format

@@ -26,7 +26,7 @@ case .run(let invocation):
     }
     let tenths = environment["STOPWATCHD_TICK"].flatMap(DurationText.parse).map { $0 < .seconds(1) } ?? false
     let runner = CommandRunner(
-        invocation: invocation, client: StopWatchClient(socketPath: path), locateSocket: locateSocket, tenths: tenths
+        invocation: invocation, client: StopwatchClient(socketPath: path), locateSocket: locateSocket, tenths: tenths
     )
     runner.run()
 }

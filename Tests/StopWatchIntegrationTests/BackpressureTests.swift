@@ -9,7 +9,7 @@ struct BackpressureTests {
     func pipelinedCalls() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket)
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         for index in 0..<50 { _ = try client.start("s\(index)") }
         let connection = try RawConnection(daemon.socket)
         let calls = (0..<1000).map { index in
@@ -72,7 +72,7 @@ struct BackpressureTests {
             return watcher
         }
         #expect(watchers.count == 3)
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         #expect(try client.start("real").state == .counting)
         #expect(throws: ClientError.self) { try client.start("second") }
     }
@@ -101,13 +101,13 @@ struct BackpressureTests {
     func racingStarts() throws {
         let directory = try TestDirectory()
         let daemons = try (0..<4).map { _ in try DaemonProcess(socket: directory.socket, waitUntilReady: false) }
-        #expect(Deadline.wait { (try? StopWatchClient(socketPath: directory.socket).list()) != nil })
+        #expect(Deadline.wait { (try? StopwatchClient(socketPath: directory.socket).list()) != nil })
         // The losers exit on their own; the winner keeps running.
         #expect(Deadline.wait { daemons.count(where: { $0.isRunning }) == 1 })
         let running = daemons.filter { $0.isRunning }
         #expect(running.count == 1)
         let winner = try #require(running.first)
-        #expect(try StopWatchClient(socketPath: directory.socket).start().state == .counting)
+        #expect(try StopwatchClient(socketPath: directory.socket).start().state == .counting)
         #expect(winner.stop() == 0)
     }
 }

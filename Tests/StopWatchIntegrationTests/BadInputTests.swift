@@ -123,7 +123,7 @@ struct BadInputTests {
     static func daemonWithState() throws -> (TestDirectory, DaemonProcess, [Stopwatch]) {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--message-timeout", "500ms"])
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         _ = try client.start("keep")
         _ = try client.start("held")
         _ = try client.lap("held")
@@ -168,7 +168,7 @@ struct BadInputTests {
         }
 
         // The daemon serves a normal client, and what it keeps is as it was.
-        let client = StopWatchClient(socketPath: socket)
+        let client = StopwatchClient(socketPath: socket)
         let now = try client.list()
         #expect(now.map(\.name) == before.map(\.name))
         #expect(now.first { $0.name == "held" } == before.first { $0.name == "held" })

@@ -15,7 +15,7 @@ struct ChurnTests {
         _ = ResourceLimits.raiseOpenFileLimit()
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "10ms"])
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         for name in 0..<6 { _ = try client.start("n\(name)") }
         // Not touched by the churn: it ticks throughout.
         _ = try client.start("ticking")

@@ -23,7 +23,7 @@ struct ConnectionPolicyTests {
         let later = try RawConnection(daemon.socket)
         #expect(try later.closesByPeer(timeout: .seconds(20)))
         // Well past the timeout, the watch still streams.
-        _ = try StopWatchClient(socketPath: daemon.socket).start()
+        _ = try StopwatchClient(socketPath: daemon.socket).start()
         #expect(try watcher.reply()?.stopwatch?.state == .counting)
         #expect(!watcher.isClosedByPeer)
     }
@@ -32,7 +32,7 @@ struct ConnectionPolicyTests {
     func noMessageDeadlineWhileNotReading() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--message-timeout", "300ms"])
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         for index in 0..<50 { _ = try client.start("s\(index)") }
         // 4,000 Lists (a 3 KiB reply each) in one write, then nothing read for a while: the
         // daemon stops reading once its unsent replies pass the high-water mark. A call is

@@ -49,7 +49,7 @@ final class DaemonProcess {
             }
         }
         if waitUntilReady {
-            let ready = Deadline.wait { (try? StopWatchClient(socketPath: socket, timeout: .seconds(2)).list()) != nil || !child.isRunning }
+            let ready = Deadline.wait { (try? StopwatchClient(socketPath: socket, timeout: .seconds(2)).list()) != nil || !child.isRunning }
             guard ready, child.isRunning else {
                 throw DaemonFailed(message: "stopwatchd did not become ready: \(readLog())")
             }

@@ -30,7 +30,7 @@ struct DirectoryTrustTests {
         for path in planted { try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: victim) }
 
         let daemon = try DaemonProcess(socket: directory.socket)
-        let client = StopWatchClient(socketPath: directory.socket)
+        let client = StopwatchClient(socketPath: directory.socket)
         // Planted again while it runs, where the next write creates its temporary file.
         try? FileManager.default.removeItem(atPath: state + "/stopwatches/.tea.json.tmp")
         try FileManager.default.createSymbolicLink(atPath: state + "/stopwatches/.tea.json.tmp", withDestinationPath: victim)
@@ -151,8 +151,8 @@ struct DirectoryTrustTests {
         let directory = try TestDirectory()
         let state = directory.file("state")
         let first = try DaemonProcess(socket: directory.file("a.sock"), arguments: ["--state-dir", state])
-        _ = try StopWatchClient(socketPath: first.socket).start("tea")
-        let paused = try StopWatchClient(socketPath: first.socket).stop("tea")
+        _ = try StopwatchClient(socketPath: first.socket).start("tea")
+        let paused = try StopwatchClient(socketPath: first.socket).stop("tea")
         let before = FileManager.default.contents(atPath: state + "/stopwatches/tea.json")
 
         let second = try DaemonProcess(socket: directory.file("b.sock"), arguments: ["--state-dir", state], waitUntilReady: false)
@@ -162,6 +162,6 @@ struct DirectoryTrustTests {
 
         #expect(try FileManager.default.contentsOfDirectory(atPath: state + "/stopwatches") == ["tea.json"])
         #expect(FileManager.default.contents(atPath: state + "/stopwatches/tea.json") == before)
-        #expect(try StopWatchClient(socketPath: first.socket).get("tea") == paused)
+        #expect(try StopwatchClient(socketPath: first.socket).get("tea") == paused)
     }
 }

@@ -48,7 +48,7 @@ struct FaultTests {
         #expect(served >= 1000 && served <= 1024, "served \(served)")
         #expect(refused + served == 2000, "refused \(refused), served \(served), other: \(other.prefix(5))")
         connections.removeAll()
-        #expect(Deadline.wait { (try? StopWatchClient(socketPath: daemon.socket).start()) != nil })
+        #expect(Deadline.wait { (try? StopwatchClient(socketPath: daemon.socket).start()) != nil })
     }
 
     // A timing bound: under a sanitizer, beside the load tests on 2 cores, ticks are late
@@ -58,7 +58,7 @@ struct FaultTests {
     func connectFloodKeepsTicks() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "20ms"])
-        _ = try StopWatchClient(socketPath: daemon.socket).start()
+        _ = try StopwatchClient(socketPath: daemon.socket).start()
         let watcher = try RawConnection(daemon.socket)
         try watcher.call("io.stopwatchd.Watch", more: true)
         _ = try watcher.reply()
@@ -95,7 +95,7 @@ struct FaultTests {
     func clientsVanish() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "10ms"])
-        _ = try StopWatchClient(socketPath: daemon.socket).start()
+        _ = try StopwatchClient(socketPath: daemon.socket).start()
         let baseline = try #require(DaemonMemory.residentKiB(of: daemon.pid))
         for round in 0..<200 {
             let connection = try RawConnection(daemon.socket)
@@ -177,7 +177,7 @@ struct FaultTests {
         #expect(status == (signal == SIGTERM ? 0 : 128 + signal))
 
         daemon = try DaemonProcess(socket: directory.socket)
-        let restored = Dictionary(uniqueKeysWithValues: try StopWatchClient(socketPath: directory.socket).list().map { ($0.name, $0) })
+        let restored = Dictionary(uniqueKeysWithValues: try StopwatchClient(socketPath: directory.socket).list().map { ($0.name, $0) })
         for name in names {
             let (index, last) = try #require(acknowledged.withLock { $0[name] })
             let found = try #require(restored[name], "\(name) is gone")

@@ -70,7 +70,7 @@ struct HostileStateFileTests {
         let victim = FileManager.default.contents(atPath: outside + "/victim.json")
 
         let daemon = try DaemonProcess(socket: directory.socket)
-        let client = StopWatchClient(socketPath: directory.socket, timeout: .seconds(10))
+        let client = StopwatchClient(socketPath: directory.socket, timeout: .seconds(10))
         #expect(try client.get("good") == Stopwatch(name: "good", state: .pause, elapsedMs: 1234, lapsMs: [500]))
         #expect(FileManager.default.contents(atPath: stopwatches + "/good.json") == Data(good.utf8))
 

@@ -46,7 +46,7 @@ struct InteropTests {
         let started = try Stopwatch(json: try #require(try objectIn(start.output)["stopwatch"]))
         #expect(started.name == "py" && started.state == .counting)
 
-        #expect(try StopWatchClient(socketPath: daemon.socket).get("py").state == .counting)
+        #expect(try StopwatchClient(socketPath: daemon.socket).get("py").state == .counting)
 
         // The CLI prints an error reply (and exits 0 regardless: its own choice).
         let refused = try python(["call", "\(address)/io.stopwatchd.Reset", #"{"name":"py"}"#])

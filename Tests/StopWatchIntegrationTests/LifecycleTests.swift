@@ -15,19 +15,19 @@ struct LifecycleTests {
         let status = second.waitForExit()
         #expect(status != nil && status != 0)
         #expect(second.readLog().contains("already running"))
-        #expect(try StopWatchClient(socketPath: first.socket).start().state == .counting)
+        #expect(try StopwatchClient(socketPath: first.socket).start().state == .counting)
     }
 
     @Test("SIGTERM, SIGINT and SIGHUP stop it cleanly: exit 0, socket removed, state kept", arguments: [SIGTERM, SIGINT, SIGHUP])
     func cleanStop(signal: Int32) throws {
         let directory = try TestDirectory()
         let first = try DaemonProcess(socket: directory.socket)
-        _ = try StopWatchClient(socketPath: first.socket).start("kept")
+        _ = try StopwatchClient(socketPath: first.socket).start("kept")
         #expect(first.stop(signal) == 0)
         #expect(first.readLog().contains("received \(Signals.name(of: signal)), stopping"))
         #expect(!FileManager.default.fileExists(atPath: directory.socket))
         let second = try DaemonProcess(socket: directory.socket)
-        #expect(try StopWatchClient(socketPath: second.socket).get("kept").state == .counting)
+        #expect(try StopwatchClient(socketPath: second.socket).get("kept").state == .counting)
     }
 
     @Test("started with standard input, output and error closed, it logs into no client's socket")
@@ -59,7 +59,7 @@ struct LifecycleTests {
     func wallClockSet() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket)
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         _ = try client.start("running")
         _ = try client.start("paused")
         _ = try client.stop("paused")
@@ -88,7 +88,7 @@ struct LifecycleTests {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, launcher: ["/usr/bin/nohup"])
         daemon.child.signal(SIGHUP)
-        #expect(try StopWatchClient(socketPath: daemon.socket).start().state == .counting)
+        #expect(try StopwatchClient(socketPath: daemon.socket).start().state == .counting)
         #expect(daemon.stop(SIGTERM) == 0)
         #expect(!daemon.readLog().contains("received SIGHUP"))
         #expect(daemon.readLog().contains("received SIGTERM"))
@@ -101,7 +101,7 @@ struct LifecycleTests {
         first.stop(SIGKILL)
         #expect(FileManager.default.fileExists(atPath: directory.socket))
         let second = try DaemonProcess(socket: directory.socket)
-        #expect(try StopWatchClient(socketPath: second.socket).get().state == .stopped)
+        #expect(try StopwatchClient(socketPath: second.socket).get().state == .stopped)
     }
 
     @Test("a path that is not a socket is left alone, and the daemon says why")
@@ -151,7 +151,7 @@ struct LifecycleTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: daemon.socket)
         let byCredentials = try Swctl.run(["start"], socket: daemon.socket, user: nobody)
         #expect(byCredentials.status == 77)
-        #expect(try StopWatchClient(socketPath: daemon.socket).list().isEmpty)
+        #expect(try StopwatchClient(socketPath: daemon.socket).list().isEmpty)
 
         // Members of --allow-group are let in.
         let group = try UserDatabase.Users.groupID(named: "nogroup").map(Int.init) ?? 65534

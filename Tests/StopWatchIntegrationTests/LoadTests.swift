@@ -88,7 +88,7 @@ struct LoadTests {
 
         // Final states: each is what some command's reply said (commands on a name are applied
         // one at a time, so the final state is the last one's), and what its watchers saw last.
-        let client = StopWatchClient(socketPath: socket)
+        let client = StopwatchClient(socketPath: socket)
         for name in Self.names {
             let final = try client.get(name)
             let sample = Sample(state: final.state, laps: final.lapsMs)

@@ -20,13 +20,13 @@ struct PersistenceIntegrationTests {
     func killWhileCounting() throws {
         var daemon = try DaemonProcess(socket: directory.socket)
         let beforeStart = ContinuousClock.now
-        _ = try StopWatchClient(socketPath: directory.socket).start("tea")
+        _ = try StopwatchClient(socketPath: directory.socket).start("tea")
         let afterStart = ContinuousClock.now
         #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
 
         daemon = try DaemonProcess(socket: directory.socket)
         let beforeGet = ContinuousClock.now
-        let stopwatch = try StopWatchClient(socketPath: directory.socket).get("tea")
+        let stopwatch = try StopwatchClient(socketPath: directory.socket).get("tea")
         let afterGet = ContinuousClock.now
         #expect(stopwatch.state == .counting)
         // It counted from its original start: between the narrowest and widest spans the
@@ -39,7 +39,7 @@ struct PersistenceIntegrationTests {
     @Test("stop and start: counting, paused, lapped and reset stopwatches all come back as they were")
     func gracefulRestart() throws {
         var daemon = try DaemonProcess(socket: directory.socket)
-        let client = StopWatchClient(socketPath: directory.socket)
+        let client = StopwatchClient(socketPath: directory.socket)
         _ = try client.start("counting")
         _ = try client.start("paused")
         _ = try client.lap("paused")
@@ -64,14 +64,14 @@ struct PersistenceIntegrationTests {
     @Test("damaged files are moved aside and logged; a leftover temporary file changes nothing")
     func damagedFiles() throws {
         var daemon = try DaemonProcess(socket: directory.socket)
-        _ = try StopWatchClient(socketPath: directory.socket).start("good")
-        _ = try StopWatchClient(socketPath: directory.socket).stop("good")
+        _ = try StopwatchClient(socketPath: directory.socket).start("good")
+        _ = try StopwatchClient(socketPath: directory.socket).stop("good")
         #expect(daemon.stop() == 0)
         #expect(FileManager.default.createFile(atPath: stateFiles + "/bad.json", contents: Data("{\"format\":1,".utf8)))
         #expect(FileManager.default.createFile(atPath: stateFiles + "/.good.json.tmp", contents: Data("garbage".utf8)))
 
         daemon = try DaemonProcess(socket: directory.socket)
-        #expect(try StopWatchClient(socketPath: directory.socket).list().map(\.name) == ["good"])
+        #expect(try StopwatchClient(socketPath: directory.socket).list().map(\.name) == ["good"])
         let files = try FileManager.default.contentsOfDirectory(atPath: stateFiles)
         #expect(files.contains { $0.hasPrefix("bad.json.corrupt-") })
         #expect(!files.contains(".good.json.tmp"))
@@ -84,7 +84,7 @@ struct PersistenceIntegrationTests {
         try FileManager.default.createDirectory(atPath: DaemonProcess.stateDirectory(for: directory.socket), withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: stateFiles, contents: nil))
         let daemon = try DaemonProcess(socket: directory.socket)
-        let client = StopWatchClient(socketPath: directory.socket)
+        let client = StopwatchClient(socketPath: directory.socket)
         #expect(try client.start("tea").state == .counting)
         #expect(try client.lap("tea").lapsMs.count == 1)
         #expect(daemon.waitForLog(containing: "cannot"))
@@ -111,7 +111,7 @@ struct PersistenceIntegrationTests {
             #expect(FileManager.default.createFile(atPath: state + "/stopwatches/sw\(index).json", contents: Data(record.json.serialized)))
         }
         let daemon = try DaemonProcess(socket: directory.socket)
-        #expect(try StopWatchClient(socketPath: directory.socket).list().count == 10_000)
+        #expect(try StopwatchClient(socketPath: directory.socket).list().count == 10_000)
         #expect(daemon.waitForLog(containing: "restored 10000 stopwatches (1000 counting)"))
         let line = try #require(daemon.readLog().split(separator: "\n").first { $0.contains("restored 10000 stopwatches") })
         // "… in 123ms": a debug build beside the other tests on 2 cores took 1,018 ms once; the

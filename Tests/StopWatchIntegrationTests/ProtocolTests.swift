@@ -231,10 +231,10 @@ struct ProtocolTests {
         #expect(first.stopwatch == Stopwatch(name: "later", state: .stopped, elapsedMs: 0))
 
         // Watching did not create it.
-        _ = try StopWatchClient(socketPath: daemon.socket).start("other")
-        #expect(try StopWatchClient(socketPath: daemon.socket).list().map(\.name) == ["other"])
+        _ = try StopwatchClient(socketPath: daemon.socket).start("other")
+        #expect(try StopwatchClient(socketPath: daemon.socket).list().map(\.name) == ["other"])
 
-        _ = try StopWatchClient(socketPath: daemon.socket).start("later")
+        _ = try StopwatchClient(socketPath: daemon.socket).start("later")
         var counting: [Int64] = []
         while counting.count < 6, let reply = try watcher.reply() {
             #expect(reply["continues"] == .bool(true))
@@ -246,7 +246,7 @@ struct ProtocolTests {
         let ticks = counting.dropFirst()
         #expect(zip(ticks, ticks.dropFirst()).allSatisfy { $0 / 50 < $1 / 50 })
         #expect(ticks.allSatisfy { $0 >= 50 })
-        _ = try StopWatchClient(socketPath: daemon.socket).stop("later")
+        _ = try StopwatchClient(socketPath: daemon.socket).stop("later")
         let paused = try #require(try watcher.reply(where: { $0.stopwatch?.state == .pause }))
         #expect(paused.stopwatch?.elapsedMs ?? 0 >= counting.last ?? 0)
     }

@@ -73,7 +73,7 @@ struct RobustnessTests {
     func watcherThatNeverReads() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "10ms", "--write-timeout", "2s"])
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         // Many fast stopwatches, all watched by one connection that never reads: its socket fills.
         let names = (0..<50).map { "flood\($0)" }
         for name in names { _ = try client.start(name) }

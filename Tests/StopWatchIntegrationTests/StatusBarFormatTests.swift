@@ -53,7 +53,7 @@ struct StatusBarFormatTests {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: Self.noTicks)
         defer { withExtendedLifetime((directory, daemon)) {} }
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         let watch = try SwctlProcess(["watch", "bar", "--format", "waybar"], socket: daemon.socket)
 
         // Never started: stopped at zero, exactly.
@@ -120,7 +120,7 @@ struct StatusBarFormatTests {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: Self.noTicks)
         defer { withExtendedLifetime((directory, daemon)) {} }
-        let client = StopWatchClient(socketPath: daemon.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
         let watch = try SwctlProcess(["watch", "bar", "--format", format], socket: daemon.socket)
 
         var lines = [try Self.nextLine(watch, after: "connecting")]
@@ -184,7 +184,7 @@ struct StatusBarFormatTests {
         let directory = try TestDirectory()
         defer { withExtendedLifetime(directory) {} }
         var daemon: DaemonProcess? = try DaemonProcess(socket: directory.socket, arguments: Self.noTicks)
-        _ = try StopWatchClient(socketPath: directory.socket).start("bar")
+        _ = try StopwatchClient(socketPath: directory.socket).start("bar")
         let watch = try SwctlProcess(["watch", "bar", "--format", format], socket: directory.socket)
         #expect(try Self.nextLine(watch, after: "connecting").wholeMatch(of: /\d+:\d\d:\d\d/) != nil)
 
@@ -213,7 +213,7 @@ struct StatusBarFormatTests {
             ["watch", "bar", "--format", format], socket: daemon.socket, environment: ["STOPWATCHD_TICK": "100ms"]
         )
         let first = try Self.nextLine(watch, after: "connecting")
-        _ = try StopWatchClient(socketPath: daemon.socket).start("bar")
+        _ = try StopwatchClient(socketPath: daemon.socket).start("bar")
         var lines = [first]
         while lines.count < 8 {
             lines.append(try Self.nextLine(watch, after: "\(lines.count - 1) ticks"))

@@ -41,7 +41,7 @@ struct SystemdNotifyTests {
         )
         let ready = try #require(notify.message(containing: "READY=1"))
         #expect(ready.contains("STATUS=0 stopwatches, 0 counting, 0 watched"))
-        _ = try StopWatchClient(socketPath: daemon.socket).start("tea")
+        _ = try StopwatchClient(socketPath: daemon.socket).start("tea")
         #expect(notify.message(containing: "STATUS=1 stopwatch, 1 counting") != nil)
         #expect(notify.message(containing: "WATCHDOG=1") != nil)
         #expect(daemon.stop() == 0)
@@ -58,7 +58,7 @@ struct SystemdNotifyTests {
         #expect(FileManager.default.createFile(atPath: state + "/stopwatches", contents: nil))
         let daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": name])
         #expect(notify.message(containing: "READY=1") != nil)
-        _ = try StopWatchClient(socketPath: daemon.socket).start()
+        _ = try StopwatchClient(socketPath: daemon.socket).start()
         #expect(notify.message(containing: "STATUS=1 stopwatch, 1 counting, 0 watched; NOT SAVING") != nil)
         // One last try at exit, and what is lost is named.
         #expect(daemon.stop() == 0)

@@ -40,7 +40,7 @@ struct WatchTests {
     func formats() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "50ms"])
-        _ = try StopWatchClient(socketPath: daemon.socket).start("w")
+        _ = try StopwatchClient(socketPath: daemon.socket).start("w")
         let expectations: [(format: String, check: (String) throws -> Bool)] = [
             ("plain", { $0.hasPrefix("w counting 0:00:0") }),
             ("json", { try Stopwatch(json: JSONParser.parse($0)).state == .counting }),
@@ -65,7 +65,7 @@ struct WatchTests {
     func tenths() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "100ms"])
-        _ = try StopWatchClient(socketPath: daemon.socket).start()
+        _ = try StopwatchClient(socketPath: daemon.socket).start()
         let watch = try SwctlProcess(["watch", "--format", "{elapsed}"], socket: daemon.socket)
         #expect(watch.lines.next(where: { $0.wholeMatch(of: /0:00:0\d\.\d/) != nil }) != nil)
     }
@@ -74,7 +74,7 @@ struct WatchTests {
     func reconnects() throws {
         let directory = try TestDirectory()
         var daemon: DaemonProcess? = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "50ms"])
-        _ = try StopWatchClient(socketPath: directory.socket).start()
+        _ = try StopwatchClient(socketPath: directory.socket).start()
         let watch = try SwctlProcess(["watch", "--format", "waybar"], socket: directory.socket)
         #expect(watch.lines.next(where: { $0.contains(#""class":"counting""#) }) != nil)
 
@@ -88,7 +88,7 @@ struct WatchTests {
         #expect(object["class"] == .string("unavailable"))
 
         daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "50ms"])
-        _ = try StopWatchClient(socketPath: directory.socket).start("back")
+        _ = try StopwatchClient(socketPath: directory.socket).start("back")
         #expect(watch.lines.next(where: { $0.contains(#""class":"#) && !$0.contains("unavailable") }) != nil)
         #expect(watch.isRunning)
     }

@@ -24,6 +24,22 @@ struct StopwatchRecordTests {
         }
     }
 
+    @Test("state files written by earlier daemons load unchanged: each state's word, and what it restores")
+    func stateWords() throws {
+        let written = [
+            #"{"format":1,"name":"s","state":"stopped","elapsed_ns":0,"laps_ns":[]}"#,
+            #"{"format":1,"name":"p","state":"pause","elapsed_ns":1500000000,"laps_ns":[1000000000]}"#,
+            #"{"format":1,"name":"c","state":"counting","elapsed_ns":5000000000,"laps_ns":[],"boot_id":"boot-a","origin_boot_ns":995000000000,"origin_wall_ns":1699999995000000000}"#,
+        ]
+        let restored = try written.map { try StopwatchRecord(json: JSONParser.parse($0)).snapshot(restoredAt: saved) }
+        #expect(restored == [.stopped, .paused(at: .milliseconds(1500), laps: [.seconds(1)]), counting(.seconds(5))])
+        // And they are written back with the same words.
+        for text in written {
+            let record = try StopwatchRecord(json: JSONParser.parse(text))
+            #expect(record.json == (try JSONParser.parse(text)))
+        }
+    }
+
     @Test("same boot: a counting stopwatch goes on exactly from its origin, however long it was down")
     func sameBoot() {
         let record = StopwatchRecord(name: "tea", snapshot: counting(.seconds(5), laps: [.seconds(2)]), at: saved)
@@ -185,8 +201,8 @@ struct StateStoreTests {
 
     @Test("the read limit fits 10,000 laps of the widest number, and never drops below 1 MiB")
     func readLimit() {
-        #expect(StateStore.maximumFileSize(maximumLaps: 10_000) == 1 << 20)
-        #expect(StateStore.maximumFileSize(maximumLaps: 100_000) == 4096 + 21 * 100_000)
-        #expect(StateStore.maximumFileSize(maximumLaps: Int.max) == Int.max)
+        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 10_000) == 1 << 20)
+        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 100_000) == 4096 + 21 * 100_000)
+        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: Int.max) == Int.max)
     }
 }

@@ -2,6 +2,7 @@ import LinuxSystem
 import StopwatchProtocol
 import StopwatchdClient
 import Testing
+import Varlink
 @testable import swctl
 
 @Suite("command lines, names, durations, socket paths")
@@ -65,10 +66,27 @@ struct CommandLineTests {
         #expect(ClientError.unreachable(path: "/s", reason: "gone").exitStatus == 69)
         #expect(ClientError.permissionDenied(path: "/s").exitStatus == 77)
         #expect(ClientError.protocolViolation("x").exitStatus == 70)
-        #expect(ClientError.refused(.permissionDenied).exitStatus == 77)
-        #expect(ClientError.refused(.protocolError("bad")).exitStatus == 70)
-        #expect(ClientError.refused(.methodNotFound("x.Y")).exitStatus == 70)
-        #expect(ClientError.refused(.invalidName("a/b")).exitStatus == 1)
-        #expect(ClientError.refused(.tooManyStopwatches(limit: 3)).exitStatus == 1)
+        #expect(ClientError(refusal: .permissionDenied).exitStatus == 77)
+        #expect(ClientError(refusal: .protocolError("bad")).exitStatus == 70)
+        #expect(ClientError(refusal: .methodNotFound("x.Y")).exitStatus == 70)
+        #expect(ClientError(refusal: .invalidName("a/b")).exitStatus == 1)
+        #expect(ClientError(refusal: .tooManyStopwatches(limit: 3)).exitStatus == 1)
+        // What a user of the library sees: the error's name, no varlink types.
+        #expect(ClientError(refusal: .expectedMore).exitStatus == 70)
+        #expect(ClientError.refused(errorName: "io.stopwatchd.ProtocolError", explanation: "").exitStatus == 70)
+        #expect(ClientError.refused(errorName: "io.stopwatchd.TooManyLaps", explanation: "").exitStatus == 1)
+    }
+
+    @Test("a refusal keeps the daemon's error name and says what to do")
+    func refusals() {
+        let stopwatch = Stopwatch(name: "tea", state: .counting, elapsedMs: 1)
+        let reset = ClientError(refusal: .invalidTransition(stopwatch, method: "Reset"))
+        #expect(reset == .refused(errorName: "io.stopwatchd.InvalidTransition", explanation: reset.description))
+        #expect(reset.description == "cannot reset 'tea' while it is counting; stop it first ('swctl stop tea')")
+        #expect(ClientError(refusal: .invalidName("a/b")).description == StopwatchName.invalidNameMessage("a/b"))
+        #expect(ClientError(refusal: .tooManyStopwatches(limit: 3)).description.hasPrefix("the daemon already keeps 3 stopwatches"))
+        #expect(ClientError(refusal: .methodNotFound("x.Y")).description == #"stopwatchd refused the call: org.varlink.service.MethodNotFound {"method":"x.Y"}"#)
+        // A daemon at its connection limit is unreachable for now, not a refusal.
+        #expect(ClientError.reply(.tooManyConnections(limit: 2), path: "/s").exitStatus == 69)
     }
 }

@@ -1,30 +1,54 @@
 import Dispatch
+import LinuxSystem
 import StopwatchProtocol
 import Varlink
 
 /// Drives a stopwatchd over its socket: the API `swctl` is built on, for any Swift program.
 ///
-///     let client = StopWatchClient(socketPath: path)
+///     let client = StopwatchClient()              // the socket swctl would use
 ///     let stopwatch = try client.start("tea")
 ///     for try await update in client.watch("tea") { print(update.elapsedMs) }
-package struct StopWatchClient: Sendable {
-    package let socketPath: String
+///
+/// Each call opens a connection, waits for its reply and closes it; a watch keeps its own
+/// connection open until it ends.
+public struct StopwatchClient: Sendable {
+    /// The daemon's socket.
+    public let socketPath: String
     /// How long to wait for the daemon to answer a call.
-    package var timeout: Duration
+    public var timeout: Duration
 
-    package init(socketPath: String, timeout: Duration = .seconds(10)) {
+    /// A client of the daemon listening on `socketPath`; by default the one `swctl` finds
+    /// without options (`defaultSocketPath()`).
+    public init(socketPath: String = StopwatchClient.defaultSocketPath(), timeout: Duration = .seconds(10)) {
         self.socketPath = socketPath
         self.timeout = timeout
     }
 
-    package func start(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Start", name) }
-    package func stop(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Stop", name) }
-    package func toggle(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Toggle", name) }
-    package func reset(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Reset", name) }
-    package func lap(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Lap", name) }
-    package func get(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Get", name) }
+    /// The socket `swctl` uses when given no socket option (SPEC §5): `$STOPWATCHD_SOCKET`,
+    /// else the user daemon's (`$XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock`) if that socket
+    /// exists, else the system daemon's (`/run/stopwatchd/stopwatchd.sock`). Looked for again
+    /// at each call: a user daemon started meanwhile is found.
+    public static func defaultSocketPath() -> String {
+        // Never nil for `.automatic`: only `--user` without XDG_RUNTIME_DIR has no path.
+        SocketLocation.clientPath(.automatic, environment: .current) ?? SocketLocation.systemPath
+    }
 
-    package func list() throws(ClientError) -> [Stopwatch] {
+    /// Starts counting, or resumes a paused stopwatch; creates it if needed. A nil `name`
+    /// is the daemon's default stopwatch ("default"), here and below.
+    public func start(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Start", name) }
+    /// Pauses a counting stopwatch.
+    public func stop(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Stop", name) }
+    /// Starts when not counting, stops when counting.
+    public func toggle(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Toggle", name) }
+    /// Back to zero, laps cleared; refused (`ClientError.refused`) while counting.
+    public func reset(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Reset", name) }
+    /// Records a split time; refused unless counting.
+    public func lap(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Lap", name) }
+    /// The stopwatch as it is now; one never started reads as stopped at zero (not created).
+    public func get(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Get", name) }
+
+    /// Every stopwatch the daemon keeps, sorted by name.
+    public func list() throws(ClientError) -> [Stopwatch] {
         let reply = try call(VarlinkCall(method: "io.stopwatchd.List"))
         guard case .array(let items)? = reply["stopwatches"] else {
             throw .protocolViolation("List replied without stopwatches")
@@ -40,7 +64,8 @@ package struct StopWatchClient: Sendable {
         return stopwatches
     }
 
-    package func remove(_ name: String) throws(ClientError) {
+    /// Deletes stopwatch `name`; nothing happens if there is none.
+    public func remove(_ name: String) throws(ClientError) {
         _ = try call(VarlinkCall(method: "io.stopwatchd.Remove", parameters: ["name": .string(name)]))
     }
 
@@ -53,7 +78,7 @@ package struct StopWatchClient: Sendable {
 
     /// Opens a watch: the first `next()` is the current state, then one per change and tick.
     /// Blocking; `watch(_:)` wraps it as an `AsyncSequence`.
-    package func openWatch(_ name: String? = nil) throws(ClientError) -> WatchStream {
+    public func openWatch(_ name: String? = nil) throws(ClientError) -> WatchStream {
         let connection = try VarlinkConnection(path: socketPath, timeout: nil)
         var parameters = JSONObject()
         if let name { parameters["name"] = .string(name) }
@@ -62,8 +87,8 @@ package struct StopWatchClient: Sendable {
     }
 
     /// The states of stopwatch `name` as they come, until the daemon goes away (then it
-    /// throws) or the consumer stops.
-    package func watch(_ name: String? = nil) -> AsyncThrowingStream<Stopwatch, any Error> {
+    /// throws a `ClientError`) or the consumer stops.
+    public func watch(_ name: String? = nil) -> AsyncThrowingStream<Stopwatch, any Error> {
         AsyncThrowingStream { continuation in
             let stream: WatchStream
             do {

@@ -1,0 +1,129 @@
+import LinuxSystem
+import StopWatchCore
+import Varlink
+
+/// Reads the stopwatch files at start. A file whose content is bad (not JSON, a wrong
+/// format, out of range, not a regular file) costs that stopwatch only: it is moved aside,
+/// kept for whoever wants to look, and logged. A file that cannot be read (EACCES, EIO) is
+/// not bad content: it stops the start and is left where it is.
+struct StopwatchFileReader {
+    /// Where the files are, for messages: `stopwatches/` in the state directory.
+    let directory: String
+    /// The largest file read; anything longer is bad content.
+    let maximumFileSize: Int
+    let logger: Logger
+
+    init(directory: String, maximumLaps: Int, logger: Logger) {
+        self.directory = directory
+        self.maximumFileSize = Self.maximumFileSize(maximumLaps: maximumLaps)
+        self.logger = logger
+    }
+
+    /// The largest file the writer can produce with `maximumLaps` laps, each up to the widest
+    /// Int64 (`-9223372036854775808`, 20 characters, and its comma), plus 4 KiB for the rest
+    /// (a 64-scalar name escaped to at most 12 bytes each is 768, the other fields under 300).
+    /// Never below the 1 MiB every earlier stopwatchd read, so no file that loaded before
+    /// is refused now.
+    static func maximumFileSize(maximumLaps: Int) -> Int {
+        let perLap = "-9223372036854775808,".utf8.count
+        let (laps, overflow) = max(maximumLaps, 0).multipliedReportingOverflow(by: perLap)
+        return overflow ? Int.max : max(1 << 20, 4096 + laps)
+    }
+
+    /// Every stopwatch in `stopwatches`, by name, as it is at `now`. Temporary files, the
+    /// leftovers of a crash mid-write, are removed when `removingLeftovers` (only a daemon
+    /// that holds the directory's lock may: another may be writing them).
+    func readAll(
+        in stopwatches: DirectoryDescriptor,
+        removingLeftovers: Bool,
+        at now: ClockReading
+    ) throws(DaemonStartError) -> [(name: String, snapshot: StopWatchSnapshot)] {
+        let files: [String]
+        do {
+            files = try stopwatches.entries()
+        } catch {
+            throw DaemonStartError("cannot read the state directory \(directory): \(error); fix its permissions so this user can read it")
+        }
+        var restored: [(name: String, snapshot: StopWatchSnapshot)] = []
+        for file in files.sorted() {
+            if StopwatchFileName.isTemporary(file) {
+                // A write that never reached its rename: the file it was replacing is intact.
+                if removingLeftovers { try? stopwatches.remove(file) }
+                continue
+            }
+            guard let name = StopwatchFileName.stopwatchName(of: file) else { continue }
+            switch try read(file, in: stopwatches, at: now) {
+            case .success(let snapshot): restored.append((name, snapshot))
+            case .failure(let badContent): moveAside(file, because: badContent.reason, in: stopwatches, at: now)
+            }
+        }
+        return restored
+    }
+
+    private struct BadContent: Error {
+        let reason: String
+    }
+
+    /// The stopwatch in `file`, or why its content is bad; throws when it cannot be read.
+    private func read(
+        _ file: String,
+        in stopwatches: DirectoryDescriptor,
+        at now: ClockReading
+    ) throws(DaemonStartError) -> Result<StopWatchSnapshot, BadContent> {
+        func unreadable(_ error: Errno) -> DaemonStartError {
+            DaemonStartError("cannot read the stopwatch file \(directory)/\(file): \(error); it is left as it is: fix its permissions (or move it away) and start again")
+        }
+        let descriptor: FileDescriptor
+        do {
+            // Only what is a regular file now is opened (opening a device can do things),
+            // and the open itself neither follows a link nor waits for a FIFO's writer.
+            guard let status = try stopwatches.status(of: file) else { return .failure(BadContent(reason: "it vanished")) }
+            guard status.kind == .regular else { return .failure(BadContent(reason: "it is a \(status.kind), not a regular file")) }
+            descriptor = try stopwatches.openFile(file, [.readOnly, .noFollow, .nonBlocking])
+        } catch where error == .tooManyLinks || error == .noDeviceOrAddress {
+            return .failure(BadContent(reason: "it is not a regular file"))
+        } catch {
+            throw unreadable(error)
+        }
+        defer { descriptor.close() }
+        let bytes: [UInt8]
+        do {
+            let status = try descriptor.status()
+            guard status.kind == .regular else { return .failure(BadContent(reason: "it is a \(status.kind), not a regular file")) }
+            guard status.size <= maximumFileSize else {
+                return .failure(BadContent(reason: "it is \(status.size) bytes, more than the \(maximumFileSize) a stopwatch takes"))
+            }
+            bytes = try descriptor.readAll(limit: maximumFileSize)
+        } catch where error == .fileTooLarge {
+            return .failure(BadContent(reason: "it is more than the \(maximumFileSize) bytes a stopwatch takes"))
+        } catch {
+            throw unreadable(error)
+        }
+        do {
+            let record = try StopwatchRecord(json: try JSONParser.parse(bytes))
+            guard StopwatchFileName.of(record.name) == file else { throw MalformedMessage("it holds stopwatch '\(record.name)'") }
+            try record.checkRange(at: now)
+            return .success(record.snapshot(restoredAt: now))
+        } catch {
+            return .failure(BadContent(reason: "\(error)"))
+        }
+    }
+
+    /// Renames `file` to `<file>.corrupt-<time>`, out of the way of the stopwatch's next save.
+    private func moveAside(_ file: String, because reason: String, in stopwatches: DirectoryDescriptor, at now: ClockReading) {
+        let stamp = FileSystem.timestamp(wall: now.wall)
+        // Never over an earlier one moved aside in the same second.
+        var aside = "\(file).corrupt-\(stamp)"
+        var number = 1
+        while (try? stopwatches.status(of: aside)) != nil, number < 100 {
+            number += 1
+            aside = "\(file).corrupt-\(stamp)-\(number)"
+        }
+        do {
+            try stopwatches.rename(file, to: aside)
+            logger.error("stopwatch file \(directory)/\(file) is unreadable (\(reason)); moved it to \(directory)/\(aside) and started without it")
+        } catch {
+            logger.error("stopwatch file \(directory)/\(file) is unreadable (\(reason)) and could not be moved aside (\(error)); ignoring it")
+        }
+    }
+}
