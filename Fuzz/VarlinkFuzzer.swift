@@ -1,6 +1,6 @@
 // libFuzzer target over the daemon's message path: VarlinkFramer → JSONParser → VarlinkCall /
 // VarlinkReply / Stopwatch. Built by Fuzz/run.sh, which compiles this file together with the
-// StopWatchCore sources it needs (not the package), so everything here is in one module.
+// sources of the package it needs (not the package), so everything here is in one module.
 //
 // The input is a byte stream as a client would send it. Parsing must never trap on any input;
 // beyond that, each check below is an invariant whose failure calls `fatalError`, which

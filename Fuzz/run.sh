@@ -27,28 +27,28 @@ seeds="Fuzz/corpus"
 dictionary="Fuzz/varlink.dict"
 
 # The sources the fuzzer needs, compiled as one module with it (not the package: no other
-# StopWatchCore code, and so no Dispatch or sockets, is involved). If a listed file starts
-# using another StopWatchCore type, add that type's file here.
-core="Sources/StopWatchCore"
+# code, and so no Dispatch or sockets, is involved), from copies without their imports of
+# this package's modules. If a listed file starts using another type of this package, add
+# that type's file here.
 sources=(
-    Fuzz/VarlinkFuzzer.swift
-    "$core"/Varlink/VarlinkFramer.swift
-    "$core"/Varlink/JSONParser.swift
-    "$core"/Varlink/JSONParseError.swift
-    "$core"/Varlink/JSONValue.swift
-    "$core"/Varlink/JSONValue+Writing.swift
-    "$core"/Varlink/VarlinkCall.swift
-    "$core"/Varlink/VarlinkReply.swift
-    "$core"/Varlink/VarlinkError.swift
-    "$core"/Varlink/MalformedMessage.swift
-    "$core"/Varlink/Stopwatch.swift
-    "$core"/StopWatch/StopWatchSnapshot.swift
-    "$core"/StopWatch/StopWatchState.swift
-    "$core"/StopWatch/StopWatchCommand.swift
-    "$core"/StopWatch/InvalidTransition.swift
-    "$core"/StopWatch/Duration+Nanoseconds.swift
-    "$core"/UseCase/Command.swift
+    Sources/Varlink/VarlinkFramer.swift
+    Sources/Varlink/JSONParser.swift
+    Sources/Varlink/JSONParseError.swift
+    Sources/Varlink/JSONValue.swift
+    Sources/Varlink/JSONValue+Writing.swift
+    Sources/Varlink/VarlinkCall.swift
+    Sources/Varlink/VarlinkReply.swift
+    Sources/Varlink/VarlinkError.swift
+    Sources/Varlink/MalformedMessage.swift
+    Sources/StopwatchProtocol/Stopwatch.swift
+    Sources/StopWatchCore/StopWatch/StopWatchSnapshot.swift
+    Sources/StopWatchCore/StopWatch/StopWatchState.swift
+    Sources/StopWatchCore/StopWatch/StopWatchCommand.swift
+    Sources/StopWatchCore/StopWatch/InvalidTransition.swift
+    Sources/StopWatchCore/UseCase/Command.swift
+    Sources/LinuxSystem/Duration+Nanoseconds.swift
 )
+package_modules='^import (Varlink|StopwatchProtocol|StopWatchCore|LinuxSystem)$'
 
 mkdir -p "$build_dir" "$artifacts"
 
@@ -57,23 +57,32 @@ stale=0
 if [ ! -x "$fuzzer" ]; then
     stale=1
 else
-    for file in "${sources[@]}" Fuzz/run.sh; do
+    for file in Fuzz/VarlinkFuzzer.swift "${sources[@]}" Fuzz/run.sh; do
         if [ "$file" -nt "$fuzzer" ]; then stale=1; break; fi
     done
 fi
 if [ "$stale" = 1 ]; then
+    copies="$build_dir/sources"
+    rm -rf "$copies"
+    mkdir -p "$copies"
+    compiled=(Fuzz/VarlinkFuzzer.swift)
+    for file in "${sources[@]}"; do
+        copy="$copies/$(basename "$(dirname "$file")")-$(basename "$file")"
+        grep -Ev "$package_modules" "$file" >"$copy"
+        compiled+=("$copy")
+    done
     flags=(-sanitize=fuzzer,address -parse-as-library -g -swift-version 6
-        -enable-upcoming-feature ExistentialAny -module-name VarlinkFuzz
+        -enable-upcoming-feature ExistentialAny -module-name VarlinkFuzz -package-name stopwatchd
         -module-cache-path "$build_dir/module-cache" -o "$fuzzer.tmp")
     # Compiler output goes to a log: the gold linker warns once per ASan helper symbol
     # ("Cannot export local symbol"), which is harmless noise.
     build_log="$build_dir/build.log"
     show_build_log() { grep -v 'Cannot export local symbol' "$build_log" >&2 || true; }
     echo "fuzz: building $fuzzer"
-    if ! "$swiftc" -O "${flags[@]}" "${sources[@]}" </dev/null >"$build_log" 2>&1; then
+    if ! "$swiftc" -O "${flags[@]}" "${compiled[@]}" </dev/null >"$build_log" 2>&1; then
         show_build_log
         echo "fuzz: the -O build failed; trying -Onone" >&2
-        if ! "$swiftc" -Onone "${flags[@]}" "${sources[@]}" </dev/null >"$build_log" 2>&1; then
+        if ! "$swiftc" -Onone "${flags[@]}" "${compiled[@]}" </dev/null >"$build_log" 2>&1; then
             show_build_log
             echo "fuzz: FAILED: the fuzzer does not build (see the source list in $0)" >&2
             exit 1

@@ -40,12 +40,17 @@ package enum Daemon {
         let stateDirectory = StateLocation.path(
             option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
         )
-        let store = StateStore(directory: stateDirectory, maximumLaps: options.maximumLaps, logger: logger, queue: queue)
         let status = StatusReporter(notifier: SystemdNotifier(environment), queue: queue) {
-            var text = "\(registry.createdCount) stopwatch\(registry.createdCount == 1 ? "" : "es"), \(registry.countingCount) counting, \(registry.watcherCount) watched"
-            if let problem = store.problem { text += "; NOT SAVING: \(problem)" }
-            return text
+            "\(registry.createdCount) stopwatch\(registry.createdCount == 1 ? "" : "es"), \(registry.countingCount) counting, \(registry.watcherCount) watched"
         }
+        let store = StateStore(
+            directory: stateDirectory,
+            maximumLaps: options.maximumLaps,
+            logger: logger,
+            queue: queue,
+            currentSnapshot: { registry.created($0)?.state.current },
+            problemChanged: { status.savingProblemChanged($0) }
+        )
         // A counting stopwatch's file keeps its origin on the wall clock, for after a reboot:
         // written again after a step, the step is neither added nor lost then. Watched from
         // before the restore, so a step while it runs is seen too.
@@ -71,10 +76,6 @@ package enum Daemon {
             // Bound already: leave no socket file that nobody answers on.
             listener.removeOwnedSocket()
             throw error
-        }
-        queue.sync {
-            store.currentSnapshot = { registry.created($0)?.state.current }
-            store.onProblemChanged = { status.changed() }
         }
         let service = VarlinkService(info: VarlinkService.Info(
             vendor: Version.vendor, product: "stopwatchd", version: Version.number, url: Version.url

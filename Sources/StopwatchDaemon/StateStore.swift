@@ -26,26 +26,32 @@ final class StateStore: @unchecked Sendable {
     private let queue: DispatchQueue
     private let retryInterval: Duration
     /// What to write for a name whose last write failed, when trying again.
-    var currentSnapshot: (String) -> StopWatchSnapshot? = { _ in nil }
+    private let currentSnapshot: (String) -> StopWatchSnapshot?
+    /// Told when writing starts failing (why), and when it works again (nil).
+    private let problemChanged: (String?) -> Void
 
     /// Why writing fails now; nil while it works.
     private(set) var problem: String? {
-        didSet { if (problem == nil) != (oldValue == nil) { onProblemChanged() } }
+        didSet { if problem != oldValue { problemChanged(problem) } }
     }
-    /// Called when writing starts failing, and when it works again.
-    var onProblemChanged: () -> Void = {}
     private var unsaved: Set<String> = []
     /// The error of the last write that failed, for the log.
     private var lastWriteError: Errno?
     private var retryTimer: (any DispatchSourceTimer)?
 
-    /// - Parameter stateDirectory: the state directory (`--state-dir`), which holds the
-    ///   lock and `stopwatches/`.
+    /// - Parameters:
+    ///   - stateDirectory: the state directory (`--state-dir`), which holds the lock and
+    ///     `stopwatches/`.
+    ///   - currentSnapshot: what stopwatch `name` is now (nil: removed), for writing again
+    ///     what failed to be written.
+    ///   - problemChanged: told why writing fails, when it starts, and nil when it works again.
     init(
         directory stateDirectory: String,
         maximumLaps: Int,
         logger: Logger,
         queue: DispatchQueue,
+        currentSnapshot: @escaping (String) -> StopWatchSnapshot?,
+        problemChanged: @escaping (String?) -> Void,
         retryInterval: Duration = .seconds(5),
         trust: DirectoryTrust = .currentProcess,
         clocks: @escaping () -> ClockReading = ClockReading.now
@@ -57,6 +63,8 @@ final class StateStore: @unchecked Sendable {
         self.queue = queue
         self.retryInterval = retryInterval
         self.clocks = clocks
+        self.currentSnapshot = currentSnapshot
+        self.problemChanged = problemChanged
     }
 
     /// Reads every stopwatch kept. Leftovers of a crash mid-write (temporary files) are

@@ -13,6 +13,8 @@ final class StatusReporter: @unchecked Sendable {
     private let describe: () -> String
     private var lastSent: String?
     private var isPending = false
+    /// Why stopwatches are not being saved, if they are not: shown after the counts.
+    private var savingProblem: String?
 
     init(notifier: SystemdNotifier?, queue: DispatchQueue, delay: Duration = .milliseconds(200), describe: @escaping () -> String) {
         self.notifier = notifier
@@ -23,9 +25,18 @@ final class StatusReporter: @unchecked Sendable {
 
     /// Sends `fields` with the current status at once (READY=1, STOPPING=1).
     func send(_ fields: [String]) {
-        let text = describe()
+        let text = self.text
         lastSent = text
         notifier?.notify(fields + ["STATUS=\(text)"])
+    }
+
+    func savingProblemChanged(_ problem: String?) {
+        savingProblem = problem
+        changed()
+    }
+
+    private var text: String {
+        savingProblem.map { "\(describe()); NOT SAVING: \($0)" } ?? describe()
     }
 
     func changed() {
@@ -34,7 +45,7 @@ final class StatusReporter: @unchecked Sendable {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanoseconds))) { [weak self] in
             guard let self else { return }
             self.isPending = false
-            let text = self.describe()
+            let text = self.text
             guard text != self.lastSent else { return }
             self.lastSent = text
             self.notifier?.notify(["STATUS=\(text)"])

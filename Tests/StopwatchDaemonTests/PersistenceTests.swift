@@ -99,6 +99,8 @@ struct StateStoreTests {
     let root: String
     let directory: String
     let log = Locked<[String]>([])
+    /// What the store is to write again for a name whose write failed.
+    let current = Locked<[String: StopWatchSnapshot]>([:])
     let clocks = ClockReading(boot: .seconds(50), wall: .seconds(1_700_000_000), bootID: "boot-a")
 
     init() throws {
@@ -112,7 +114,13 @@ struct StateStoreTests {
         let logger = Logger(minimumLevel: .debug, journald: false) { line in log.withLock { $0.append(line) } }
         let clocks = self.clocks
         // The retry timer never fires during a test: it would race the test's own calls.
-        return StateStore(directory: root, maximumLaps: 10_000, logger: logger, queue: DispatchQueue(label: "store"), retryInterval: .seconds(3600)) { clocks }
+        let current = self.current
+        return StateStore(
+            directory: root, maximumLaps: 10_000, logger: logger, queue: DispatchQueue(label: "store"),
+            currentSnapshot: { name in current.withLock { $0[name] } },
+            problemChanged: { _ in },
+            retryInterval: .seconds(3600)
+        ) { clocks }
     }
 
     /// Runs `body` with a store that is gone when it returns: one store holds the state
@@ -190,9 +198,7 @@ struct StateStoreTests {
 
         try FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-        store.currentSnapshot = { name in
-            ["second": .paused(at: .seconds(2)), "third": .paused(at: .seconds(3))][name]
-        }
+        current.withLock { $0 = ["second": .paused(at: .seconds(2)), "third": .paused(at: .seconds(3))] }
         store.save("fourth", .paused(at: .seconds(4)))
         #expect(store.problem == nil)
         #expect(try files() == ["fourth.json", "second.json", "third.json"])
