@@ -12,13 +12,19 @@ import Varlink
 /// takes them; it takes no further calls then. Nothing here blocks: the socket is
 /// non-blocking, served by the `ServingLoop` on the server's queue, where all of this runs.
 final class Connection {
+    /// What every connection of a server shares.
+    struct Context {
+        let loop: ServingLoop
+        let service: VarlinkService
+        let limits: ConnectionLimits
+        let logger: Logger
+        /// One buffer for every read: reads happen on the queue, one at a time.
+        let readBuffer: UnsafeMutableRawBufferPointer
+    }
+
     let id: Int
     private let socket: FileDescriptor
-    private let loop: ServingLoop
-    private let service: VarlinkService
-    private let logger: Logger
-    /// Shared by every connection: reads happen on the queue, one at a time.
-    private let readBuffer: UnsafeMutableRawBufferPointer
+    private let context: Context
     private let onClose: (Connection) -> Void
 
     private var phase = ConnectionPhase.serving
@@ -26,34 +32,26 @@ final class Connection {
     private var output: OutputBuffer
     /// Calls received but not answered yet, oldest first.
     private var unansweredCalls: [[UInt8]] = []
-    private let limits: ConnectionLimits
     /// Lazy: it calls back into the connection, which is whole only after `init`.
-    private lazy var deadlines = ConnectionDeadlines(limits: limits, loop: loop) { [weak self] in self?.deadlineReached() }
+    private lazy var deadlines = ConnectionDeadlines(limits: context.limits, loop: context.loop) { [weak self] in
+        self?.deadlineReached()
+    }
     /// The socket's registration with `loop`, once `start` made it, and what it asks for.
     private var pollToken: ServingLoop.Token?
     private var interest: ServingLoop.Interest = .readable
 
-    init(
-        id: Int,
-        socket: FileDescriptor,
-        loop: ServingLoop,
-        service: VarlinkService,
-        limits: ConnectionLimits,
-        logger: Logger,
-        readBuffer: UnsafeMutableRawBufferPointer,
-        onClose: @escaping (Connection) -> Void
-    ) {
+    init(id: Int, socket: FileDescriptor, context: Context, onClose: @escaping (Connection) -> Void) {
         self.id = id
         self.socket = socket
-        self.loop = loop
-        self.service = service
-        self.logger = logger
-        self.readBuffer = readBuffer
+        self.context = context
         self.onClose = onClose
-        self.limits = limits
-        framer = VarlinkFramer(maximumMessageSize: limits.maximumMessageSize)
-        output = OutputBuffer(highWater: limits.outputHighWater)
+        framer = VarlinkFramer(maximumMessageSize: context.limits.maximumMessageSize)
+        output = OutputBuffer(highWater: context.limits.outputHighWater)
     }
+
+    private var loop: ServingLoop { context.loop }
+    private var logger: Logger { context.logger }
+    private var limits: ConnectionLimits { context.limits }
 
     /// Starts reading calls. On failure, nothing is started, and the caller closes the socket.
     func start() throws(Errno) {
@@ -73,7 +71,7 @@ final class Connection {
         guard wantsInput else { return }
         let count: Int
         do {
-            count = try socket.read(into: readBuffer)
+            count = try socket.read(into: context.readBuffer)
         } catch where error == .wouldBlock {
             return
         } catch {
@@ -90,7 +88,7 @@ final class Connection {
         }
         let messages: [[UInt8]]
         do {
-            messages = try framer.append(UnsafeRawBufferPointer(rebasing: readBuffer[..<count]))
+            messages = try framer.append(UnsafeRawBufferPointer(rebasing: context.readBuffer[..<count]))
         } catch {
             fail("message larger than \(error.limit) bytes")
             pump()
@@ -149,7 +147,7 @@ final class Connection {
             fail("this connection is streaming a reply and takes no further calls; use another connection")
             return
         }
-        switch service.respond(to: message) {
+        switch context.service.respond(to: message) {
         case .message(let reply): output.append(reply)
         case .nothing: break
         case .malformed(let reason): fail(reason)

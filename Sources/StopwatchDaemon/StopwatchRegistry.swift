@@ -27,11 +27,7 @@ final class StopwatchRegistry {
     /// The server's queue, where watchers are told of updates.
     private let queue: DispatchQueue
 
-    init(
-        limit: Int,
-        queue: DispatchQueue,
-        makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase
-    ) {
+    init(limit: Int, queue: DispatchQueue, makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase) {
         self.limit = limit
         self.queue = queue
         self.makeUseCase = makeUseCase

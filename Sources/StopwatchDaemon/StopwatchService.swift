@@ -14,14 +14,10 @@ final class StopwatchService {
     private let clock: any StopWatchClock
     /// Laps a stopwatch may hold until reset: a file and a reply stay bounded.
     private let maximumLaps: Int
-    /// What a watcher may leave waiting before it is disconnected.
-    private let maximumPendingEvents: Int
-    /// Shared by every watch: one encoding per update.
-    private let watchReplies = WatchReplyCache()
-    private let logger: Logger
     /// Called after each saved change, and when a watcher comes or goes (the status line
     /// counts both).
     private let changed: () -> Void
+    private let watches: StopwatchWatch.Context
 
     init(
         registry: StopwatchRegistry,
@@ -36,9 +32,11 @@ final class StopwatchService {
         self.storage = storage
         self.clock = clock
         self.maximumLaps = maximumLaps
-        self.maximumPendingEvents = maximumPendingEvents
-        self.logger = logger
         self.changed = changed
+        watches = StopwatchWatch.Context(
+            registry: registry, clock: clock, maximumPendingEvents: maximumPendingEvents, logger: logger,
+            watchersChanged: changed
+        )
     }
 
     /// The interface, each method a handler. The handlers hold the service: registered, it
@@ -118,10 +116,7 @@ final class StopwatchService {
     private func watch(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
         let name = try name(in: call)
         guard call.more else { throw .expectedMore }
-        return .stream(StopwatchWatch(
-            name: name, registry: registry, replies: watchReplies, clock: clock,
-            maximumPendingEvents: maximumPendingEvents, logger: logger, watchersChanged: changed
-        ))
+        return .stream(StopwatchWatch(name: name, context: watches))
     }
 
     private func reply(_ name: String, _ snapshot: StopWatchSnapshot) -> VarlinkAnswer {

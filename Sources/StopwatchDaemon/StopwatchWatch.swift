@@ -9,13 +9,21 @@ import Varlink
 ///
 /// Not thread-safe: it belongs to the server's queue, where the registry delivers.
 final class StopwatchWatch: VarlinkReplyStream {
+    /// What the watches of one service share.
+    struct Context {
+        let registry: StopwatchRegistry
+        /// One encoding of each update for all the watchers of a stopwatch.
+        let replies = WatchReplyCache()
+        let clock: any StopWatchClock
+        /// Changes that may wait for a slow watcher before its stream ends.
+        let maximumPendingEvents: Int
+        let logger: Logger
+        /// Called when a watcher begins and ends (the status line counts watchers).
+        let watchersChanged: () -> Void
+    }
+
     private let name: String
-    private let registry: StopwatchRegistry
-    private let replies: WatchReplyCache
-    private let clock: any StopWatchClock
-    private let logger: Logger
-    /// Called when this watcher begins and ends (the status line counts watchers).
-    private let watchersChanged: () -> Void
+    private let context: Context
     private var backlog: WatchBacklog
     /// The registry's id for this watcher, while it watches.
     private var watcher: Int?
@@ -26,28 +34,16 @@ final class StopwatchWatch: VarlinkReplyStream {
     /// Set once the backlog overflowed: the stream's last word.
     private var tooSlow: VarlinkError?
 
-    init(
-        name: String,
-        registry: StopwatchRegistry,
-        replies: WatchReplyCache,
-        clock: any StopWatchClock,
-        maximumPendingEvents: Int,
-        logger: Logger,
-        watchersChanged: @escaping () -> Void
-    ) {
+    init(name: String, context: Context) {
         self.name = name
-        self.registry = registry
-        self.replies = replies
-        self.clock = clock
-        self.logger = logger
-        self.watchersChanged = watchersChanged
-        self.backlog = WatchBacklog(limit: maximumPendingEvents)
+        self.context = context
+        backlog = WatchBacklog(limit: context.maximumPendingEvents)
     }
 
     func start(ready: @escaping () -> Void) {
         self.ready = ready
-        watcher = registry.beginWatching(name) { [weak self] snapshot in self?.received(snapshot) }
-        watchersChanged()
+        watcher = context.registry.beginWatching(name) { [weak self] snapshot in self?.received(snapshot) }
+        context.watchersChanged()
     }
 
     func next() -> VarlinkStreamItem? {
@@ -58,18 +54,18 @@ final class StopwatchWatch: VarlinkReplyStream {
         guard let snapshot = backlog.removeFirst() else { return nil }
         guard sentFirst else {
             sentFirst = true
-            let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: clock.now())
+            let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: context.clock.now())
             return .message(VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message)
         }
-        return .message(replies.message(for: name, snapshot))
+        return .message(context.replies.message(for: name, snapshot))
     }
 
     func cancel() {
         ready = nil
         guard let watcher else { return }
         self.watcher = nil
-        registry.endWatching(name, watcher: watcher)
-        watchersChanged()
+        context.registry.endWatching(name, watcher: watcher)
+        context.watchersChanged()
     }
 
     private func received(_ snapshot: StopWatchSnapshot) {
@@ -77,7 +73,7 @@ final class StopwatchWatch: VarlinkReplyStream {
         // cleared by `cancel`.
         guard ready != nil, tooSlow == nil else { return }
         if !backlog.append(snapshot) {
-            logger.notice("a watcher of '\(name)' disconnected: it fell more than \(backlog.limit) changes behind")
+            context.logger.notice("a watcher of '\(name)' disconnected: it fell more than \(backlog.limit) changes behind")
             backlog.removeAll()
             tooSlow = .watchTooSlow(pending: backlog.limit)
         }

@@ -133,9 +133,8 @@ final class VarlinkServer: @unchecked Sendable {
         }
         let id = nextConnectionID
         nextConnectionID += 1
-        let connection = Connection(
-            id: id, socket: socket, loop: loop, service: service, limits: limits, logger: logger, readBuffer: readBuffer
-        ) { [weak self] closed in
+        let context = Connection.Context(loop: loop, service: service, limits: limits, logger: logger, readBuffer: readBuffer)
+        let connection = Connection(id: id, socket: socket, context: context) { [weak self] closed in
             guard let self else { return }
             self.connections[closed.id] = nil
             if isShared { self.connectionsByUser[peer.uid, default: 1] -= 1 }
