@@ -8,7 +8,6 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
-    package static let standardInput = FileDescriptor(rawValue: STDIN_FILENO)
     package static let standardOutput = FileDescriptor(rawValue: STDOUT_FILENO)
     package static let standardError = FileDescriptor(rawValue: STDERR_FILENO)
 

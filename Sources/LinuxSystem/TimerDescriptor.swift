@@ -1,7 +1,7 @@
 import CLinux
 import Glibc
 
-/// A `timerfd`: a timer on one of the kernel's clocks that is read like a file, so a
+/// A `timerfd`: a timer on one of the kernel's clocks that is read like a file, so epoll or a
 /// dispatch read source can wait on it. Unlike a `DispatchSourceTimer` (monotonic clock,
 /// stopped in suspend) it can run on `CLOCK_BOOTTIME`, and on `CLOCK_REALTIME` it can report
 /// that the wall clock was set.

@@ -39,6 +39,9 @@ final class Connection {
     /// The socket's registration with `loop`, once `start` made it, and what it asks for.
     private var pollToken: ServingLoop.Token?
     private var interest: ServingLoop.Interest = .readable
+    /// `pump` is running: a stream that has something then is pulled by it, not by a
+    /// second `pump` inside the first (not a phase: a guard against reentry).
+    private var isPumping = false
 
     init(id: Int, socket: FileDescriptor, context: Context, onClose: @escaping (Connection) -> Void) {
         self.id = id
@@ -107,17 +110,28 @@ final class Connection {
     /// Answers waiting calls while the output has room, pulls the stream's next reply once
     /// the output is drained, and writes, until the socket takes no more or nothing is left.
     private func pump() {
+        guard !isPumping else { return }
+        isPumping = true
+        defer { isPumping = false }
         while !isClosed {
             while output.hasRoom, !unansweredCalls.isEmpty, !isClosed {
                 answer(unansweredCalls.removeFirst())
+                // A stream's first reply goes before the answer to any later call.
+                if case .streaming = phase { break }
             }
             if output.isEmpty, case .streaming(let stream) = phase, let item = stream.next() {
                 switch item {
                 case .message(let message): output.append(message)
+                case .last(let message):
+                    output.append(message)
+                    endStream()
                 case .end(let error): finish(with: error)
                 }
             }
-            guard !output.isEmpty, !isClosed else { break }
+            guard !output.isEmpty, !isClosed else {
+                if case .streaming = phase, !unansweredCalls.isEmpty, !isClosed { continue }
+                break
+            }
             let unsentBefore = output.unsentCount
             switch output.write(to: socket) {
             case .drained:
@@ -165,8 +179,14 @@ final class Connection {
     /// The stream has a reply again: written now if the socket is drained; otherwise it
     /// is pulled once it is.
     private func streamReady() {
-        guard case .streaming = phase, output.isEmpty else { return }
-        pump()
+        guard case .streaming(let stream) = phase else { return }
+        if output.isEmpty {
+            pump()
+        } else if let end = stream.takeEnd() {
+            // Nothing may follow the last word: no more reading, no more replies.
+            finish(with: end)
+            updateInterest()
+        }
     }
 
     /// Answers with `ProtocolError` and closes once that is sent.

@@ -7,8 +7,6 @@ struct ConnectionLimits: Sendable {
     var writeTimeout: Duration
     /// How long a connection that neither calls nor watches is kept.
     var idleTimeout: Duration
-    /// Changes that may wait for a slow watcher before it is disconnected.
-    var maximumPendingEvents: Int
     /// Above this many unsent bytes the connection's input is not read, so a client that
     /// sends calls without reading replies cannot make the daemon buffer without end.
     var outputHighWater = 256 * 1024

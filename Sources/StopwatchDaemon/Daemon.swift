@@ -98,8 +98,7 @@ package enum Daemon {
                 maximumMessageSize: options.maximumMessageSize,
                 messageTimeout: options.messageTimeout,
                 writeTimeout: options.writeTimeout,
-                idleTimeout: options.idleTimeout,
-                maximumPendingEvents: options.maximumPendingEvents
+                idleTimeout: options.idleTimeout
             ),
             maximumConnections: maximumConnections,
             maximumConnectionsPerUser: options.maximumConnectionsPerUser ?? max(maximumConnections / 4, 1),

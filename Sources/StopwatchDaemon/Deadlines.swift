@@ -5,8 +5,6 @@ struct Deadlines {
     private var heap: [(deadline: Duration, token: UInt64)] = []
     private var handlers: [UInt64: () -> Void] = [:]
 
-    var count: Int { handlers.count }
-
     /// The nearest live deadline.
     var nearest: Duration? {
         mutating get {

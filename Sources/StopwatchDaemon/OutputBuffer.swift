@@ -35,6 +35,12 @@ struct OutputBuffer {
             do {
                 sent += try socket.send(bytes, from: sent)
             } catch where error == .wouldBlock {
+                // A client that always lags a little never drains it: drop what was sent
+                // once it is large, so the buffer holds only what is still to go.
+                if sent > highWater {
+                    bytes.removeFirst(sent)
+                    sent = 0
+                }
                 return .blocked
             } catch {
                 return .failed(error)

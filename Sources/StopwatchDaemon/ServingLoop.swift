@@ -22,7 +22,9 @@ import LinuxSystem
 /// `@unchecked Sendable` is safe here: `registrations`, `nextToken`, `deadlines`,
 /// `armedDeadline` and `isStopped` are read and written only on `queue` (serial); the
 /// waiting thread itself touches only `epoll` (the kernel serializes it), `isStopping`,
-/// which is `Locked`, and constants.
+/// which is `Locked`, and constants. It closes the descriptors under that lock, once
+/// stopped, after which nothing on `queue` uses them (`isStopped`), and `stop` signals
+/// `wakeUp` under the same lock.
 final class ServingLoop: @unchecked Sendable {
     struct Interest: OptionSet, Sendable {
         let rawValue: UInt8
@@ -147,8 +149,12 @@ final class ServingLoop: @unchecked Sendable {
     func stop() {
         guard !isStopped else { return }
         isStopped = true
-        isStopping.withLock { $0 = true }
-        wakeUp.signal()
+        // Under the lock the thread closes the descriptors under: the wake-up cannot be
+        // signalled after it is closed.
+        isStopping.withLock { isStopping in
+            isStopping = true
+            wakeUp.signal()
+        }
     }
 
     // MARK: The waiting thread
@@ -161,16 +167,19 @@ final class ServingLoop: @unchecked Sendable {
             } catch {
                 // No client could be served any more, while the watchdog, petted from the
                 // queue, would see nothing wrong: the owner is to stop.
-                queue.async { self.fail("epoll_wait failed: \(error)") }
+                fail("epoll_wait failed: \(error)")
                 return
             }
             // Only `stop` signals the wake-up, so it need not be read.
-            if isStopping.withLock({ $0 }) {
-                timer.close()
-                wakeUp.close()
-                epoll.close()
-                return
+            let stopped = isStopping.withLock { isStopping in
+                if isStopping {
+                    timer.close()
+                    wakeUp.close()
+                    epoll.close()
+                }
+                return isStopping
             }
+            if stopped { return }
             if !events.isEmpty {
                 queue.sync { self.deliver(events) }
             }
@@ -216,9 +225,13 @@ final class ServingLoop: @unchecked Sendable {
         }
     }
 
+    /// Tells the owner, after the handler running now: it is to stop, which closes every
+    /// connection, perhaps the one whose handler called this.
     private func fail(_ failure: String) {
-        guard !isStopped else { return }
-        onFailure(failure)
+        queue.async {
+            guard !self.isStopped else { return }
+            self.onFailure(failure)
+        }
     }
 
     /// Level-triggered; with nothing wanted, one-shot, so that a hang-up (which epoll

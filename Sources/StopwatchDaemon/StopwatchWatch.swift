@@ -42,15 +42,25 @@ final class StopwatchWatch: VarlinkReplyStream {
 
     func start(ready: @escaping () -> Void) {
         self.ready = ready
-        watcher = context.registry.beginWatching(name) { [weak self] snapshot in self?.received(snapshot) }
+        let watcher = context.registry.beginWatching(name) { [weak self] snapshot in self?.received(snapshot) }
         context.watchersChanged()
+        // The first state may have come at once, and the connection may have ended the
+        // stream on the spot (its client gone), before the id was known to `cancel`.
+        guard self.ready != nil else {
+            context.registry.endWatching(name, watcher: watcher)
+            context.watchersChanged()
+            return
+        }
+        self.watcher = watcher
+    }
+
+    func takeEnd() -> VarlinkError? {
+        defer { tooSlow = nil }
+        return tooSlow
     }
 
     func next() -> VarlinkStreamItem? {
-        if let tooSlow {
-            self.tooSlow = nil
-            return .end(tooSlow)
-        }
+        if let end = takeEnd() { return .end(end) }
         guard let snapshot = backlog.removeFirst() else { return nil }
         guard sentFirst else {
             sentFirst = true

@@ -35,7 +35,6 @@ package struct VarlinkCall: Equatable, Sendable {
         return .object(object)
     }
 
-    /// Reads a call. Unknown fields (such as `upgrade`) are ignored, as varlink asks.
     /// Reads a call from one message (without its NUL).
     package init(message: [UInt8]) throws(MalformedMessage) {
         let json: JSONValue
@@ -47,6 +46,7 @@ package struct VarlinkCall: Equatable, Sendable {
         try self.init(json: json)
     }
 
+    /// Reads a call. Unknown fields (such as `upgrade`) are ignored, as varlink asks.
     package init(json: JSONValue) throws(MalformedMessage) {
         guard case .object(let object) = json else { throw MalformedMessage("a call must be a JSON object") }
         guard case .string(let method)? = object["method"] else {

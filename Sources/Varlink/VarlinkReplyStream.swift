@@ -10,6 +10,10 @@ package protocol VarlinkReplyStream: AnyObject {
     func start(ready: @escaping () -> Void)
     /// What to write next, or nil while nothing waits.
     func next() -> VarlinkStreamItem?
+    /// The error that ends the stream, if it has come to one, taken ahead of the replies
+    /// still waiting: the connection sends it as soon as what it holds is sent, and reads
+    /// nothing more.
+    func takeEnd() -> VarlinkError?
     /// The connection is closing: nothing more is pulled. Releases what the stream holds.
     func cancel()
 }
@@ -19,6 +23,9 @@ package enum VarlinkStreamItem {
     /// A whole message (a reply with `continues`, NUL included); perhaps shared with other
     /// streams, so it is made once however many write it.
     case message([UInt8])
+    /// The last reply (without `continues`): the stream is over, and the connection takes
+    /// calls again.
+    case last([UInt8])
     /// The last word: this error ends the stream, and the connection closes once it is sent.
     case end(VarlinkError)
 }

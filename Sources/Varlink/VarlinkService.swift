@@ -69,10 +69,10 @@ package final class VarlinkService {
         }
         switch answer(call) {
         case .success(.stream(let stream)):
-            // Oneway, nobody would read it.
-            guard !call.oneway else {
+            // Oneway, nobody would read it; without `more`, nobody asked for it.
+            guard !call.oneway, call.more else {
                 stream.cancel()
-                return .nothing
+                return call.oneway ? .nothing : .message(VarlinkReply(.expectedMore).message)
             }
             return .stream(stream)
         case _ where call.oneway:

@@ -64,4 +64,33 @@ struct SystemdNotifyTests {
         #expect(daemon.stop() == 0)
         #expect(daemon.readLog().contains("stopping with unsaved changes to default in \(state)/stopwatches"))
     }
+
+    @Test("a watcher that leaves at once, or breaks the protocol as it begins, is not counted once gone")
+    func watchersLeavingAtOnce() throws {
+        let directory = try TestDirectory()
+        let notify = try NotifySocket(path: directory.file("notify"))
+        let daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": notify.path])
+        #expect(notify.message(containing: "READY=1") != nil)
+        // Another watcher first: then a new one gets the current state at once, while its
+        // stream is still starting.
+        let first = try RawConnection(daemon.socket)
+        try first.call("io.stopwatchd.Watch", #"{"name":"tea"}"#, more: true)
+        #expect(try first.reply() != nil)
+        for _ in 0..<10 {
+            // A call after a Watch on the same connection is a protocol error: the state,
+            // then the error, then the end.
+            let breaking = try RawConnection(daemon.socket)
+            try breaking.send(Array(#"{"method":"io.stopwatchd.Watch","parameters":{"name":"tea"},"more":true}"#.utf8) + [0]
+                + Array(#"{"method":"io.stopwatchd.Get","parameters":{}}"#.utf8) + [0])
+            let state = try #require(try breaking.reply())
+            #expect(state["continues"] == .bool(true))
+            #expect(try breaking.reply()?["error"] == .string("io.stopwatchd.ProtocolError"))
+            // Gone before the daemon wrote anything: its first write fails.
+            let leaving = try RawConnection(daemon.socket)
+            try leaving.call("io.stopwatchd.Watch", #"{"name":"tea"}"#, more: true)
+        }
+        first.socket.shutdown()
+        _ = try StopwatchClient(socketPath: daemon.socket).start("other")
+        #expect(notify.message(containing: "STATUS=1 stopwatch, 1 counting, 0 watched") != nil)
+    }
 }

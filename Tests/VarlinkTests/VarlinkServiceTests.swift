@@ -56,4 +56,48 @@ struct VarlinkServiceTests {
         #expect(describe("org.example.none") == .failure(.interfaceNotFound("org.example.none")))
         #expect(Self.reply(service, "org.varlink.service.GetInterfaceDescription") == .failure(.invalidParameter("interface")))
     }
+
+    /// A stream that records whether it was cancelled.
+    final class CountingStream: VarlinkReplyStream {
+        var isCancelled = false
+        func start(ready: @escaping () -> Void) {}
+        func next() -> VarlinkStreamItem? { nil }
+        func takeEnd() -> VarlinkError? { nil }
+        func cancel() { isCancelled = true }
+    }
+
+    @Test("a stream only for a call with more; oneway gets nothing; a message that is no call is malformed")
+    func respond() {
+        let service = VarlinkService(info: .init(vendor: "v", product: "p", version: "1", url: "u"))
+        let streams = [CountingStream(), CountingStream(), CountingStream()]
+        var made = 0
+        service.register(VarlinkInterface(name: "org.example.feed", description: "interface org.example.feed", methods: [
+            "Follow": { _ in
+                defer { made += 1 }
+                return .stream(streams[made])
+            },
+        ]))
+        let message = { (text: String) in Array(text.utf8) }
+        guard case .stream(let first) = service.respond(to: message(#"{"method":"org.example.feed.Follow","more":true}"#)) else {
+            Issue.record("no stream for a call with more")
+            return
+        }
+        #expect(first === streams[0] && !streams[0].isCancelled)
+        guard case .message(let reply) = service.respond(to: message(#"{"method":"org.example.feed.Follow"}"#)) else {
+            Issue.record("no reply for a call without more")
+            return
+        }
+        #expect(String(decoding: reply, as: UTF8.self).contains("org.varlink.service.ExpectedMore"))
+        #expect(streams[1].isCancelled)
+        guard case .nothing = service.respond(to: message(#"{"method":"org.example.feed.Follow","more":true,"oneway":true}"#)) else {
+            Issue.record("a reply for a oneway call")
+            return
+        }
+        #expect(streams[2].isCancelled)
+        guard case .malformed(let reason) = service.respond(to: message("[1]")) else {
+            Issue.record("a JSON array taken for a call")
+            return
+        }
+        #expect(reason == "a call must be a JSON object")
+    }
 }

@@ -107,6 +107,18 @@ if grep -q "warning:" "$log"; then
     exit 1
 fi
 echo "ok: it builds, without warnings, importing StopwatchdClient alone"
+# The client side cannot reach the daemon's code or NSS by construction (SPEC §8): building
+# the client product compiles neither.
+if ! grep -q "Compiling StopwatchdClient" "$log"; then
+    cat "$log" >&2
+    echo "FAIL: the build log names no 'Compiling StopwatchdClient': this check no longer reads it" >&2
+    exit 1
+fi
+if grep -E "Compiling (StopwatchDaemon|UserDatabase)[ ]" "$log" >&2; then
+    echo "FAIL: building StopwatchdClient compiled the daemon's code or the NSS lookups (above)" >&2
+    exit 1
+fi
+echo "ok: neither StopwatchDaemon nor UserDatabase was compiled"
 
 socket=$work/no-daemon.sock
 output=$("$dependent/.build/debug/dependent" "$socket")
