@@ -120,7 +120,9 @@ final class ChildProcess: @unchecked Sendable {
         // Both pipes at once: a child filling one while we wait on the other would stall.
         let error = Locked("")
         let errorRead = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        // A thread of its own, not one from libdispatch's pool, where every daemon's log
+        // reader waits while it runs (see `DaemonProcess`).
+        Thread.detachNewThread {
             let text = child.error.map { readAll($0, timeout: timeout) } ?? ""
             error.withLock { $0 = text }
             errorRead.signal()

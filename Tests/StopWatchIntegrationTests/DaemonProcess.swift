@@ -38,7 +38,10 @@ final class DaemonProcess {
         )
         if let error = child.error {
             let log = self.log, complete = logComplete
-            DispatchQueue.global().async {
+            // A thread of its own, held until the daemon ends: from libdispatch's pool, with
+            // dozens of daemons alive in a sanitizer run, the reader of one that failed at
+            // once waited more than the 10 s `readLog` allows, and its log read as empty.
+            Thread.detachNewThread {
                 var chunk = [UInt8](repeating: 0, count: 4096)
                 while (try? error.poll(timeout: nil)) == true {
                     let count = (try? chunk.withUnsafeMutableBytes { try error.read(into: $0) }) ?? 0
