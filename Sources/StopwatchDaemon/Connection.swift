@@ -2,29 +2,16 @@ import LinuxSystem
 import StopwatchProtocol
 import Varlink
 
-/// One client: moves its calls to the service and the answers back.
-///
-/// Calls are answered in order. The parts beside it keep the policies: `VarlinkFramer` cuts
-/// messages, `OutputBuffer` holds what the socket has not taken (above its high water, no
-/// more calls are answered, so none are read), `ConnectionDeadlines` times out unfinished
-/// messages, stalled readers and idle connections. A call made with `more` hands the
-/// connection a `VarlinkReplyStream`, whose replies it pulls one at a time as the socket
-/// takes them; it takes no further calls then. Nothing here blocks: the socket is
-/// non-blocking, served by the `ServingLoop` on the server's queue, where all of this runs.
+/// One client: moves its calls to the service and the answers back, in order. Its parts keep
+/// the policies: `VarlinkFramer` cuts messages, `OutputBuffer` holds what the socket has not
+/// taken (above its high water no call is answered, so none is read), `ConnectionDeadlines`
+/// times out unfinished messages, stalled readers and idle connections. A call with `more`
+/// hands it a `VarlinkReplyStream`, whose replies it pulls as the socket takes them. Nothing
+/// blocks: the socket is non-blocking, served by the `ServingLoop` on the server's queue.
 final class Connection {
-    /// What every connection of a server shares.
-    struct Context {
-        let loop: ServingLoop
-        let service: VarlinkService
-        let limits: ConnectionLimits
-        let logger: Logger
-        /// One buffer for every read: reads happen on the queue, one at a time.
-        let readBuffer: UnsafeMutableRawBufferPointer
-    }
-
     let id: Int
     private let socket: FileDescriptor
-    private let context: Context
+    private let context: ConnectionContext
     private let onClose: (Connection) -> Void
 
     private var phase = ConnectionPhase.serving
@@ -39,11 +26,10 @@ final class Connection {
     /// The socket's registration with `loop`, once `start` made it, and what it asks for.
     private var pollToken: ServingLoop.Token?
     private var interest: ServingLoop.Interest = .readable
-    /// `pump` is running: a stream that has something then is pulled by it, not by a
-    /// second `pump` inside the first (not a phase: a guard against reentry).
+    /// `pump` runs: a stream ready then is pulled by it, not by a `pump` inside it.
     private var isPumping = false
 
-    init(id: Int, socket: FileDescriptor, context: Context, onClose: @escaping (Connection) -> Void) {
+    init(id: Int, socket: FileDescriptor, context: ConnectionContext, onClose: @escaping (Connection) -> Void) {
         self.id = id
         self.socket = socket
         self.context = context
@@ -52,13 +38,9 @@ final class Connection {
         output = OutputBuffer(highWater: context.limits.outputHighWater)
     }
 
-    private var loop: ServingLoop { context.loop }
-    private var logger: Logger { context.logger }
-    private var limits: ConnectionLimits { context.limits }
-
     /// Starts reading calls. On failure, nothing is started, and the caller closes the socket.
     func start() throws(Errno) {
-        pollToken = try loop.add(socket, for: interest) { [weak self] ready in
+        pollToken = try context.loop.add(socket, for: interest) { [weak self] ready in
             guard let self else { return }
             if ready.contains(.readable) { self.readAvailable() }
             if ready.contains(.writable), !self.isClosed { self.pump() }
@@ -78,13 +60,13 @@ final class Connection {
         } catch where error == .wouldBlock {
             return
         } catch {
-            logger.debug("connection \(id): read failed: \(error)")
+            context.logger.debug("connection \(id): read failed: \(error)")
             close()
             return
         }
         guard count > 0 else {
             // The client is done sending: answer what it sent, then close.
-            endStream()
+            phase.endStream()
             phase = .closing
             pump()
             return
@@ -114,20 +96,13 @@ final class Connection {
         isPumping = true
         defer { isPumping = false }
         while !isClosed {
+            pullStream()
             while output.hasRoom, !unansweredCalls.isEmpty, !isClosed {
                 answer(unansweredCalls.removeFirst())
                 // A stream's first reply goes before the answer to any later call.
                 if case .streaming = phase { break }
             }
-            if output.isEmpty, case .streaming(let stream) = phase, let item = stream.next() {
-                switch item {
-                case .message(let message): output.append(message)
-                case .last(let message):
-                    output.append(message)
-                    endStream()
-                case .end(let error): finish(with: error)
-                }
-            }
+            pullStream()
             guard !output.isEmpty, !isClosed else {
                 if case .streaming = phase, !unansweredCalls.isEmpty, !isClosed { continue }
                 break
@@ -138,10 +113,9 @@ final class Connection {
                 deadlines.outputMoved()
                 continue
             case .blocked:
-                if output.unsentCount < unsentBefore { deadlines.outputMoved() }
-                deadlines.outputBlocked()
+                deadlines.outputBlocked(progressed: output.unsentCount < unsentBefore)
             case .failed(let error):
-                logger.debug("connection \(id): write failed: \(error)")
+                context.logger.debug("connection \(id): write failed: \(error)")
                 close()
                 return
             }
@@ -154,6 +128,19 @@ final class Connection {
         guard !isClosed else { return }
         updateInterest()
         deadlines.update(isIdle: isIdle)
+    }
+
+    /// The stream's next reply, taken once the output is drained: what waits meanwhile is
+    /// the stream's to merge or queue.
+    private func pullStream() {
+        guard output.isEmpty, case .streaming(let stream) = phase, let item = stream.next() else { return }
+        switch item {
+        case .message(let message): output.append(message)
+        case .last(let message):
+            output.append(message)
+            phase.endStream()
+        case .end(let error): finish(with: error)
+        }
     }
 
     private func answer(_ message: [UInt8]) {
@@ -193,7 +180,7 @@ final class Connection {
     private func fail(_ reason: String) {
         // Once closing, the first error stands (a deadline may still fire while it drains).
         guard !phase.isClosing else { return }
-        logger.info("connection \(id): protocol error: \(reason)")
+        context.logger.info("connection \(id): protocol error: \(reason)")
         finish(with: .protocolError(reason))
     }
 
@@ -201,16 +188,10 @@ final class Connection {
     /// once it is sent. Calls that came after it are dropped.
     private func finish(with error: VarlinkError) {
         guard !phase.isClosing else { return }
-        endStream()
+        phase.endStream()
         unansweredCalls = []
         phase = .closing
         output.append(VarlinkReply(error).message)
-    }
-
-    private func endStream() {
-        guard case .streaming(let stream) = phase else { return }
-        stream.cancel()
-        phase = .serving
     }
 
     private func updateInterest() {
@@ -218,12 +199,10 @@ final class Connection {
         var wanted: ServingLoop.Interest = wantsInput ? .readable : []
         if !output.isEmpty { wanted.insert(.writable) }
         guard wanted != interest else { return }
-        if interest.contains(.readable), !wanted.contains(.readable) { deadlines.readingPaused() }
-        if !interest.contains(.readable), wanted.contains(.readable) {
-            deadlines.readingResumed(partialMessage: framer.hasPartialMessage)
-        }
+        let reads = wanted.contains(.readable)
+        if reads != interest.contains(.readable) { deadlines.reading(reads, partialMessage: framer.hasPartialMessage) }
         interest = wanted
-        loop.setInterest(wanted, for: pollToken)
+        context.loop.setInterest(wanted, for: pollToken)
     }
 
     // MARK: Deadlines
@@ -238,14 +217,13 @@ final class Connection {
         guard !isClosed else { return }
         switch deadlines.expiry(isIdle: isIdle) {
         case .writeStalled?:
-            logger.notice("connection \(id): disconnected, it read nothing for \(DurationText.string(limits.writeTimeout))")
+            context.logger.notice("connection \(id): disconnected, it read nothing for \(DurationText.string(context.limits.writeTimeout))")
             close()
         case .messageUnfinished?:
-            deadlines.readingPaused()
-            fail("message left unfinished for \(DurationText.string(limits.messageTimeout))")
+            fail("message left unfinished for \(DurationText.string(context.limits.messageTimeout))")
             pump()
         case .idle?:
-            logger.debug("connection \(id): closed, no call for \(DurationText.string(limits.idleTimeout))")
+            context.logger.debug("connection \(id): closed, no call for \(DurationText.string(context.limits.idleTimeout))")
             close()
         case nil:
             deadlines.update(isIdle: isIdle)
@@ -256,12 +234,12 @@ final class Connection {
 
     func close() {
         guard !isClosed else { return }
-        endStream()
+        phase.endStream()
         phase = .closed
         unansweredCalls = []
         output.removeAll()
         deadlines.cancel()
-        if let pollToken { loop.remove(pollToken) }
+        if let pollToken { context.loop.remove(pollToken) }
         socket.close()
         onClose(self)
     }

@@ -48,16 +48,13 @@ final class ConnectionDeadlines {
 
     /// While this end does not read, an unfinished message is not the client's doing: its
     /// deadline starts again when reading does.
-    func readingPaused() {
-        partialMessageSince = nil
+    func reading(_ isReading: Bool, partialMessage: Bool) {
+        partialMessageSince = isReading && partialMessage ? now : nil
     }
 
-    func readingResumed(partialMessage: Bool) {
-        if partialMessage { partialMessageSince = now }
-    }
-
-    func outputBlocked() {
-        if outputStalledSince == nil { outputStalledSince = now }
+    /// The socket took no more: the stall starts now, or goes on if nothing was taken.
+    func outputBlocked(progressed: Bool) {
+        if progressed || outputStalledSince == nil { outputStalledSince = now }
     }
 
     func outputMoved() {

@@ -23,4 +23,11 @@ enum ConnectionPhase {
     var isClosed: Bool {
         if case .closed = self { true } else { false }
     }
+
+    /// Cancels the stream, if one is written, and serves calls again.
+    mutating func endStream() {
+        guard case .streaming(let stream) = self else { return }
+        stream.cancel()
+        self = .serving
+    }
 }

@@ -133,7 +133,7 @@ final class VarlinkServer: @unchecked Sendable {
         }
         let id = nextConnectionID
         nextConnectionID += 1
-        let context = Connection.Context(loop: loop, service: service, limits: limits, logger: logger, readBuffer: readBuffer)
+        let context = ConnectionContext(loop: loop, service: service, limits: limits, logger: logger, readBuffer: readBuffer)
         let connection = Connection(id: id, socket: socket, context: context) { [weak self] closed in
             guard let self else { return }
             self.connections[closed.id] = nil
