@@ -103,10 +103,9 @@ final class Connection {
                 if case .streaming = phase { break }
             }
             pullStream()
-            guard !output.isEmpty, !isClosed else {
-                if case .streaming = phase, !unansweredCalls.isEmpty, !isClosed { continue }
-                break
-            }
+            // Nothing to write: a call that waits behind a stream's first reply not come yet
+            // is answered once it comes (`streamReady`).
+            guard !output.isEmpty, !isClosed else { break }
             let unsentBefore = output.unsentCount
             switch output.write(to: socket) {
             case .drained:

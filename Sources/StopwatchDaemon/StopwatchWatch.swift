@@ -44,8 +44,9 @@ final class StopwatchWatch: VarlinkReplyStream {
         self.ready = ready
         let watcher = context.registry.beginWatching(name) { [weak self] snapshot in self?.received(snapshot) }
         context.watchersChanged()
-        // The first state may have come at once, and the connection may have ended the
-        // stream on the spot (its client gone), before the id was known to `cancel`.
+        // Should the connection end the stream while it starts (the first state may come at
+        // once), `cancel` would not know the id yet. Connection does not (it pulls only
+        // after `start`), but a stream must not rely on that.
         guard self.ready != nil else {
             context.registry.endWatching(name, watcher: watcher)
             context.watchersChanged()

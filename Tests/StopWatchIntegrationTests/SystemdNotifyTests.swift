@@ -71,6 +71,13 @@ struct SystemdNotifyTests {
         let notify = try NotifySocket(path: directory.file("notify"))
         let daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": notify.path])
         #expect(notify.message(containing: "READY=1") != nil)
+        // Nobody else watching, the state comes a moment after the Watch: the Get behind it
+        // waits for it, then gets its error.
+        let alone = try RawConnection(daemon.socket)
+        try alone.send(Array(#"{"method":"io.stopwatchd.Watch","parameters":{"name":"solo"},"more":true}"#.utf8) + [0]
+            + Array(#"{"method":"io.stopwatchd.Get","parameters":{}}"#.utf8) + [0])
+        #expect(try alone.reply()?["continues"] == .bool(true))
+        #expect(try alone.reply()?["error"] == .string("io.stopwatchd.ProtocolError"))
         // Another watcher first: then a new one gets the current state at once, while its
         // stream is still starting.
         let first = try RawConnection(daemon.socket)
