@@ -17,6 +17,8 @@ final class StopwatchService {
     /// Called after each saved change, and when a watcher comes or goes (the status line
     /// counts both).
     private let changed: () -> Void
+    /// Told of every event but ticks, after it is saved: the hooks.
+    private let events: (StopwatchEvent) -> Void
     private let watches: StopwatchWatch.Context
 
     init(
@@ -26,13 +28,15 @@ final class StopwatchService {
         maximumLaps: Int,
         maximumPendingEvents: Int,
         logger: Logger,
-        changed: @escaping () -> Void
+        changed: @escaping () -> Void,
+        events: @escaping (StopwatchEvent) -> Void = { _ in }
     ) {
         self.registry = registry
         self.storage = storage
         self.clock = clock
         self.maximumLaps = maximumLaps
         self.changed = changed
+        self.events = events
         watches = StopwatchWatch.Context(
             registry: registry, clock: clock, maximumPendingEvents: maximumPendingEvents, logger: logger,
             watchersChanged: changed

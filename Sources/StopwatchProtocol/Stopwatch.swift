@@ -15,12 +15,23 @@ public struct Stopwatch: Equatable, Sendable {
     public var elapsedMs: Int64
     /// Split times since the last reset, in milliseconds, oldest first.
     public var lapsMs: [Int64]
+    /// A countdown's length in milliseconds; nil for a plain stopwatch.
+    public var targetMs: Int64?
 
-    public init(name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = []) {
+    public init(name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = [], targetMs: Int64? = nil) {
         self.name = name
         self.state = state
         self.elapsedMs = elapsedMs
         self.lapsMs = lapsMs
+        self.targetMs = targetMs
+    }
+
+    /// A countdown's time left: the target less the elapsed time, negative in overtime;
+    /// nil for a plain stopwatch. Checked: both come from the daemon.
+    public var remainingMs: Int64? {
+        guard let targetMs else { return nil }
+        let (remaining, overflow) = targetMs.subtractingReportingOverflow(elapsedMs)
+        return overflow ? Int64.min : remaining
     }
 
     /// The stopwatch `name` as `snapshot` has it at clock reading `now`.
@@ -29,15 +40,20 @@ public struct Stopwatch: Equatable, Sendable {
         self.state = State(snapshot.state)
         self.elapsedMs = snapshot.elapsed(at: now).milliseconds
         self.lapsMs = snapshot.laps.map(\.milliseconds)
+        self.targetMs = snapshot.target?.milliseconds
     }
 
     package var json: JSONValue {
-        .object([
+        var object: JSONObject = [
             "name": .string(name),
             "state": .string(state.rawValue),
             "elapsed_ms": .int(elapsedMs),
             "laps_ms": .array(lapsMs.map { .int($0) }),
-        ])
+        ]
+        // Absent for a plain stopwatch, as the IDL's `?int` allows: replies of plain
+        // stopwatches stay as they were.
+        if let targetMs { object["target_ms"] = .int(targetMs) }
+        return .object(object)
     }
 
     /// Reads a `Stopwatch` object; throws when a field is missing or of the wrong type.
@@ -56,7 +72,13 @@ public struct Stopwatch: Equatable, Sendable {
             guard case .int(let lapMs) = lap else { throw MalformedMessage("Stopwatch.laps_ms holds a non-integer") }
             lapsMs.append(lapMs)
         }
-        self.init(name: name, state: state, elapsedMs: elapsedMs, lapsMs: lapsMs)
+        var targetMs: Int64?
+        switch object["target_ms"] {
+        case nil, .null?: break
+        case .int(let value)?: targetMs = value
+        default: throw MalformedMessage("Stopwatch.target_ms is not an integer")
+        }
+        self.init(name: name, state: state, elapsedMs: elapsedMs, lapsMs: lapsMs, targetMs: targetMs)
     }
 }
 

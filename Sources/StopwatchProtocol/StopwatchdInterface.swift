@@ -1,12 +1,13 @@
 import StopWatchCore
 
 /// The `io.stopwatchd` interface: its name and its description, exactly as SPEC §3 gives
-/// it (what `GetInterfaceDescription` returns).
+/// it (what `GetInterfaceDescription` returns), but for `History`, `Interval` and
+/// `TooManyResults`, which the history brings.
 package enum StopwatchdInterface {
     package static let name = "io.stopwatchd"
 
     package static let description = """
-# Named stopwatches kept by stopwatchd.
+# Named stopwatches and countdowns kept by stopwatchd.
 interface io.stopwatchd
 
 type Stopwatch (
@@ -15,7 +16,9 @@ type Stopwatch (
   # Elapsed time when the reply was made, in milliseconds.
   elapsed_ms: int,
   # Split times since the last reset, in milliseconds, oldest first.
-  laps_ms: []int
+  laps_ms: []int,
+  # A countdown's length in milliseconds; absent for a plain stopwatch.
+  target_ms: ?int
 )
 
 # Starts counting, or resumes a paused stopwatch; creates it if needed.
@@ -28,11 +31,18 @@ method Toggle(name: ?string) -> (stopwatch: Stopwatch)
 method Reset(name: ?string) -> (stopwatch: Stopwatch)
 # Records a split; only while counting.
 method Lap(name: ?string) -> (stopwatch: Stopwatch)
+# Makes it a countdown of target_ms, or a plain stopwatch with null; any state; creates it if needed.
+method SetTarget(name: ?string, target_ms: ?int) -> (stopwatch: Stopwatch)
+# From any state: back to zero, laps cleared, a countdown of target_ms counting at once.
+method Countdown(name: ?string, target_ms: int) -> (stopwatch: Stopwatch)
 method Get(name: ?string) -> (stopwatch: Stopwatch)
 method List() -> (stopwatches: []Stopwatch)
 method Remove(name: string) -> ()
-# Needs "more": the current state at once, then one reply per change and per tick.
-method Watch(name: ?string) -> (stopwatch: Stopwatch)
+# Needs "more": the current state at once, then one reply per change, tick and expiry.
+method Watch(name: ?string) -> (
+  stopwatch: Stopwatch,
+  event: (current, tick, start, stop, reset, lap, target, expired, removed)
+)
 
 error InvalidName (name: string)
 error InvalidTransition (stopwatch: Stopwatch, method: string)

@@ -46,6 +46,17 @@ public struct StopwatchClient: Sendable {
     public func lap(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Lap", name) }
     /// The stopwatch as it is now; one never started reads as stopped at zero (not created).
     public func get(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Get", name) }
+    /// From any state: back to zero, laps cleared, and counting down from `target` at once.
+    /// `target` is 1 ms to 366 days.
+    public func countdown(_ name: String? = nil, target: Duration) throws(ClientError) -> Stopwatch {
+        try command("Countdown", name, ["target_ms": .int(target.milliseconds)])
+    }
+    /// Makes it a countdown of `target` without changing its state, elapsed time or laps (a
+    /// reminder on a running stopwatch), or a plain stopwatch again with nil; creates it if
+    /// needed.
+    public func setTarget(_ name: String? = nil, target: Duration?) throws(ClientError) -> Stopwatch {
+        try command("SetTarget", name, ["target_ms": target.map { .int($0.milliseconds) } ?? .null])
+    }
 
     /// Every stopwatch the daemon keeps, sorted by name.
     public func list() throws(ClientError) -> [Stopwatch] {
@@ -76,7 +87,8 @@ public struct StopwatchClient: Sendable {
         return try connection.call(call)
     }
 
-    /// Opens a watch: the first `next()` is the current state, then one per change and tick.
+    /// Opens a watch: the first `next()` is the current state, then one per change, tick and
+    /// expiry.
     /// Blocking; `watch(_:)` wraps it as an `AsyncSequence`.
     public func openWatch(_ name: String? = nil) throws(ClientError) -> WatchStream {
         let connection = try VarlinkConnection(path: socketPath, timeout: nil)
@@ -108,8 +120,8 @@ public struct StopwatchClient: Sendable {
         }
     }
 
-    private func command(_ method: String, _ name: String?) throws(ClientError) -> Stopwatch {
-        var parameters = JSONObject()
+    private func command(_ method: String, _ name: String?, _ arguments: JSONObject = [:]) throws(ClientError) -> Stopwatch {
+        var parameters = arguments
         if let name { parameters["name"] = .string(name) }
         let connection = try VarlinkConnection(path: socketPath, timeout: timeout)
         defer { connection.close() }

@@ -15,7 +15,18 @@ public final class WatchStream: @unchecked Sendable {
 
     /// The next state. Throws when the daemon goes away or refuses the watch.
     public func next() throws(ClientError) -> Stopwatch {
-        try connection.receive().stopwatch(path: connection.path, method: "Watch")
+        try nextUpdate().stopwatch
+    }
+
+    /// The next state and why it came (`current` first, then `tick`, `start`, `expired`, …).
+    /// Throws when the daemon goes away or refuses the watch.
+    public func nextUpdate() throws(ClientError) -> WatchUpdate {
+        let parameters = try connection.receive().result(path: connection.path)
+        do {
+            return try WatchUpdate(json: parameters)
+        } catch {
+            throw .protocolViolation(error.reason)
+        }
     }
 
     /// Makes a `next()` blocked on another thread throw: ends the watch.

@@ -1,6 +1,6 @@
 /// What a stopwatch can be told to do. See `StopWatchSnapshot.applying(_:at:)` for the
 /// transition table.
-public enum StopWatchCommand: Command, CaseIterable {
+public enum StopWatchCommand: Command, Equatable {
     public typealias State = StopWatchSnapshot
 
     /// Starts counting from zero, or resumes a paused stopwatch.
@@ -9,8 +9,17 @@ public enum StopWatchCommand: Command, CaseIterable {
     case stop
     /// `start` when not counting, `stop` when counting.
     case toggle
-    /// Back to zero, laps cleared; refused while counting.
+    /// Back to zero, laps cleared; refused while counting. A countdown keeps its target.
     case reset
     /// Records a split time; only while counting.
     case lap
+    /// Makes it a countdown of `target`, or a plain stopwatch with nil, in any state and
+    /// without changing its state, elapsed time or laps.
+    case setTarget(Duration?)
+    /// From any state: back to zero, laps cleared, a countdown of `target` counting at once.
+    case countdown(Duration)
+    /// Records that a countdown reached its target, if its time has come
+    /// (`StopWatchSnapshot.expiry`); changes nothing otherwise. Sent by whatever keeps the
+    /// countdowns' time: in the daemon, one timer on the boot clock for all of them.
+    case expire
 }
