@@ -9,6 +9,7 @@ import StopWatchCore
 ///     time.advance(by: .seconds(3))   // fires the ticks at 1 s, 2 s and 3 s, each on time
 ///     time.move(by: .seconds(1.5))    // the clock moves, the timer is late…
 ///     time.fireDueTimers()            // …and fires now
+///     time.suspend(for: .seconds(3600)) // the machine sleeps an hour (see `bootTimers`)
 ///
 /// Timers run their handler synchronously on their queue (`queue.sync`): call these from
 /// the test, never from that queue.
@@ -50,7 +51,30 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
         on queue: DispatchQueue,
         handler: @escaping @Sendable (any TickTimer, Duration) -> Void
     ) -> any TickTimer {
-        let timer = ManualTimer(queue: queue, handler: handler)
+        makeTimer(on: queue, clock: .monotonic, handler: handler)
+    }
+
+    /// Timers on the boot clock itself, as a `timerfd` on `CLOCK_BOOTTIME` is: through a
+    /// `suspend` their deadline stays, so one that fell during it fires on resume. (Those
+    /// `makeTimer` makes run on the monotonic clock, as a `DispatchSourceTimer` does.)
+    public var bootTimers: any TickTimerFactory {
+        BootTimers(time: self)
+    }
+
+    private struct BootTimers: TickTimerFactory {
+        let time: ManualTime
+
+        func makeTimer(on queue: DispatchQueue, handler: @escaping @Sendable (any TickTimer, Duration) -> Void) -> any TickTimer {
+            time.makeTimer(on: queue, clock: .boot, handler: handler)
+        }
+    }
+
+    private func makeTimer(
+        on queue: DispatchQueue,
+        clock: ManualTimer.Clock,
+        handler: @escaping @Sendable (any TickTimer, Duration) -> Void
+    ) -> ManualTimer {
+        let timer = ManualTimer(queue: queue, clock: clock, handler: handler)
         state.withLock {
             $0.timers.removeAll { $0.timer == nil }
             $0.timers.append(WeakTimer(timer: timer))
@@ -63,6 +87,19 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
     public func move(by duration: Duration) {
         precondition(duration >= .zero, "a monotonic clock does not go back")
         state.withLock { $0.now += duration }
+    }
+
+    /// The machine sleeps for `duration`, then resumes: the clock (the boot clock, which
+    /// counts suspend) jumps ahead, the monotonic clock does not. So a monotonic timer
+    /// fires `duration` later than its deadline said, while a boot timer (`bootTimers`)
+    /// whose deadline fell during the sleep fires now, on resume.
+    public func suspend(for duration: Duration) {
+        precondition(duration >= .zero, "a monotonic clock does not go back")
+        state.withLock { $0.now += duration }
+        for timer in liveTimers where timer.clock == .monotonic {
+            timer.postpone(by: duration)
+        }
+        fireDueTimers()
     }
 
     /// Fires, once each, the timers due now, at the current clock reading.

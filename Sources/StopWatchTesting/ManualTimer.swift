@@ -4,12 +4,22 @@ import StopWatchCore
 
 /// A `TickTimer` that fires only when a test says so (through `ManualTime`).
 public final class ManualTimer: TickTimer, Sendable {
+    /// Which clock it runs on, which matters only through a `ManualTime.suspend`.
+    public enum Clock: Sendable {
+        /// Stops in suspend, as libdispatch's timers do.
+        case monotonic
+        /// Counts suspend, as a `timerfd` on `CLOCK_BOOTTIME` does.
+        case boot
+    }
+
+    public let clock: Clock
     private let queue: DispatchQueue
     private let handler: @Sendable (any TickTimer, Duration) -> Void
     private let state = Locked<(deadline: Duration?, isCancelled: Bool, fireCount: Int)>((nil, false, 0))
 
-    init(queue: DispatchQueue, handler: @escaping @Sendable (any TickTimer, Duration) -> Void) {
+    init(queue: DispatchQueue, clock: Clock, handler: @escaping @Sendable (any TickTimer, Duration) -> Void) {
         self.queue = queue
+        self.clock = clock
         self.handler = handler
     }
 
@@ -28,6 +38,11 @@ public final class ManualTimer: TickTimer, Sendable {
             $0.isCancelled = true
             $0.deadline = nil
         }
+    }
+
+    /// A monotonic timer through a suspend: it fires that much later on the boot clock.
+    func postpone(by duration: Duration) {
+        state.withLock { state in state.deadline = state.deadline.map { $0 + duration } }
     }
 
     func isDue(at now: Duration) -> Bool {

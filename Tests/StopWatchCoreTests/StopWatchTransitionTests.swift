@@ -47,10 +47,13 @@ struct StopWatchTransitionTests {
         (.lap, .paused, .refused),
     ]
 
+    /// The commands of the table above (targets have a table of their own below).
+    static let plainCommands: [StopWatchCommand] = [.start, .stop, .toggle, .reset, .lap]
+
     @Test("the table covers every command from every state")
     func tableIsComplete() {
-        #expect(Self.table.count == StopWatchCommand.allCases.count * Start.allCases.count)
-        for command in StopWatchCommand.allCases {
+        #expect(Self.table.count == Self.plainCommands.count * Start.allCases.count)
+        for command in Self.plainCommands {
             for start in Start.allCases {
                 #expect(Self.table.contains { $0.0 == command && $0.1 == start })
             }
