@@ -80,15 +80,18 @@ package enum Daemon {
         let service = VarlinkService(info: VarlinkService.Info(
             vendor: Version.vendor, product: "stopwatchd", version: Version.number, url: Version.url
         ))
-        service.register(StopwatchService(
+        let stopwatches = StopwatchService(
             registry: registry,
             storage: store,
             clock: clock,
+            expiryTimers: BootTimerFactory(logger: logger),
+            queue: queue,
             maximumLaps: options.maximumLaps,
             maximumPendingEvents: options.maximumPendingEvents,
             logger: logger,
             changed: { status.changed() }
-        ).interface)
+        )
+        service.register(stopwatches.interface)
         let server = VarlinkServer(
             listener: listener.descriptor,
             queue: queue,
@@ -128,6 +131,9 @@ package enum Daemon {
             } catch {
                 return error
             }
+            // A countdown that expired while the daemon was down is due at once: its expiry is
+            // told in the queue's next turn, with how late it is.
+            stopwatches.resumeCountdowns()
             // Listening and restored: clients may come.
             status.send(["READY=1"])
             return nil

@@ -5,10 +5,13 @@ import Varlink
 /// How one stopwatch is kept on disk (format 1):
 ///
 ///     {"format":1,"name":"tea","state":"counting","elapsed_ns":5000000000,"laps_ns":[],
-///      "boot_id":"…","origin_boot_ns":…,"origin_wall_ns":…}
+///      "boot_id":"…","origin_boot_ns":…,"origin_wall_ns":…,"target_ns":240000000000,"expired":false}
 ///
 /// `elapsed_ns` is what it had counted when written. A counting one also keeps where its
-/// count began, on the boot clock and on the wall clock, and which boot that was.
+/// count began, on the boot clock and on the wall clock, and which boot that was. A
+/// countdown keeps its target, and whether its expiry was delivered: a restart neither
+/// repeats it nor loses one that fell while the daemon was down. (Both fields are absent
+/// for a plain stopwatch, so its file is what earlier versions wrote and read.)
 package struct StopwatchRecord: Equatable, Sendable {
     package static let format: Int64 = 1
     /// The most elapsed time (or lap) a record may hold: 100 years. Anything beyond is a
@@ -25,11 +28,16 @@ package struct StopwatchRecord: Equatable, Sendable {
     package var originBoot: Duration?
     package var originWall: Duration?
     package var bootID: String?
+    /// A countdown's target, and whether its expiry was delivered.
+    package var target: Duration?
+    package var hasExpired = false
 
     /// The record of `snapshot` at `now`.
     package init(name: String, snapshot: StopWatchSnapshot, at now: ClockReading) {
         self.name = name
         self.laps = snapshot.laps
+        self.target = snapshot.target
+        self.hasExpired = snapshot.hasExpired
         self.elapsed = snapshot.elapsed(at: now.boot)
         self.state = Stopwatch.State(snapshot.state)
         if let origin = snapshot.origin {
@@ -47,9 +55,9 @@ package struct StopwatchRecord: Equatable, Sendable {
     package func snapshot(restoredAt now: ClockReading) -> StopWatchSnapshot {
         switch state {
         case .stopped:
-            return .stopped
+            return .stopped(target: target)
         case .pause:
-            return .paused(at: elapsed, laps: laps)
+            return .paused(at: elapsed, laps: laps, target: target, hasExpired: hasExpired)
         case .counting:
             let counted: Duration
             if bootID == now.bootID, let originBoot {
@@ -59,7 +67,7 @@ package struct StopwatchRecord: Equatable, Sendable {
             } else {
                 counted = elapsed
             }
-            return .counting(since: now.boot - counted, laps: laps, now: now.boot)
+            return .counting(since: now.boot - counted, laps: laps, now: now.boot, target: target, hasExpired: hasExpired)
         }
     }
 
@@ -96,6 +104,10 @@ package struct StopwatchRecord: Equatable, Sendable {
             object["boot_id"] = .string(bootID)
             object["origin_boot_ns"] = .int(originBoot.nanoseconds)
             object["origin_wall_ns"] = .int(originWall.nanoseconds)
+        }
+        if let target {
+            object["target_ns"] = .int(target.nanoseconds)
+            object["expired"] = .bool(hasExpired)
         }
         return .object(object)
     }
@@ -136,6 +148,21 @@ package struct StopwatchRecord: Equatable, Sendable {
             self.bootID = bootID
             self.originBoot = .nanoseconds(originBoot)
             self.originWall = .nanoseconds(originWall)
+        }
+        switch object["target_ns"] {
+        case nil, .null?:
+            break
+        case .int(let target)?:
+            // Targets come in whole milliseconds (`target_ms`).
+            guard target % 1_000_000 == 0, CountdownTarget.duration(milliseconds: target / 1_000_000) != nil else { throw MalformedMessage("target_ns is not a whole number of milliseconds from 1 ms to 366 days") }
+            self.target = .nanoseconds(target)
+        default:
+            throw MalformedMessage("target_ns is not an integer")
+        }
+        switch object["expired"] {
+        case nil, .null?: break
+        case .bool(let expired)?: hasExpired = expired && target != nil
+        default: throw MalformedMessage("expired is not true or false")
         }
     }
 }

@@ -54,9 +54,10 @@ final class StopwatchRegistry {
     }
 
     /// Makes a new watcher receive the states of `name`, on the server's queue: the current
-    /// one first (perhaps before this returns), then every change and tick. An entry is made
-    /// for a name that has none. Returns the watcher's id, for `endWatching`.
-    func beginWatching(_ name: String, _ receive: @escaping (StopWatchSnapshot) -> Void) -> Int {
+    /// one first (perhaps before this returns), then every change and tick, each with its
+    /// event. An entry is made for a name that has none. Returns the watcher's id, for
+    /// `endWatching`.
+    func beginWatching(_ name: String, _ receive: @escaping WatchFanOut.Receive) -> Int {
         let watcher = nextWatcherID
         nextWatcherID += 1
         var entry = entries[name] ?? Entry(useCase: makeUseCase(.stopped), isCreated: false)
@@ -76,18 +77,17 @@ final class StopwatchRegistry {
         entries[name] = entry.fanOut == nil && !entry.isCreated ? nil : entry
     }
 
-    /// Deletes `name`. Its watchers stay and see it go back to a stopwatch never started.
-    /// Returns whether it existed.
+    /// Deletes `name`. Its watchers stay, are told `removed`, and from then on watch a
+    /// stopwatch never started in its place. Returns whether it existed.
     @discardableResult
     func remove(_ name: String) -> Bool {
-        guard var entry = entries[name], entry.isCreated else { return false }
+        guard let entry = entries[name], entry.isCreated else { return false }
         createdCount -= 1
-        // Stop first so its timer goes; reset so watchers see zero.
-        _ = try? entry.useCase.dispatcher.perform(.stop)
-        _ = try? entry.useCase.dispatcher.perform(.reset)
-        if entry.watchers > 0 {
-            entry.isCreated = false
-            entries[name] = entry
+        // Its tick timer goes with it, once nothing subscribes (the fan-out lets go below).
+        if let fanOut = entry.fanOut {
+            let successor = makeUseCase(.stopped)
+            fanOut.removed(replacedBy: successor)
+            entries[name] = Entry(useCase: successor, isCreated: false, fanOut: fanOut)
         } else {
             entries[name] = nil
         }

@@ -1,17 +1,24 @@
+import Dispatch
 import StopWatchCore
 import StopwatchProtocol
 import Varlink
 
-/// The methods of `io.stopwatchd` (SPEC §3), registered with a `VarlinkService`.
+/// The methods of `io.stopwatchd` (SPEC §3), registered with a `VarlinkService`, and the
+/// countdowns' expiries.
 ///
-/// A command is applied, the snapshot it produced is saved, then the reply is made: in that
-/// order, in `command`, so a client hears of a change only once it is on disk.
+/// A change is applied, the snapshot it produced is saved, then the reply is made and the
+/// hooks are told: in that order, in `record`, so nobody hears of a change before it is on
+/// disk. A countdown's expiry is a change like a command's, made when its instant comes
+/// (`ExpiryScheduler`).
 ///
 /// Not thread-safe: it belongs to the server's queue, with the registry.
 final class StopwatchService {
     private let registry: StopwatchRegistry
     private let storage: any StopwatchStorage
     private let clock: any StopWatchClock
+    private let queue: DispatchQueue
+    private let expiryTimers: any TickTimerFactory
+    private let logger: Logger
     /// Laps a stopwatch may hold until reset: a file and a reply stay bounded.
     private let maximumLaps: Int
     /// Called after each saved change, and when a watcher comes or goes (the status line
@@ -20,11 +27,20 @@ final class StopwatchService {
     /// Told of every event but ticks, after it is saved: the hooks.
     private let events: (StopwatchEvent) -> Void
     private let watches: StopwatchWatch.Context
+    /// Lazy: its `due` calls back into the service, which is whole only after `init`.
+    private(set) lazy var expiries = ExpiryScheduler(timers: expiryTimers, clock: clock, queue: queue) { [unowned self] in
+        self.expire($0, dueAt: $1)
+    }
 
+    /// - Parameters:
+    ///   - expiryTimers: the timer countdowns expire on: `BootTimerFactory` in production.
+    ///   - queue: the server's queue, which the service belongs to.
     init(
         registry: StopwatchRegistry,
         storage: any StopwatchStorage,
         clock: any StopWatchClock,
+        expiryTimers: any TickTimerFactory,
+        queue: DispatchQueue,
         maximumLaps: Int,
         maximumPendingEvents: Int,
         logger: Logger,
@@ -34,6 +50,9 @@ final class StopwatchService {
         self.registry = registry
         self.storage = storage
         self.clock = clock
+        self.expiryTimers = expiryTimers
+        self.queue = queue
+        self.logger = logger
         self.maximumLaps = maximumLaps
         self.changed = changed
         self.events = events
@@ -52,11 +71,27 @@ final class StopwatchService {
             "Stop": { call throws(VarlinkError) in try self.command(.stop, call, creating: false) },
             "Reset": { call throws(VarlinkError) in try self.command(.reset, call, creating: false) },
             "Lap": { call throws(VarlinkError) in try self.command(.lap, call, creating: false) },
+            "SetTarget": { call throws(VarlinkError) in
+                try self.command(.setTarget(try self.target(in: call, required: false)), call, creating: true)
+            },
+            "Countdown": { call throws(VarlinkError) in
+                // Checked before anything: a refused target creates nothing.
+                guard let target = try self.target(in: call, required: true) else { throw .invalidParameter("target_ms") }
+                return try self.command(.countdown(target), call, creating: true)
+            },
             "Get": { call throws(VarlinkError) in try self.get(call) },
             "List": { _ in self.list() },
             "Remove": { call throws(VarlinkError) in try self.remove(call) },
             "Watch": { call throws(VarlinkError) in try self.watch(call) },
         ])
+    }
+
+    /// Schedules the expiries of the stopwatches restored at start. One that fell while the
+    /// daemon was down is due at once, and told with how late it is.
+    func resumeCountdowns() {
+        for (name, useCase) in registry.createdStopwatches {
+            expiries.update(name, useCase.state.current)
+        }
     }
 
     private func command(_ command: StopWatchCommand, _ call: VarlinkCall, creating: Bool) throws(VarlinkError) -> VarlinkAnswer {
@@ -78,19 +113,55 @@ final class StopwatchService {
         }
         let after: StopWatchSnapshot
         do {
-            after = try useCase.dispatcher.perform(command)
+            after = try perform(command, on: useCase)
+        } catch {
+            throw .invalidTransition(Stopwatch(name: name, snapshot: error.snapshot, at: clock.now()), method: call.memberName)
+        }
+        if after != before || !existed {
+            record(name, from: before, to: after)
+        }
+        return reply(name, after)
+    }
+
+    /// A countdown's instant came: its expiry is recorded, saved and told, once.
+    private func expire(_ name: String, dueAt instant: Duration) {
+        guard let useCase = registry.created(name) else { return }
+        let before = useCase.state.current
+        // Only refusals are typed; `expire` refuses nothing.
+        guard let after = try? perform(.expire, on: useCase), after != before else {
+            // Not due after all (the clocks disagree by a hair): wait for it again.
+            expiries.update(name, before)
+            return
+        }
+        let late = max(clock.now() - instant, .zero)
+        if late >= .seconds(1) {
+            logger.info("countdown '\(name)' expired \(DurationText.string(late)) ago, while stopwatchd was not running")
+        }
+        record(name, from: before, to: after, late: late)
+    }
+
+    /// A change made: saved, then counted, scheduled and told.
+    private func record(_ name: String, from before: StopWatchSnapshot, to after: StopWatchSnapshot, late: Duration = .zero) {
+        storage.save(name, after)
+        changed()
+        expiries.update(name, after)
+        guard after != before else { return }
+        let update = WatchUpdate(
+            stopwatch: Stopwatch(name: name, snapshot: after, at: clock.now()), event: WatchEvent(from: before, to: after)
+        )
+        events(StopwatchEvent(update: update, late: late))
+    }
+
+    private func perform(_ command: StopWatchCommand, on useCase: StopWatchUseCase) throws(InvalidTransition) -> StopWatchSnapshot {
+        do {
+            return try useCase.dispatcher.perform(command)
         } catch let refusal as InvalidTransition {
-            throw .invalidTransition(Stopwatch(name: name, snapshot: refusal.snapshot, at: clock.now()), method: call.memberName)
+            throw refusal
         } catch {
             // perform only throws the handler's refusals, or misuse from the handler's queue,
             // which the server never is on.
             preconditionFailure("unexpected error from a stopwatch: \(error)")
         }
-        if after != before || !existed {
-            storage.save(name, after)
-            changed()
-        }
-        return reply(name, after)
     }
 
     private func get(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
@@ -113,6 +184,9 @@ final class StopwatchService {
         if registry.remove(name) {
             storage.save(name, nil)
             changed()
+            expiries.update(name, nil)
+            let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.now()), event: .removed)
+            events(StopwatchEvent(update: removed))
         }
         return .reply([:])
     }
@@ -135,6 +209,18 @@ final class StopwatchService {
             guard StopwatchName.isValid(name) else { throw .invalidName(name) }
             return name
         default: throw .invalidParameter("name")
+        }
+    }
+
+    /// The `target_ms` parameter: an integer of 1 ms to 366 days; absent or null is nil,
+    /// which only SetTarget accepts (a plain stopwatch again).
+    private func target(in call: VarlinkCall, required: Bool) throws(VarlinkError) -> Duration? {
+        switch call.parameters["target_ms"] {
+        case nil where !required, .null? where !required: return nil
+        case .int(let milliseconds)?:
+            guard let target = CountdownTarget.duration(milliseconds: milliseconds) else { throw .invalidParameter("target_ms") }
+            return target
+        default: throw .invalidParameter("target_ms")
         }
     }
 }

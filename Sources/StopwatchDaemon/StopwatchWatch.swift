@@ -28,8 +28,8 @@ final class StopwatchWatch: VarlinkReplyStream {
     /// The registry's id for this watcher, while it watches.
     private var watcher: Int?
     private var ready: (() -> Void)?
-    /// The first state a watch gets is the stopwatch as it was last updated, perhaps long
-    /// ago: its elapsed time is computed when written. Later ones are fresh.
+    /// The first state a watch gets (`current`) is the stopwatch as it was last updated,
+    /// perhaps long ago: its elapsed time is computed when written. Later ones are fresh.
     private var sentFirst = false
     /// Set once the backlog overflowed: the stream's last word.
     private var tooSlow: VarlinkError?
@@ -42,7 +42,7 @@ final class StopwatchWatch: VarlinkReplyStream {
 
     func start(ready: @escaping () -> Void) {
         self.ready = ready
-        let watcher = context.registry.beginWatching(name) { [weak self] snapshot in self?.received(snapshot) }
+        let watcher = context.registry.beginWatching(name) { [weak self] snapshot, event in self?.received(snapshot, event) }
         context.watchersChanged()
         // Should the connection end the stream while it starts (the first state may come at
         // once), `cancel` would not know the id yet. Connection does not (it pulls only
@@ -62,13 +62,13 @@ final class StopwatchWatch: VarlinkReplyStream {
 
     func next() -> VarlinkStreamItem? {
         if let end = takeEnd() { return .end(end) }
-        guard let snapshot = backlog.removeFirst() else { return nil }
+        guard let (snapshot, event) = backlog.removeFirst() else { return nil }
         guard sentFirst else {
             sentFirst = true
-            let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: context.clock.now())
-            return .message(VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message)
+            let update = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: snapshot, at: context.clock.now()), event: .current)
+            return .message(VarlinkReply(parameters: update.parameters, continues: true).message)
         }
-        return .message(context.replies.message(for: name, snapshot))
+        return .message(context.replies.message(for: name, snapshot, event))
     }
 
     func cancel() {
@@ -79,11 +79,11 @@ final class StopwatchWatch: VarlinkReplyStream {
         context.watchersChanged()
     }
 
-    private func received(_ snapshot: StopWatchSnapshot) {
+    private func received(_ snapshot: StopWatchSnapshot, _ event: WatchEvent) {
         // `ready` is set before watching begins (the first state may come at once) and
         // cleared by `cancel`.
         guard ready != nil, tooSlow == nil else { return }
-        if !backlog.append(snapshot) {
+        if !backlog.append(snapshot, event) {
             context.logger.notice("a watcher of '\(name)' disconnected: it fell more than \(backlog.limit) changes behind")
             backlog.removeAll()
             tooSlow = .watchTooSlow(pending: backlog.limit)

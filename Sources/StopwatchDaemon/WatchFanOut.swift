@@ -1,32 +1,36 @@
 import Dispatch
 import StopWatchCore
+import StopwatchProtocol
 
 /// The watchers of one stopwatch, served by a single subscription: an update reaches all of
 /// them in one pass on the server's queue. (One subscription per watcher cost a dispatch per
 /// watcher per tick; with 1,000 watchers that doubled the time for a tick to reach the last.)
 ///
-/// A watcher added while the first state is still on its way gets it with the others; one
-/// added later gets the newest state delivered so far at once, so every watcher sees the
-/// states in store order, the current one first.
+/// Each update goes out with its event, told once here from the state before it. A watcher
+/// added while the first state is still on its way gets it with the others; one added later
+/// gets the newest state delivered so far at once, so every watcher sees the states in store
+/// order, the current one first.
 // Sendable without checks, so the subscription's sink can hold it weakly: every stored
 // property is read and written only on `queue` (serial), where the sink delivers and where
 // the registry that owns this fan-out calls it.
 final class WatchFanOut: @unchecked Sendable {
+    typealias Receive = (StopWatchSnapshot, WatchEvent) -> Void
+
+    private let queue: DispatchQueue
     private var subscription: Subscription?
     private var latest: StopWatchSnapshot?
-    private var watchers: [Int: (StopWatchSnapshot) -> Void] = [:]
+    private var watchers: [Int: Receive] = [:]
 
     init(of useCase: StopWatchUseCase, on queue: DispatchQueue) {
-        subscription = useCase.state.sink(on: queue) { [weak self] snapshot in
-            self?.deliver(snapshot)
-        }
+        self.queue = queue
+        subscribe(to: useCase)
     }
 
     var count: Int { watchers.count }
 
-    func add(_ id: Int, _ receive: @escaping (StopWatchSnapshot) -> Void) {
+    func add(_ id: Int, _ receive: @escaping Receive) {
         watchers[id] = receive
-        if let latest { receive(latest) }
+        if let latest { receive(latest, .current) }
     }
 
     /// Removes a watcher; the last one gone ends the subscription (and so the ticks, when
@@ -39,10 +43,29 @@ final class WatchFanOut: @unchecked Sendable {
         }
     }
 
+    /// The stopwatch was removed and `successor`, never started, takes its name: the watchers
+    /// are told `removed` with it, then follow it.
+    func removed(replacedBy successor: StopWatchUseCase) {
+        subscription?.cancel()
+        let fresh = successor.state.current
+        latest = fresh
+        for receive in watchers.values { receive(fresh, .removed) }
+        subscribe(to: successor)
+    }
+
+    private func subscribe(to useCase: StopWatchUseCase) {
+        subscription = useCase.state.sink(on: queue) { [weak self] snapshot in
+            self?.deliver(snapshot)
+        }
+    }
+
     private func deliver(_ snapshot: StopWatchSnapshot) {
+        // A new subscription's first state is the one the watchers have already.
+        guard snapshot != latest else { return }
+        let event = latest.map { WatchEvent(from: $0, to: snapshot) } ?? .current
         latest = snapshot
         for receive in watchers.values {
-            receive(snapshot)
+            receive(snapshot, event)
         }
     }
 }

@@ -10,15 +10,15 @@ import Varlink
 ///
 /// Not thread-safe: it belongs to the server's queue.
 final class WatchReplyCache {
-    private var last: (name: String, snapshot: StopWatchSnapshot, message: [UInt8])?
+    private var last: (name: String, snapshot: StopWatchSnapshot, event: WatchEvent, message: [UInt8])?
 
-    func message(for name: String, _ snapshot: StopWatchSnapshot) -> [UInt8] {
-        if let last, last.name == name, last.snapshot == snapshot { return last.message }
+    func message(for name: String, _ snapshot: StopWatchSnapshot, _ event: WatchEvent) -> [UInt8] {
+        if let last, last.name == name, last.snapshot == snapshot, last.event == event { return last.message }
         // Where the snapshot was taken: the clock reading at which it was this state.
         let takenAt = (snapshot.origin ?? .zero) + snapshot.state.elapsed
-        let stopwatch = Stopwatch(name: name, snapshot: snapshot, at: takenAt)
-        let message = VarlinkReply(parameters: ["stopwatch": stopwatch.json], continues: true).message
-        last = (name, snapshot, message)
+        let update = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: snapshot, at: takenAt), event: event)
+        let message = VarlinkReply(parameters: update.parameters, continues: true).message
+        last = (name, snapshot, event, message)
         return message
     }
 }

@@ -12,9 +12,11 @@ public struct WatchUpdate: Equatable, Sendable {
     }
 
     /// The reply's parameters: `{"stopwatch": {…}, "event": "tick"}`.
-    package var json: JSONValue {
-        .object(["stopwatch": stopwatch.json, "event": .string(event.rawValue)])
+    package var parameters: JSONObject {
+        ["stopwatch": stopwatch.json, "event": .string(event.rawValue)]
     }
+
+    package var json: JSONValue { .object(parameters) }
 
     /// Reads a `Watch` reply's parameters. A reply without an event (a daemon older than
     /// countdowns) reads as `current`, so such a daemon can still be watched.

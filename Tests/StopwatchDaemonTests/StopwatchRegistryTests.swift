@@ -19,6 +19,8 @@ struct StopwatchRegistryTests {
         let registry: StopwatchRegistry
         /// What each watcher received, by watcher name.
         let received = Locked<[String: [StopWatchSnapshot]]>([:])
+        /// The events each watcher was told, by watcher name.
+        let events = Locked<[String: [WatchEvent]]>([:])
         let arrived = DispatchSemaphore(value: 0)
 
         init(limit: Int = 10) {
@@ -30,7 +32,8 @@ struct StopwatchRegistryTests {
 
         func watch(_ name: String, as watcher: String) -> Int {
             queue.sync {
-                registry.beginWatching(name) { [received, arrived] snapshot in
+                registry.beginWatching(name) { [received, events, arrived] snapshot, event in
+                    events.withLock { $0[watcher, default: []].append(event) }
                     received.withLock { $0[watcher, default: []].append(snapshot) }
                     arrived.signal()
                 }
@@ -75,6 +78,7 @@ struct StopwatchRegistryTests {
         let all = fixture.received.withLock { $0 }
         #expect(all["w1"] == all["w2"] && all["w2"] == all["w3"])
         #expect(all["w1"]?.map(\.state.elapsed) == [.zero, .zero, .seconds(1), .seconds(2)])
+        #expect(fixture.events.withLock { $0 }["w3"] == [.current, .start, .tick, .tick])
         // One subscription, so one tick timer, for the three.
         #expect(fixture.time.liveTimers.count == 1)
         #expect(fixture.queue.sync { fixture.registry.watcherCount } == 3)
@@ -101,15 +105,23 @@ struct StopwatchRegistryTests {
         }
     }
 
-    @Test("a removed stopwatch's watchers stay and see it back at zero")
+    @Test("a removed stopwatch's watchers stay, are told removed, and follow the name anew")
     func removedWhileWatched() throws {
         let fixture = Fixture()
         _ = fixture.watch("tea", as: "w")
         try fixture.queue.sync { _ = try fixture.registry.create("tea").dispatcher.perform(.start) }
         fixture.time.advance(by: .seconds(1))
+        #expect(fixture.waitUntil { ($0["w"]?.count ?? 0) >= 3 })
         fixture.queue.sync { #expect(fixture.registry.remove("tea")) }
-        #expect(fixture.waitUntil { $0["w"]?.last == .stopped && ($0["w"]?.count ?? 0) >= 3 })
+        #expect(fixture.waitUntil { $0["w"]?.last == .stopped })
+        #expect(fixture.events.withLock { $0 }["w"] == [.current, .start, .tick, .removed])
         #expect(fixture.queue.sync { fixture.registry.created("tea") } == nil)
         #expect(fixture.queue.sync { fixture.registry.watcherCount } == 1)
+        // The removed one's tick timer went with it.
+        #expect(fixture.waitUntil { _ in fixture.time.liveTimers.isEmpty })
+        // Started again under the same name: the watcher sees it, as a start.
+        try fixture.queue.sync { _ = try fixture.registry.create("tea").dispatcher.perform(.start) }
+        #expect(fixture.waitUntil { $0["w"]?.last?.state.isCounting == true })
+        #expect(fixture.events.withLock { $0 }["w"]?.last == .start)
     }
 }

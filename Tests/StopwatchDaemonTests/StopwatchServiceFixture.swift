@@ -24,7 +24,14 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     let registry: StopwatchRegistry
     let storage = SavedSnapshots()
     let service: VarlinkService
-    private(set) var changes = 0
+    /// What the service reported, on `queue`.
+    final class Told {
+        var changes = 0
+        /// What the hooks were told, in order.
+        var events: [StopwatchEvent] = []
+    }
+    private let told = Told()
+    let stopwatches: StopwatchService
 
     init(maximumStopwatches: Int = 100, maximumLaps: Int = 1000, maximumPendingEvents: Int = 1024) {
         let time = self.time
@@ -32,14 +39,17 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             StopWatchUseCase(snapshot, clock: time, timers: time, tick: .seconds(1))
         }
         service = VarlinkService(info: .init(vendor: "test", product: "stopwatchd", version: "0", url: "http://test"))
-        let stopwatches = StopwatchService(
+        stopwatches = StopwatchService(
             registry: registry,
             storage: storage,
             clock: time,
+            expiryTimers: time.bootTimers,
+            queue: queue,
             maximumLaps: maximumLaps,
             maximumPendingEvents: maximumPendingEvents,
             logger: Logger(minimumLevel: .error, journald: false) { _ in },
-            changed: { [unowned self] in self.changes += 1 }
+            changed: { [told] in told.changes += 1 },
+            events: { [told] in told.events.append($0) }
         )
         service.register(stopwatches.interface)
     }
@@ -69,5 +79,6 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     }
 
     var saves: [(name: String, snapshot: StopWatchSnapshot?)] { queue.sync { storage.saves } }
-    var changeCount: Int { queue.sync { changes } }
+    var changeCount: Int { queue.sync { told.changes } }
+    var events: [StopwatchEvent] { queue.sync { told.events } }
 }

@@ -1,5 +1,6 @@
 import StopWatchCore
 @testable import StopwatchDaemon
+import StopwatchProtocol
 import Testing
 
 /// What waits for a watcher that reads slowly: ticks merge, changes never do (SPEC §3).
@@ -11,14 +12,19 @@ struct WatchBacklogTests {
         .counting(since: origin, laps: laps, now: now)
     }
 
-    /// Appends each in turn; whether the backlog took them all.
+    /// Appends each in turn, with the event the fan-out would tell from the one before;
+    /// whether the backlog took them all.
     func append(_ snapshots: [StopWatchSnapshot], to backlog: inout WatchBacklog) -> Bool {
-        snapshots.allSatisfy { backlog.append($0) }
+        var previous: StopWatchSnapshot?
+        return snapshots.allSatisfy { snapshot in
+            defer { previous = snapshot }
+            return backlog.append(snapshot, previous.map { WatchEvent(from: $0, to: snapshot) } ?? .current)
+        }
     }
 
     func drained(_ backlog: inout WatchBacklog) -> [StopWatchSnapshot] {
         var taken: [StopWatchSnapshot] = []
-        while let next = backlog.removeFirst() { taken.append(next) }
+        while let next = backlog.removeFirst() { taken.append(next.snapshot) }
         return taken
     }
 
@@ -68,9 +74,9 @@ struct WatchBacklogTests {
         var backlog = WatchBacklog(limit: 10)
         let start = Self.counting(at: Self.origin)
         let accepted = append([start], to: &backlog)
-        #expect(accepted && backlog.removeFirst() == start)
+        #expect(accepted && backlog.removeFirst()?.snapshot == start)
         let ticks = [Self.counting(at: Self.origin + .seconds(1)), Self.counting(at: Self.origin + .seconds(2))]
-        let acceptedTicks = append(ticks, to: &backlog)
+        let acceptedTicks = ticks.allSatisfy { backlog.append($0, .tick) }
         #expect(acceptedTicks)
         #expect(drained(&backlog) == [ticks[1]])
     }
@@ -105,13 +111,58 @@ struct WatchBacklogTests {
         let laps = (1...4).map { Duration.seconds($0) }
         let first = Self.counting(at: .seconds(200), laps: laps)
         let second = Self.counting(at: .seconds(201), laps: laps + [.seconds(201)])
-        let acceptedFirst = append([first], to: &backlog)
+        let acceptedFirst = backlog.append(first, .lap)
         #expect(acceptedFirst)
-        let acceptedSecond = append([second], to: &backlog)
+        let acceptedSecond = backlog.append(second, .lap)
         #expect(!acceptedSecond)
         _ = backlog.removeFirst()
         let big = Self.counting(at: .seconds(202), laps: laps + laps)
-        let acceptedBig = append([big], to: &backlog)
+        let acceptedBig = backlog.append(big, .lap)
         #expect(acceptedBig)
+    }
+}
+
+/// Which event each change is: what watchers and hooks are told (SPEC §3).
+@Suite("watch events")
+struct WatchEventTests {
+    static let now = Duration.seconds(100)
+
+    static func after(_ commands: [StopWatchCommand], from start: StopWatchSnapshot = .stopped) throws -> [WatchEvent] {
+        var snapshot = start
+        var events: [WatchEvent] = []
+        for (index, command) in commands.enumerated() {
+            let next = try snapshot.applying(command, at: now + .seconds(index + 1))
+            events.append(WatchEvent(from: snapshot, to: next))
+            snapshot = next
+        }
+        return events
+    }
+
+    @Test("commands: start, stop, toggle both ways, lap, reset, SetTarget and Countdown")
+    func commands() throws {
+        #expect(try Self.after([.start, .lap, .stop, .toggle, .toggle, .reset]) == [.start, .lap, .stop, .start, .stop, .reset])
+        #expect(try Self.after([.setTarget(.seconds(60)), .start, .setTarget(.seconds(90)), .setTarget(nil)]) == [.target, .start, .target, .target])
+        #expect(try Self.after([.countdown(.seconds(60)), .lap, .countdown(.seconds(30)), .stop, .countdown(.seconds(5))]) == [.start, .lap, .start, .stop, .start])
+    }
+
+    @Test("an expiry, and a reset after one")
+    func expiry() throws {
+        let counting = StopWatchSnapshot.counting(since: .seconds(0), now: Self.now, target: .seconds(5))
+        let expired = try counting.applying(.expire, at: Self.now)
+        #expect(WatchEvent(from: counting, to: expired) == .expired)
+        let paused = try expired.applying(.stop, at: Self.now)
+        #expect(WatchEvent(from: expired, to: paused) == .stop)
+        #expect(WatchEvent(from: paused, to: try paused.applying(.reset, at: Self.now)) == .reset)
+        // A target set below the elapsed time: the target first, then the expiry it makes due.
+        let plain = StopWatchSnapshot.counting(since: .seconds(0), now: Self.now)
+        let retargeted = try plain.applying(.setTarget(.seconds(1)), at: Self.now)
+        #expect(WatchEvent(from: plain, to: retargeted) == .target)
+        #expect(WatchEvent(from: retargeted, to: try retargeted.applying(.expire, at: Self.now)) == .expired)
+    }
+
+    @Test("only time moved: a tick, expired or not")
+    func ticks() {
+        let counting = StopWatchSnapshot.counting(since: .seconds(0), laps: [.seconds(1)], now: Self.now, target: .seconds(5), hasExpired: true)
+        #expect(WatchEvent(from: counting, to: counting.ticked(at: Self.now + .seconds(1))) == .tick)
     }
 }

@@ -1,0 +1,29 @@
+import StopWatchCore
+import StopwatchProtocol
+
+extension WatchEvent {
+    /// What turned `previous` into `next`, two states of one stopwatch published in a row
+    /// (distinct: the store publishes no repeats). The same for its watchers and its hooks,
+    /// whoever asks. Removal is not a transition of the use case: the registry says it.
+    init(from previous: StopWatchSnapshot, to next: StopWatchSnapshot) {
+        let startedAnew = next.state.isCounting && (!previous.state.isCounting || next.origin != previous.origin)
+        self = if startedAnew {
+            // A start, a resume, a Toggle that starts, or a Countdown (from any state).
+            .start
+        } else if previous.state.isCounting && !next.state.isCounting {
+            .stop
+        } else if case .stopped = next.state, previous.state != .stopped {
+            // A reset also makes an expired countdown able to expire again.
+            .reset
+        } else if next.hasExpired && !previous.hasExpired {
+            .expired
+        } else if next.target != previous.target || next.hasExpired != previous.hasExpired {
+            .target
+        } else if next.laps != previous.laps {
+            .lap
+        } else {
+            // Counting on from the same origin, the same laps and target: only time moved.
+            .tick
+        }
+    }
+}
