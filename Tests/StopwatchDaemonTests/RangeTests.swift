@@ -20,9 +20,29 @@ struct RangeTests {
         #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[-1]}"#,
         #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[9223372036854775807]}"#,
         #"{"format":1,"name":"a","state":"counting","elapsed_ns":1,"laps_ns":[],"boot_id":"b","origin_boot_ns":1,"origin_wall_ns":-1}"#,
+        #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[],"target_ns":0}"#,
+        #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[],"target_ns":-1000000}"#,
+        #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[],"target_ns":31622400001000000}"#,
+        #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[],"target_ns":1500}"#,
+        #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[],"target_ns":"1s"}"#,
+        #"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[],"target_ns":1000000,"expired":1}"#,
     ])
     func refused(text: String) throws {
         #expect(throws: MalformedMessage.self) { try StopwatchRecord(json: JSONParser.parse(text)) }
+    }
+
+    @Test("a countdown's target and expiry round-trip; a file without them (any earlier one) is a plain stopwatch")
+    func countdownFields() throws {
+        let expired = StopWatchSnapshot.counting(since: .seconds(900), laps: [.seconds(5)], now: .seconds(1000), target: .seconds(60), hasExpired: true)
+        let record = StopwatchRecord(name: "tea", snapshot: expired, at: now)
+        let reread = try StopwatchRecord(json: JSONParser.parse(record.json.serialized))
+        #expect(reread == record)
+        #expect(reread.snapshot(restoredAt: now) == expired)
+        let paused = StopWatchSnapshot.paused(at: .seconds(3), target: .seconds(60))
+        #expect(try StopwatchRecord(json: StopwatchRecord(name: "p", snapshot: paused, at: now).json).snapshot(restoredAt: now) == paused)
+        let plain = try StopwatchRecord(json: JSONParser.parse(#"{"format":1,"name":"a","state":"pause","elapsed_ns":1,"laps_ns":[]}"#))
+        #expect(plain.target == nil && !plain.hasExpired)
+        #expect(!String(decoding: StopwatchRecord(name: "a", snapshot: .paused(at: .seconds(1)), at: now).json.serialized, as: UTF8.self).contains("target"))
     }
 
     @Test("on the same boot, an origin in the future or more than 100 years back is out of range", arguments: [

@@ -19,7 +19,7 @@ final class SavedSnapshots: StopwatchStorage {
 /// use goes through `queue`, as in the daemon.
 final class StopwatchServiceFixture: @unchecked Sendable {
     // Unchecked: every property but the constants is used only on `queue` (serial).
-    let time = ManualTime()
+    let time: ManualTime
     let queue = DispatchQueue(label: "service-test")
     let registry: StopwatchRegistry
     let storage = SavedSnapshots()
@@ -33,7 +33,17 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     private let told = Told()
     let stopwatches: StopwatchService
 
-    init(maximumStopwatches: Int = 100, maximumLaps: Int = 1000, maximumPendingEvents: Int = 1024) {
+    /// - Parameters:
+    ///   - now: where the manual clock starts.
+    ///   - restored: the stopwatches a daemon would have read at start.
+    init(
+        maximumStopwatches: Int = 100,
+        maximumLaps: Int = 1000,
+        maximumPendingEvents: Int = 1024,
+        now: Duration = .zero,
+        restored: [(name: String, snapshot: StopWatchSnapshot)] = []
+    ) {
+        time = ManualTime(now: now)
         let time = self.time
         registry = StopwatchRegistry(limit: maximumStopwatches, queue: queue) { snapshot in
             StopWatchUseCase(snapshot, clock: time, timers: time, tick: .seconds(1))
@@ -52,6 +62,10 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             events: { [told] in told.events.append($0) }
         )
         service.register(stopwatches.interface)
+        queue.sync {
+            for (name, snapshot) in restored { _ = try? registry.create(name, from: snapshot) }
+            stopwatches.resumeCountdowns()
+        }
     }
 
     /// Calls `method` (`io.stopwatchd.` is added when it has no dot) on the queue.

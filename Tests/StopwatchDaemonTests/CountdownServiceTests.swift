@@ -1,0 +1,159 @@
+import Dispatch
+import LinuxSystem
+import StopWatchCore
+@testable import StopwatchDaemon
+import StopwatchProtocol
+import StopWatchTesting
+import Testing
+import Varlink
+
+/// Countdowns through the service on manual time: SetTarget and Countdown, expiries on one
+/// boot-clock timer, exactly once, across a restart too.
+@Suite("countdowns in the service")
+struct CountdownServiceTests {
+    static func parameters(_ name: String, _ target: JSONValue?) -> JSONObject {
+        var parameters: JSONObject = ["name": .string(name)]
+        if let target { parameters["target_ms"] = target }
+        return parameters
+    }
+
+    @Test("target_ms outside 1 ms … 366 days, or not an integer: InvalidParameter, nothing created or saved", arguments: [
+        JSONValue.int(0), .int(-1), .int(366 * 86_400_000 + 1), .int(.max), .double(1.5), .string("25m"), .bool(true),
+    ])
+    func badTargets(target: JSONValue) {
+        let fixture = StopwatchServiceFixture()
+        #expect(fixture.error("Countdown", Self.parameters("tea", target)) == "org.varlink.service.InvalidParameter")
+        #expect(fixture.error("SetTarget", Self.parameters("tea", target)) == "org.varlink.service.InvalidParameter")
+        #expect(fixture.saves.isEmpty)
+        #expect(fixture.stopwatch("Get", "tea") == Stopwatch(name: "tea", state: .stopped, elapsedMs: 0))
+    }
+
+    @Test("Countdown needs a target; SetTarget's null or absent one makes a plain stopwatch")
+    func targetPresence() throws {
+        let fixture = StopwatchServiceFixture()
+        #expect(fixture.error("Countdown", Self.parameters("tea", nil)) == "org.varlink.service.InvalidParameter")
+        #expect(fixture.error("Countdown", Self.parameters("tea", .null)) == "org.varlink.service.InvalidParameter")
+        let longest = fixture.reply("Countdown", Self.parameters("tea", .int(366 * 86_400_000)))?["stopwatch"]
+        #expect(try Stopwatch(json: try #require(longest)).targetMs == 366 * 86_400_000)
+        let plain = fixture.reply("SetTarget", Self.parameters("tea", .null))?["stopwatch"]
+        #expect(try Stopwatch(json: try #require(plain)).targetMs == nil)
+        #expect(fixture.reply("SetTarget", Self.parameters("tea", nil)) != nil)
+    }
+
+    @Test("Countdown from any state starts anew; SetTarget keeps state, elapsed and laps, and creates")
+    func commands() throws {
+        let fixture = StopwatchServiceFixture(now: .seconds(100))
+        _ = fixture.stopwatch("Start", "tea")
+        fixture.time.move(by: .seconds(3))
+        _ = fixture.stopwatch("Lap", "tea")
+        let reminded = try Stopwatch(json: try #require(fixture.reply("SetTarget", Self.parameters("tea", .int(7_200_000)))?["stopwatch"]))
+        #expect(reminded == Stopwatch(name: "tea", state: .counting, elapsedMs: 3000, lapsMs: [3000], targetMs: 7_200_000))
+        let countdown = try Stopwatch(json: try #require(fixture.reply("Countdown", Self.parameters("tea", .int(240_000)))?["stopwatch"]))
+        #expect(countdown == Stopwatch(name: "tea", state: .counting, elapsedMs: 0, lapsMs: [], targetMs: 240_000))
+        let created = try Stopwatch(json: try #require(fixture.reply("SetTarget", Self.parameters("new", .int(1000)))?["stopwatch"]))
+        #expect(created == Stopwatch(name: "new", state: .stopped, elapsedMs: 0, targetMs: 1000))
+        #expect(fixture.saves.map(\.name) == ["tea", "tea", "tea", "tea", "new"])
+        #expect(fixture.events.map(\.event) == [.start, .lap, .target, .start, .target])
+    }
+
+    @Test("an expiry is saved and told once, at its instant, on one boot-clock timer; a watcher sees start, ticks, expired")
+    func expiresOnce() throws {
+        let fixture = StopwatchServiceFixture(now: .seconds(100))
+        guard case .success(.stream(let stream)) = fixture.call("Watch", ["name": .string("tea")], more: true) else {
+            Issue.record("Watch gave no stream")
+            return
+        }
+        let updates = Locked<[WatchUpdate]>([])
+        fixture.queue.sync {
+            stream.start {
+                while case .message(let bytes)? = stream.next() {
+                    let reply = try! VarlinkReply(json: try! JSONParser.parse(Array(bytes.dropLast())))
+                    updates.withLock { $0.append(try! WatchUpdate(json: reply.parameters)) }
+                }
+            }
+        }
+        _ = fixture.reply("Countdown", Self.parameters("tea", .int(2500)))
+        fixture.time.advance(by: .seconds(5))
+        let expected: [WatchEvent] = [.current, .start, .tick, .tick, .expired, .tick, .tick, .tick]
+        let arrived = Deadline.wait { updates.withLock { $0.map(\.event) } == expected }
+        #expect(arrived, "got \(updates.withLock { $0.map { "\($0.event) \($0.stopwatch.elapsedMs)" } })")
+        let expired = try #require(updates.withLock { $0 }.first { $0.event == .expired })
+        #expect(expired.stopwatch.elapsedMs == 2500, "at its instant, between the ticks")
+        #expect(fixture.events.map(\.event) == [.start, .expired])
+        #expect(fixture.events.last?.late == .zero)
+        #expect(fixture.saves.last?.snapshot?.hasExpired == true)
+        // One boot timer for the daemon's life; nothing waits for it now.
+        #expect(fixture.time.timers.filter { $0.clock == .boot }.count == 1)
+        #expect(fixture.queue.sync { fixture.stopwatches.expiries.count } == 0)
+        fixture.queue.sync { stream.cancel() }
+    }
+
+    @Test("a target set at or below the elapsed time of a counting stopwatch expires at once; paused, it never does")
+    func targetBelowElapsed() throws {
+        let fixture = StopwatchServiceFixture(now: .seconds(100))
+        _ = fixture.stopwatch("Start", "run")
+        _ = fixture.stopwatch("Start", "paused")
+        fixture.time.move(by: .seconds(10))
+        _ = fixture.stopwatch("Stop", "paused")
+        _ = fixture.reply("SetTarget", Self.parameters("run", .int(10_000)))
+        _ = fixture.reply("SetTarget", Self.parameters("paused", .int(5_000)))
+        fixture.time.fireDueTimers()
+        #expect(fixture.events.map { "\($0.name) \($0.event)" } == [
+            "run start", "paused start", "paused stop", "run target", "paused target", "run expired",
+        ])
+        // Resumed past its target, the paused one is due at once.
+        _ = fixture.stopwatch("Start", "paused")
+        fixture.time.fireDueTimers()
+        #expect(fixture.events.last.map { "\($0.name) \($0.event)" } == "paused expired")
+    }
+
+    @Test("a thousand countdowns at one instant: each expires once, in turns of the queue")
+    func manyAtOnce() throws {
+        let fixture = StopwatchServiceFixture(maximumStopwatches: 2000, now: .seconds(100))
+        for index in 0..<1000 { _ = fixture.reply("Countdown", Self.parameters("c\(index)", .int(1000))) }
+        #expect(fixture.queue.sync { fixture.stopwatches.expiries.count } == 1000)
+        fixture.time.advance(by: .seconds(1))
+        #expect(Deadline.wait { fixture.events.count { $0.event == .expired } == 1000 })
+        #expect(Set(fixture.events.filter { $0.event == .expired }.map(\.name)).count == 1000)
+        #expect(fixture.time.timers.filter { $0.clock == .boot }.count == 1)
+    }
+
+    @Test("an expiry that fell while the daemon was down is told once at start, with how late; never again after")
+    func acrossRestart() throws {
+        let bootID = "boot-1"
+        func clocks(_ boot: Duration) -> ClockReading { ClockReading(boot: boot, wall: .seconds(1_700_000_000) + boot, bootID: bootID) }
+        func reload(_ snapshot: StopWatchSnapshot, savedAt: Duration, restoredAt: Duration) throws -> StopWatchSnapshot {
+            let json = StopwatchRecord(name: "tea", snapshot: snapshot, at: clocks(savedAt)).json
+            return try StopwatchRecord(json: json).snapshot(restoredAt: clocks(restoredAt))
+        }
+
+        let first = StopwatchServiceFixture(now: .seconds(1000))
+        _ = first.reply("Countdown", Self.parameters("tea", .int(60_000)))
+        let saved = try #require(first.saves.last?.snapshot)
+        // Killed at 1,010 s; started again at 1,100 s: the countdown fell at 1,060 s.
+        let second = StopwatchServiceFixture(now: .seconds(1100), restored: [("tea", try reload(saved, savedAt: .seconds(1010), restoredAt: .seconds(1100)))])
+        second.time.fireDueTimers()
+        #expect(second.events.map(\.event) == [.expired])
+        #expect(second.events.first?.late == .seconds(40))
+        #expect(second.events.first?.update.stopwatch.elapsedMs == 100_000)
+        let expired = try #require(second.saves.last?.snapshot)
+        #expect(expired.hasExpired)
+        // And again: nothing is told twice.
+        let third = StopwatchServiceFixture(now: .seconds(1200), restored: [("tea", try reload(expired, savedAt: .seconds(1100), restoredAt: .seconds(1200)))])
+        third.time.fireDueTimers()
+        #expect(third.events.isEmpty)
+        #expect(third.queue.sync { third.stopwatches.expiries.count } == 0)
+        #expect(third.stopwatch("Get", "tea")?.elapsedMs == 200_000, "overtime counts on")
+    }
+
+    @Test("Remove tells the hooks removed, with the stopwatch as a new one reads, and drops its expiry")
+    func remove() throws {
+        let fixture = StopwatchServiceFixture()
+        _ = fixture.reply("Countdown", Self.parameters("tea", .int(1000)))
+        _ = fixture.reply("Remove", ["name": .string("tea")])
+        #expect(fixture.events.last?.update == WatchUpdate(stopwatch: Stopwatch(name: "tea", state: .stopped, elapsedMs: 0), event: .removed))
+        #expect(fixture.queue.sync { fixture.stopwatches.expiries.count } == 0)
+        fixture.time.advance(by: .seconds(2))
+        #expect(!fixture.events.contains { $0.event == .expired })
+    }
+}
