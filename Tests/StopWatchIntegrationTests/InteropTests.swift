@@ -53,6 +53,29 @@ struct InteropTests {
         #expect(refused.output.contains("io.stopwatchd.InvalidTransition"))
     }
 
+    @Test("python3 -m varlink.cli: Countdown and SetTarget, and their InvalidParameter",
+          .enabled(if: enabled, "the Python varlink package is not installed (pip install varlink)"))
+    func pythonCountdowns() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let address = "unix:\(daemon.socket)"
+
+        let countdown = try python(["call", "\(address)/io.stopwatchd.Countdown", #"{"name":"tea","target_ms":240000}"#])
+        #expect(countdown.status == 0, "\(countdown.output)")
+        let tea = try Stopwatch(json: try #require(try objectIn(countdown.output)["stopwatch"]))
+        #expect(tea.name == "tea" && tea.state == .counting && tea.targetMs == 240_000)
+
+        let reminder = try python(["call", "\(address)/io.stopwatchd.SetTarget", #"{"name":"work","target_ms":7200000}"#])
+        #expect(reminder.status == 0, "\(reminder.output)")
+        #expect(try Stopwatch(json: try #require(try objectIn(reminder.output)["stopwatch"])).targetMs == 7_200_000)
+        let plain = try python(["call", "\(address)/io.stopwatchd.SetTarget", #"{"name":"work","target_ms":null}"#])
+        #expect(try Stopwatch(json: try #require(try objectIn(plain.output)["stopwatch"])).targetMs == nil, "\(plain.output)")
+
+        #expect(try StopwatchClient(socketPath: daemon.socket).get("tea").targetMs == 240_000)
+        let refused = try python(["call", "\(address)/io.stopwatchd.Countdown", #"{"name":"tea","target_ms":0}"#])
+        #expect(refused.output.contains("org.varlink.service.InvalidParameter"), "\(refused.output)")
+    }
+
     /// The JSON object in the CLI's (pretty-printed) output.
     func objectIn(_ output: String) throws -> JSONObject {
         let start = try #require(output.firstIndex(of: "{"))

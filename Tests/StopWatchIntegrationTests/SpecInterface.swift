@@ -3,10 +3,10 @@ import StopwatchProtocol
 
 /// The `io.stopwatchd` interface the daemon serves, copied here so the test needs nothing
 /// outside the repository; `ProtocolTests` also checks it against SPEC §3 when the SPEC is
-/// beside the checkout (a part of it until countdowns and history are served).
+/// beside the checkout (a part of it until the history is served).
 enum SpecInterface {
     static let text = """
-        # Named stopwatches kept by stopwatchd.
+        # Named stopwatches and countdowns kept by stopwatchd.
         interface io.stopwatchd
 
         type Stopwatch (
@@ -15,7 +15,9 @@ enum SpecInterface {
           # Elapsed time when the reply was made, in milliseconds.
           elapsed_ms: int,
           # Split times since the last reset, in milliseconds, oldest first.
-          laps_ms: []int
+          laps_ms: []int,
+          # A countdown's length in milliseconds; absent for a plain stopwatch.
+          target_ms: ?int
         )
 
         # Starts counting, or resumes a paused stopwatch; creates it if needed.
@@ -28,11 +30,18 @@ enum SpecInterface {
         method Reset(name: ?string) -> (stopwatch: Stopwatch)
         # Records a split; only while counting.
         method Lap(name: ?string) -> (stopwatch: Stopwatch)
+        # Makes it a countdown of target_ms, or a plain stopwatch with null; any state; creates it if needed.
+        method SetTarget(name: ?string, target_ms: ?int) -> (stopwatch: Stopwatch)
+        # From any state: back to zero, laps cleared, a countdown of target_ms counting at once.
+        method Countdown(name: ?string, target_ms: int) -> (stopwatch: Stopwatch)
         method Get(name: ?string) -> (stopwatch: Stopwatch)
         method List() -> (stopwatches: []Stopwatch)
         method Remove(name: string) -> ()
-        # Needs "more": the current state at once, then one reply per change and per tick.
-        method Watch(name: ?string) -> (stopwatch: Stopwatch)
+        # Needs "more": the current state at once, then one reply per change, tick and expiry.
+        method Watch(name: ?string) -> (
+          stopwatch: Stopwatch,
+          event: (current, tick, start, stop, reset, lap, target, expired, removed)
+        )
 
         error InvalidName (name: string)
         error InvalidTransition (stopwatch: Stopwatch, method: string)

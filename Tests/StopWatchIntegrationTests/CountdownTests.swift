@@ -1,0 +1,154 @@
+import Foundation
+import LinuxSystem
+import StopWatchCore
+@testable import StopwatchDaemon
+import StopwatchProtocol
+import StopwatchdClient
+import Testing
+import Varlink
+
+/// Countdowns in the real daemon: expiries told to watchers in order, at their instant, on
+/// one CLOCK_BOOTTIME timerfd, and exactly once across a `kill -9`.
+@Suite("countdowns")
+struct CountdownTests {
+    /// Reads a watch's updates on a thread of its own until `last` says stop.
+    final class WatchRecorder: @unchecked Sendable {
+        // Unchecked: `updates` is Locked; the stream is read only by the thread started here,
+        // and `interrupt` (a shutdown of the socket) is safe from any thread.
+        let updates = Locked<[WatchUpdate]>([])
+        private let stream: WatchStream
+
+        init(_ client: StopwatchClient, _ name: String, until last: @escaping @Sendable (WatchUpdate) -> Bool) throws {
+            stream = try client.openWatch(name)
+            let stream = self.stream, updates = self.updates
+            Thread.detachNewThread {
+                while let update = try? stream.nextUpdate() {
+                    updates.withLock { $0.append(update) }
+                    if last(update) { break }
+                }
+                stream.close()
+            }
+        }
+
+        var events: [WatchEvent] { updates.withLock { $0.map(\.event) } }
+    }
+
+    @Test("a watcher sees current, start, ticks, then expired at its instant, then ticks of the overtime")
+    func watcherSeesExpiry() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "100ms"])
+        let client = StopwatchClient(socketPath: daemon.socket)
+        let watch = try WatchRecorder(client, "tea") { $0.event == .tick && $0.stopwatch.elapsedMs >= 600 }
+        #expect(Deadline.wait { watch.events == [.current] })
+        let started = try client.countdown("tea", target: .milliseconds(350))
+        #expect(started.targetMs == 350 && started.state == .counting)
+        #expect(Deadline.wait { watch.updates.withLock { $0.last?.stopwatch.elapsedMs ?? 0 } >= 600 })
+        let updates = watch.updates.withLock { $0 }
+        let events = updates.map(\.event)
+        #expect(Array(events.prefix(2)) == [.current, .start], "\(events)")
+        let expiredAt = try #require(events.firstIndex(of: .expired), "\(events)")
+        #expect(events.count { $0 == .expired } == 1)
+        #expect(events[2...].allSatisfy { $0 == .tick || $0 == .expired }, "\(events)")
+        #expect(events[..<expiredAt].contains(.tick) && events[(expiredAt + 1)...].contains(.tick), "\(events)")
+        // At its instant, between the ticks at 300 and 400 ms: its own reply.
+        let expired = updates[expiredAt].stopwatch
+        #expect(expired.elapsedMs >= 350 && expired.elapsedMs < 350 + (Binaries.sanitized ? 2000 : 500), "\(expired)")
+        #expect(updates[expiredAt - 1].stopwatch.elapsedMs < 350)
+        let elapsed = updates.dropFirst().map(\.stopwatch.elapsedMs)
+        #expect(elapsed == elapsed.sorted(), "in order")
+    }
+
+    @Test("one timerfd on CLOCK_BOOTTIME (clockid 7) serves every pending countdown")
+    func oneBootTimer() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        func bootTimers() throws -> Int {
+            let fds = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fdinfo")
+            return fds.count { fd in
+                let info = (try? String(contentsOfFile: "/proc/\(daemon.pid)/fdinfo/\(fd)", encoding: .utf8)) ?? ""
+                return info.split(separator: "\n").contains("clockid: 7")
+            }
+        }
+        for index in 0..<50 { _ = try client.countdown("c\(index)", target: .seconds(3600 + Int64(index))) }
+        _ = try client.setTarget("reminder", target: .seconds(7200))
+        _ = try client.start("reminder")
+        #expect(try bootTimers() == 1)
+        _ = try client.countdown("soon", target: .milliseconds(100))
+        #expect(Deadline.wait { (try? client.get("soon").elapsedMs) ?? 0 > 300 })
+        #expect(try bootTimers() == 1)
+    }
+
+    @Test("SetTarget on a running stopwatch is a reminder; --off makes it plain; out of range is InvalidParameter")
+    func setTarget() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("work")
+        let reminded = try client.setTarget("work", target: .seconds(7200))
+        #expect(reminded.state == .counting && reminded.targetMs == 7_200_000)
+        #expect(try client.list().first { $0.name == "work" }?.targetMs == 7_200_000)
+        #expect(try client.setTarget("work", target: nil).targetMs == nil)
+        #expect(throws: ClientError.self) { try client.countdown("work", target: .zero) }
+        #expect(throws: ClientError.self) { try client.countdown("work", target: .seconds(366 * 86_400 + 1)) }
+        #expect(try client.get("work").state == .counting, "a refused Countdown changes nothing")
+    }
+
+    @Test("an expiry that falls while the daemon is down (kill -9) is told once at start, never again")
+    func acrossKill() throws {
+        let directory = try TestDirectory()
+        var daemon = try DaemonProcess(socket: directory.socket)
+        _ = try StopwatchClient(socketPath: daemon.socket).countdown("tea", target: .milliseconds(300))
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        // Down past its instant by more than a second, so it is told as late.
+        Thread.sleep(forTimeInterval: 1.5)
+        daemon = try DaemonProcess(socket: directory.socket)
+        #expect(daemon.waitForLog(containing: "countdown 'tea' expired"))
+        let file = DaemonProcess.stateDirectory(for: directory.socket) + "/stopwatches/tea.json"
+        #expect(Deadline.wait { ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").contains(#""expired":true"#) })
+        let tea = try StopwatchClient(socketPath: daemon.socket).get("tea")
+        #expect(tea.state == .counting && tea.elapsedMs >= 1500, "overtime counts on: \(tea)")
+        #expect(daemon.stop() == 0)
+        daemon = try DaemonProcess(socket: directory.socket)
+        _ = try StopwatchClient(socketPath: daemon.socket).get("tea")
+        #expect(!daemon.readLog().contains("expired"), "\(daemon.readLog())")
+    }
+}
+
+/// Ten thousand countdowns expiring at one instant (the heavy suites run on their own).
+@Suite("countdown load")
+struct CountdownLoadTests {
+    @Test("10,000 countdowns expire at one instant: every watcher gets its expiry, every file records it, the daemon serves on")
+    func tenThousandAtOnce() throws {
+        let directory = try TestDirectory()
+        let state = DaemonProcess.stateDirectory(for: directory.socket)
+        try FileManager.default.createDirectory(atPath: state + "/stopwatches", withIntermediateDirectories: true)
+        let now = ClockReading.now()
+        // Started at different moments, all to end at one: time enough to restore them and
+        // connect the watchers first.
+        let instant = now.boot + (Binaries.sanitized ? .seconds(40) : .seconds(15))
+        let count = 10_000
+        for index in 0..<count {
+            let origin = now.boot - .milliseconds(Int64(index))
+            let snapshot = StopWatchSnapshot.counting(since: origin, now: now.boot, target: instant - origin)
+            let record = StopwatchRecord(name: "c\(index)", snapshot: snapshot, at: now)
+            #expect(FileManager.default.createFile(atPath: state + "/stopwatches/c\(index).json", contents: Data(record.json.serialized)))
+        }
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        let watchedNames = stride(from: 0, to: count, by: 50).map { "c\($0)" }
+        let watchers = try watchedNames.map { try CountdownTests.WatchRecorder(client, $0) { $0.event == .expired } }
+        #expect(Deadline.wait { watchers.allSatisfy { !$0.events.isEmpty } })
+        #expect(Posix.clockTime(.boot) < instant, "the watchers were not ready before the instant: raise the margin")
+        #expect(Deadline.wait(.seconds(120)) { watchers.allSatisfy { $0.events.contains(.expired) } })
+        // Ticks come too (each watched one counts); of the rest, only its expiry.
+        for watcher in watchers { #expect(watcher.events.filter { $0 != .tick } == [.current, .expired]) }
+        // Served meanwhile and after; every file says so.
+        #expect(Deadline.wait(.seconds(120)) {
+            (0..<count).allSatisfy { index in
+                ((try? String(contentsOfFile: state + "/stopwatches/c\(index).json", encoding: .utf8)) ?? "").contains(#""expired":true"#)
+            }
+        })
+        #expect(try client.list().count == count)
+    }
+}
