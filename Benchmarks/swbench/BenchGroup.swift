@@ -8,6 +8,8 @@ enum BenchGroup: String, CaseIterable {
     case idle
     /// 10,000 counting stopwatches restored: time to READY, memory, wake-ups.
     case loaded
+    /// Watched countdowns expiring one after another: delay from instant to `expired`.
+    case expiry
     /// One stopwatch counting for the drift period, alongside everything else.
     case drift
 }

@@ -22,6 +22,11 @@ struct BenchPlan {
     let loadedReadyRuns: Int
     let loadedStopwatches = 10_000
     let driftPeriod: Duration
+    /// Watched countdowns, expiring `countdownSpacing` apart, the first `countdownLead`
+    /// after it is set: time enough to set them all before the first ends.
+    let countdowns: Int
+    let countdownSpacing: Duration = .milliseconds(10)
+    let countdownLead: Duration
 
     init(smoke: Bool, driftSeconds: Int?) {
         isSmoke = smoke
@@ -36,5 +41,7 @@ struct BenchPlan {
         readyRuns = smoke ? 3 : 20
         loadedReadyRuns = smoke ? 1 : 5
         driftPeriod = .seconds(driftSeconds ?? (smoke ? 5 : 600))
+        countdowns = smoke ? 100 : 1_000
+        countdownLead = smoke ? .seconds(2) : .seconds(10)
     }
 }

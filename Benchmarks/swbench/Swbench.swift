@@ -59,6 +59,7 @@ enum Swbench {
         measure(.fanout, [.fanOutDelivery, .fanOutDelay, .fanOutCPU, .tickAccuracy, .memoryWatchers]) { () throws(BenchError) in
             try FanOutBenchmark.run(context)
         }
+        measure(.expiry, [.expiryDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context) }
         if let measurement = drift {
             measure(.drift, [.drift]) { () throws(BenchError) in [try measurement.finish(context)] }
             drift = nil

@@ -9,6 +9,8 @@ indirect enum Target {
     case atMostTimesBaseline(Double)
     /// At least this fraction of the baseline.
     case atLeastFractionOfBaseline(Double)
+    /// At most the baseline plus this.
+    case atMostAboveBaseline(Double)
     case both(Target, Target)
 
     /// Whether `value` meets it; a target on the baseline is not met without one.
@@ -20,6 +22,7 @@ indirect enum Target {
         case .magnitudeAtMost(let bound): abs(value) <= bound
         case .atMostTimesBaseline(let factor): baseline.map { value <= factor * $0 } ?? false
         case .atLeastFractionOfBaseline(let fraction): baseline.map { value >= fraction * $0 } ?? false
+        case .atMostAboveBaseline(let margin): baseline.map { value <= $0 + margin } ?? false
         case .both(let first, let second):
             first.isMet(value: value, baseline: baseline) && second.isMet(value: value, baseline: baseline)
         }
