@@ -35,6 +35,9 @@ final class StateStore: @unchecked Sendable {
         didSet { if problem != oldValue { problemChanged(problem) } }
     }
     private var unsaved: Set<String> = []
+    /// Names `saveSoon` is to write, in order, and whether a turn of the queue is asked for.
+    private var dueSoon: [String] = []
+    private var dueSoonNames: Set<String> = []
     /// The error of the last write that failed, for the log.
     private var lastWriteError: Errno?
     private var retryTimer: (any DispatchSourceTimer)?
@@ -114,6 +117,28 @@ final class StateStore: @unchecked Sendable {
         }
     }
 
+    /// Writes `name` as it is then (`currentSnapshot`), in a later turn of the queue, a few
+    /// names a turn, so that a burst of expiries leaves clients served between the writes.
+    func saveSoon(_ name: String) {
+        guard dueSoonNames.insert(name).inserted else { return }
+        dueSoon.append(name)
+        if dueSoon.count == 1 { scheduleDueSoon() }
+    }
+
+    private func scheduleDueSoon() {
+        queue.async { [weak self] in self?.saveDueSoon(atMost: 16) }
+    }
+
+    private func saveDueSoon(atMost limit: Int = .max) {
+        let names = dueSoon.prefix(limit)
+        dueSoon.removeFirst(names.count)
+        for name in names {
+            dueSoonNames.remove(name)
+            save(name, currentSnapshot(name))
+        }
+        if !dueSoon.isEmpty, limit != .max { scheduleDueSoon() }
+    }
+
     private func write(_ name: String, _ snapshot: StopWatchSnapshot?) -> Bool {
         do throws(Errno) {
             do {
@@ -154,8 +179,10 @@ final class StateStore: @unchecked Sendable {
     }
 
     /// One last try before the daemon exits, for changes still waiting for the directory to
-    /// become writable; what still cannot be written is named in the log, since it is lost.
+    /// become writable (or for their turn, `saveSoon`); what still cannot be written is named
+    /// in the log, since it is lost.
     func saveBeforeExit() {
+        saveDueSoon()
         guard !unsaved.isEmpty else { return }
         retryUnsaved()
         if !unsaved.isEmpty {

@@ -109,14 +109,14 @@ struct StateStoreTests {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     }
 
-    func makeStore() -> StateStore {
+    func makeStore(queue: DispatchQueue = DispatchQueue(label: "store")) -> StateStore {
         let log = self.log
         let logger = Logger(minimumLevel: .debug, journald: false) { line in log.withLock { $0.append(line) } }
         let clocks = self.clocks
         // The retry timer never fires during a test: it would race the test's own calls.
         let current = self.current
         return StateStore(
-            directory: root, maximumLaps: 10_000, logger: logger, queue: DispatchQueue(label: "store"),
+            directory: root, maximumLaps: 10_000, logger: logger, queue: queue,
             currentSnapshot: { name in current.withLock { $0[name] } },
             problemChanged: { _ in },
             retryInterval: .seconds(3600)
@@ -151,6 +151,35 @@ struct StateStoreTests {
         #expect(loaded[1].snapshot == .paused(at: .seconds(2), laps: [.seconds(1)]))
         #expect(loaded[2].snapshot == .stopped)
         #expect(try files() == ["counting.json", "paused.json", "stopped.json"])
+    }
+
+    @Test("saveSoon writes each name as it is then, in later turns of the queue; saveBeforeExit writes what still waits")
+    func saveSoon() throws {
+        // One store holds the directory's lock: this one is gone before the next loads.
+        try {
+            let queue = DispatchQueue(label: "store")
+            let store = makeStore(queue: queue)
+            try queue.sync { _ = try store.load() }
+            let names = (0..<40).map { "c\($0)" }
+            current.withLock { current in for name in names { current[name] = .paused(at: .seconds(1)) } }
+            queue.sync {
+                for name in names { store.saveSoon(name) }
+                store.saveSoon("c0")
+                // Changed again before its turn: what is written is the newest.
+                current.withLock { $0["c0"] = .paused(at: .seconds(2)) }
+                #expect((try? files()) ?? [] == [], "nothing in the turn that asked")
+            }
+            #expect(Deadline.wait { ((try? files()) ?? []).count == 40 })
+            current.withLock { $0["late"] = .stopped }
+            queue.sync {
+                store.saveSoon("late")
+                store.saveBeforeExit()
+                #expect((try? files())?.contains("late.json") == true)
+            }
+        }()
+        let loaded = try makeStore().load()
+        #expect(loaded.first { $0.name == "c0" }?.snapshot == .paused(at: .seconds(2)))
+        #expect(loaded.count == 41)
     }
 
     @Test("corrupt, truncated, empty and future files are moved aside, logged, and the rest loads", arguments: [

@@ -7,11 +7,30 @@ import StopWatchTesting
 import Varlink
 
 /// What the service saved, in order: the in-memory `StopwatchStorage` for tests.
-final class SavedSnapshots: StopwatchStorage {
+// Unchecked: used only on the fixture's queue (serial), as the daemon's store is.
+final class SavedSnapshots: StopwatchStorage, @unchecked Sendable {
     private(set) var saves: [(name: String, snapshot: StopWatchSnapshot?)] = []
+    /// What a name is now, for `saveSoon`: the registry's, set once it exists.
+    var current: (String) -> StopWatchSnapshot? = { _ in nil }
+    /// Names `saveSoon` was asked for and not yet written.
+    private(set) var dueSoon: [String] = []
+    private let queue: DispatchQueue
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
 
     func save(_ name: String, _ snapshot: StopWatchSnapshot?) {
         saves.append((name, snapshot))
+    }
+
+    /// As `StateStore` does: written in a later turn of the queue, as it is then.
+    func saveSoon(_ name: String) {
+        dueSoon.append(name)
+        queue.async { [self] in
+            let name = dueSoon.removeFirst()
+            save(name, current(name))
+        }
     }
 }
 
@@ -22,7 +41,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     let time: ManualTime
     let queue = DispatchQueue(label: "service-test")
     let registry: StopwatchRegistry
-    let storage = SavedSnapshots()
+    let storage: SavedSnapshots
     let service: VarlinkService
     /// What the service reported, on `queue`.
     final class Told {
@@ -44,6 +63,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         restored: [(name: String, snapshot: StopWatchSnapshot)] = []
     ) {
         time = ManualTime(now: now)
+        storage = SavedSnapshots(queue: queue)
         let time = self.time
         registry = StopwatchRegistry(limit: maximumStopwatches, queue: queue) { snapshot in
             StopWatchUseCase(snapshot, clock: time, timers: time, tick: .seconds(1))
@@ -62,6 +82,8 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             events: { [told] in told.events.append($0) }
         )
         service.register(stopwatches.interface)
+        let registry = self.registry
+        storage.current = { registry.created($0)?.state.current }
         queue.sync {
             for (name, snapshot) in restored { _ = try? registry.create(name, from: snapshot) }
             stopwatches.resumeCountdowns()
