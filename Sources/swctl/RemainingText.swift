@@ -21,6 +21,14 @@ package enum RemainingText {
         return ElapsedText.string(milliseconds: overflow || roundingOverflow ? .max : rounded, tenths: tenths)
     }
 
+    /// Whether `stopwatch` needs tenths whatever the tick: a countdown of a fraction of a
+    /// second (`timer 1.5s`, `timer 200ms`), which whole seconds would show as
+    /// `0:00:01 left of 0:00:00`.
+    package static func needsTenths(_ stopwatch: Stopwatch) -> Bool {
+        guard let targetMs = stopwatch.targetMs else { return false }
+        return targetMs % 1000 != 0
+    }
+
     /// The target as a time (`0:04:00`); nil for a plain stopwatch.
     package static func target(of stopwatch: Stopwatch, tenths: Bool) -> String? {
         stopwatch.targetMs.map { ElapsedText.string(milliseconds: $0, tenths: tenths) }

@@ -5,6 +5,7 @@ package enum StatusText {
     /// The stopwatch on one line (`default counting 0:01:23 (3 laps)`), then one line per
     /// lap: its split time and how long it took since the previous one.
     package static func lines(for stopwatch: Stopwatch, tenths: Bool) -> [String] {
+        let tenths = tenths || RemainingText.needsTenths(stopwatch)
         let laps = stopwatch.lapsMs
         let numberWidth = String(laps.count).count
         let splits = laps.map { ElapsedText.string(milliseconds: $0, tenths: tenths) }
@@ -30,6 +31,8 @@ package enum StatusText {
     package static func table(_ stopwatches: [Stopwatch], tenths: Bool) -> [String] {
         guard !stopwatches.isEmpty else { return ["no stopwatches"] }
         let countdowns = stopwatches.contains { $0.targetMs != nil }
+        // One form for the whole table, so that the columns line up.
+        let tenths = tenths || stopwatches.contains(where: RemainingText.needsTenths)
         let header = ["NAME", "STATE", "ELAPSED"] + (countdowns ? ["REMAINING"] : []) + ["LAPS"]
         let alignments: [Alignment] = [.left, .left, .right] + (countdowns ? [.right] : []) + [.right]
         let rows = stopwatches.map { stopwatch in

@@ -33,6 +33,7 @@ package enum WatchFormat: Equatable, Sendable {
 
     /// The line for one update, without a newline.
     package func line(for stopwatch: Stopwatch, tenths: Bool) -> String {
+        let tenths = tenths || RemainingText.needsTenths(stopwatch)
         let elapsed = ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)
         // What a bar shows: for a countdown the time left (or `+overtime`), as a kitchen timer.
         let shown = RemainingText.string(for: stopwatch, tenths: tenths) ?? elapsed

@@ -120,6 +120,18 @@ struct CountdownFormatTests {
         #expect(format.unavailableLine(name: "tea", reason: "gone") == "tea / [--:--:--]")
     }
 
+    @Test("a countdown of a fraction of a second shows tenths whatever the tick")
+    func fractionalTarget() {
+        let egg = Stopwatch(name: "egg", state: .counting, elapsedMs: 120, targetMs: 1_500)
+        #expect(StatusText.lines(for: egg, tenths: false) == ["egg counting 0:00:01.4 left of 0:00:01.5"])
+        #expect(WatchFormat.i3blocks.line(for: egg, tenths: false) == "0:00:01.4")
+        #expect(StatusText.table([egg, Self.plain], tenths: false) == [
+            "NAME   STATE       ELAPSED  REMAINING  LAPS",
+            "egg    counting  0:00:00.1  0:00:01.4     0",
+            "plain  counting  0:01:23.4          -     0",
+        ])
+    }
+
     @Test("list: a REMAINING column when any is a countdown, '-' for the plain ones")
     func table() {
         #expect(StatusText.table([Self.plain, Self.overtime, Self.reminder], tenths: false) == [
