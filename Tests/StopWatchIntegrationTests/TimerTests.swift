@@ -18,22 +18,24 @@ struct TimerTests {
         try Swctl.run(arguments, socket: daemon.socket)
     }
 
-    /// The sockets the process `pid` holds: a `swctl wait` has connected once the daemon
-    /// holds one more than before.
-    static func socketCount(of pid: pid_t) -> Int {
+    /// The sockets the process `pid` holds (`socket:[inode]`): a `swctl wait` has connected
+    /// once the daemon holds one it did not before. (Not a count: the connection of the
+    /// `swctl` run just before may still be closing in the daemon.)
+    static func sockets(of pid: pid_t) -> Set<String> {
         let directory = "/proc/\(pid)/fd"
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return entries.filter { ((try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) ?? "").hasPrefix("socket:") }.count
+        return Set(entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0) }
+            .filter { $0.hasPrefix("socket:") })
     }
 
     /// Starts `swctl wait arguments` and returns once the daemon holds its connection.
     static func startWait(_ daemon: DaemonProcess, _ arguments: [String]) throws -> ChildProcess {
-        let before = socketCount(of: daemon.pid)
+        let before = sockets(of: daemon.pid)
         let wait = try ChildProcess(
             Binaries.swctl, ["--socket", daemon.socket, "wait"] + arguments,
             environment: Binaries.childEnvironment, captureOutput: true, captureError: true
         )
-        let connected = Deadline.wait(deadline) { socketCount(of: daemon.pid) > before || !wait.isRunning }
+        let connected = Deadline.wait(deadline) { !sockets(of: daemon.pid).isSubset(of: before) || !wait.isRunning }
         #expect(connected && wait.isRunning, "swctl wait did not connect: \(String(describing: wait.status))")
         return wait
     }
