@@ -89,10 +89,16 @@ _swctl()
             _swctl_reply -W "$_swctl_formats"
             return
             ;;
+        --for)
+            _swctl_reply -W "expired stop change"
+            return
+            ;;
+        # A duration: nothing to offer.
+        --timeout) return ;;
     esac
 
     # What the line already has. Options may come before or after the command.
-    local i w command="" names=0 socket=() json=0 format=0 dashdash=0
+    local i w command="" names=0 socket=() json=0 format=0 dashdash=0 timer_option=0 for=0 timeout=0
     for ((i = 1; i < cword; i++)); do
         w=${words[i]}
         if ((dashdash)) || [[ $w != -* ]]; then
@@ -113,6 +119,17 @@ _swctl()
                 format=1
                 ;;
             --format=*) format=1 ;;
+            --keep | --off) timer_option=1 ;;
+            --for)
+                i=$((i + 1))
+                for=1
+                ;;
+            --for=*) for=1 ;;
+            --timeout)
+                i=$((i + 1))
+                timeout=1
+                ;;
+            --timeout=*) timeout=1 ;;
         esac
     done
 
@@ -121,12 +138,16 @@ _swctl()
         ((${#socket[@]})) || options+=" --socket --user --system"
         ((json)) || options+=" --json"
         [[ $command == watch ]] && ((!format)) && options+=" --format"
+        [[ $command == timer ]] && ((!timer_option)) && options+=" --keep --off"
+        [[ $command == wait ]] && ((!for)) && options+=" --for"
+        [[ $command == wait ]] && ((!timeout)) && options+=" --timeout"
         _swctl_reply -W "$options"
     elif [[ -z $command ]]; then
-        _swctl_reply -W "start stop toggle reset lap status list remove watch"
+        _swctl_reply -W "start stop toggle reset lap status list remove timer wait watch"
     elif ((names == 0)); then
+        # timer's first word may be a NAME or the DURATION: names are offered all the same.
         case $command in
-            start | stop | toggle | reset | lap | status | remove | watch)
+            start | stop | toggle | reset | lap | status | remove | timer | wait | watch)
                 _swctl_reply -W "$(_swctl_names "$(_swctl_tilde "${words[0]}")" "${socket[@]}")"
                 ;;
         esac

@@ -10,7 +10,7 @@ function __swctl_args
     for w in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
-        else if contains -- $w --socket --format -f
+        else if contains -- $w --socket --format -f --for --timeout
             set skip 1
         else if not string match -q -- '-*' $w
             echo $w
@@ -45,7 +45,28 @@ end
 function __swctl_needs_name
     set -l args (__swctl_args); or return
     test (count $args) -eq 1
-    and contains -- $args[1] start stop toggle reset lap status remove watch
+    and contains -- $args[1] start stop toggle reset lap status remove timer wait watch
+end
+
+# True for a command that is $argv[1], and the cursor not on an option's value.
+function __swctl_command_is
+    set -l args (__swctl_args); or return
+    test "$args[1]" = $argv[1]
+end
+
+# True for timer without --keep or --off yet.
+function __swctl_timer_option_wanted
+    __swctl_command_is timer; or return
+    set -l words (commandline -opc)
+    not contains -- --keep $words; and not contains -- --off $words
+end
+
+# True for wait without the option $argv[1] yet (--for or --timeout), and for its value.
+function __swctl_wait_option_wanted
+    set -l words (commandline -opc)
+    test "$words[-1]" = $argv[1]; and return
+    __swctl_command_is wait; or return
+    not contains -- $argv[1] $words; and not string match -q -- "$argv[1]=*" $words
 end
 
 # True for watch without a --format yet, and for the value of the --format being typed
@@ -79,6 +100,8 @@ complete -c swctl -n __swctl_needs_command -a lap -d 'record a split time (only 
 complete -c swctl -n __swctl_needs_command -a status -d 'show a stopwatch'
 complete -c swctl -n __swctl_needs_command -a list -d 'show all stopwatches'
 complete -c swctl -n __swctl_needs_command -a remove -d 'delete a stopwatch'
+complete -c swctl -n __swctl_needs_command -a timer -d 'start a countdown, or set or clear a target'
+complete -c swctl -n __swctl_needs_command -a wait -d 'block until a countdown expires, it stops, or it changes'
 complete -c swctl -n __swctl_needs_command -a watch -d 'print each update'
 complete -c swctl -n __swctl_needs_name -a '(__swctl_names)' -d stopwatch
 
@@ -90,7 +113,11 @@ complete -c swctl -n 'not __fish_contains_opt json' -l json -d 'print the stopwa
 complete -c swctl -s h -l help -d 'show the help'
 complete -c swctl -l version -d 'show the version'
 complete -c swctl -n __swctl_format_wanted -s f -l format -x -a 'plain json waybar i3blocks polybar' \
-    -d 'output format, or a TEMPLATE using {name} {state} {elapsed} {elapsed_ms} {laps} {last_lap}'
+    -d 'output format, or a TEMPLATE using {name} {state} {elapsed} {elapsed_ms} {laps} {last_lap} {remaining} {target}'
+complete -c swctl -n __swctl_timer_option_wanted -l keep -d 'set the target and count on (a reminder)'
+complete -c swctl -n __swctl_timer_option_wanted -l off -d 'make it a plain stopwatch again'
+complete -c swctl -n '__swctl_wait_option_wanted --for' -l for -x -a 'expired stop change' -d 'what to wait for'
+complete -c swctl -n '__swctl_wait_option_wanted --timeout' -l timeout -x -d 'give up after DURATION (exit 124)'
 
 complete -c stopwatchd -f
 complete -c stopwatchd -l socket -r -F -d 'socket to listen on'

@@ -79,8 +79,27 @@ package final class VarlinkConnection {
     /// The next reply. An error reply is returned, not thrown: the caller decides.
     package func receive() throws(ClientError) -> VarlinkReply {
         while received.isEmpty {
-            try fill()
+            guard try fill(waitingAtMost: timeout) else {
+                throw ClientError.unreachable(path: path, reason: "no reply within \(DurationText.string(timeout ?? .zero))")
+            }
         }
+        return try decodeFirst()
+    }
+
+    /// The next reply, or nil when none is whole by `deadline` (on `ContinuousClock`): for
+    /// a caller with a deadline of its own, such as `swctl wait --timeout`, whatever the
+    /// connection's `timeout`. Bytes of a reply that is not whole yet are kept for the next
+    /// call.
+    package func receive(before deadline: ContinuousClock.Instant) throws(ClientError) -> VarlinkReply? {
+        while received.isEmpty {
+            // Past the deadline, still what has already come: a zero-timeout poll.
+            let left = max(deadline - ContinuousClock.now, .zero)
+            guard try fill(waitingAtMost: left) else { return nil }
+        }
+        return try decodeFirst()
+    }
+
+    private func decodeFirst() throws(ClientError) -> VarlinkReply {
         let message = received.removeFirst()
         do {
             return try VarlinkReply(json: try JSONParser.parse(message))
@@ -98,13 +117,11 @@ package final class VarlinkConnection {
         return try reply.result(path: path)
     }
 
-    private func fill() throws(ClientError) {
+    /// Reads what the socket has into `received`; false when nothing came within `wait`
+    /// (nil: for ever).
+    private func fill(waitingAtMost wait: Duration?) throws(ClientError) -> Bool {
         do {
-            guard try socket.poll(timeout: timeout) else {
-                throw ClientError.unreachable(path: path, reason: "no reply within \(DurationText.string(timeout ?? .zero))")
-            }
-        } catch let error as ClientError {
-            throw error
+            guard try socket.poll(timeout: wait) else { return false }
         } catch {
             throw .unreachable(path: path, reason: "\(error)")
         }
@@ -123,6 +140,7 @@ package final class VarlinkConnection {
         } catch {
             throw .protocolViolation("a reply larger than \(framer.maximumMessageSize) bytes")
         }
+        return true
     }
 
     /// Closes the connection; further calls fail.

@@ -1,4 +1,5 @@
 import StopwatchProtocol
+import Varlink
 
 /// The replies of one `Watch` call, read one at a time (blocking).
 ///
@@ -21,7 +22,18 @@ public final class WatchStream: @unchecked Sendable {
     /// The next state and why it came (`current` first, then `tick`, `start`, `expired`, …).
     /// Throws when the daemon goes away or refuses the watch.
     public func nextUpdate() throws(ClientError) -> WatchUpdate {
-        let parameters = try connection.receive().result(path: connection.path)
+        try update(from: connection.receive())
+    }
+
+    /// The next update, or nil when none has come by `deadline` (`swctl wait --timeout`);
+    /// the stream stays usable after a nil.
+    package func nextUpdate(before deadline: ContinuousClock.Instant) throws(ClientError) -> WatchUpdate? {
+        guard let reply = try connection.receive(before: deadline) else { return nil }
+        return try update(from: reply)
+    }
+
+    private func update(from reply: VarlinkReply) throws(ClientError) -> WatchUpdate {
+        let parameters = try reply.result(path: connection.path)
         do {
             return try WatchUpdate(json: parameters)
         } catch {

@@ -39,6 +39,14 @@ struct CommandRunner {
             }
         case .remove:
             try client.remove(name ?? StopwatchName.defaultName)
+        case .timer:
+            switch invocation.timer {
+            case .countdown(let duration)?: show(try client.countdown(name, target: duration))
+            case .keepCounting(let duration)?: show(try client.setTarget(name, target: duration))
+            case .off?, nil: show(try client.setTarget(name, target: nil))
+            }
+        case .wait:
+            Waiter(client: client, name: name, condition: invocation.waitFor, timeout: invocation.waitTimeout).run()
         case .watch:
             let first = client
             let locate = locateSocket

@@ -5,6 +5,7 @@ package enum StatusText {
     /// The stopwatch on one line (`default counting 0:01:23 (3 laps)`), then one line per
     /// lap: its split time and how long it took since the previous one.
     package static func lines(for stopwatch: Stopwatch, tenths: Bool) -> [String] {
+        let tenths = tenths || RemainingText.needsTenths(stopwatch)
         let laps = stopwatch.lapsMs
         let numberWidth = String(laps.count).count
         let splits = laps.map { ElapsedText.string(milliseconds: $0, tenths: tenths) }
@@ -23,18 +24,21 @@ package enum StatusText {
     }
 
     /// A table of `stopwatches`, one row each under a `NAME STATE ELAPSED LAPS` header; times
-    /// and counts are right-aligned so their digits line up.
+    /// and counts are right-aligned so their digits line up. When any is a countdown, a
+    /// `REMAINING` column comes before `LAPS` (`0:03:59`, `+0:00:12` in overtime, `-` for a
+    /// plain stopwatch, so that every row has as many words); a list without countdowns
+    /// keeps the table it always had.
     package static func table(_ stopwatches: [Stopwatch], tenths: Bool) -> [String] {
         guard !stopwatches.isEmpty else { return ["no stopwatches"] }
-        let header = ["NAME", "STATE", "ELAPSED", "LAPS"]
-        let alignments: [Alignment] = [.left, .left, .right, .right]
+        let countdowns = stopwatches.contains { $0.targetMs != nil }
+        // One form for the whole table, so that the columns line up.
+        let tenths = tenths || stopwatches.contains(where: RemainingText.needsTenths)
+        let header = ["NAME", "STATE", "ELAPSED"] + (countdowns ? ["REMAINING"] : []) + ["LAPS"]
+        let alignments: [Alignment] = [.left, .left, .right] + (countdowns ? [.right] : []) + [.right]
         let rows = stopwatches.map { stopwatch in
-            [
-                stopwatch.name,
-                stateWord(stopwatch.state),
-                ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths),
-                String(stopwatch.lapsMs.count),
-            ]
+            [stopwatch.name, stateWord(stopwatch.state), ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)]
+                + (countdowns ? [RemainingText.string(for: stopwatch, tenths: tenths) ?? "-"] : [])
+                + [String(stopwatch.lapsMs.count)]
         }
         let widths = header.indices.map { column in
             ([header] + rows).map { $0[column].count }.max() ?? 0
@@ -46,10 +50,19 @@ package enum StatusText {
         }
     }
 
-    /// `default counting 0:01:23`, with ` (3 laps)` when there are laps.
+    /// `default counting 0:01:23`, with ` (3 laps)` when there are laps. A countdown shows
+    /// the time left instead, and its target: `tea counting 0:03:59 left of 0:04:00`, then
+    /// `tea counting +0:00:12 over 0:04:00`.
     static func summary(of stopwatch: Stopwatch, tenths: Bool) -> String {
-        let elapsed = ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)
-        var text = "\(stopwatch.name) \(stateWord(stopwatch.state)) \(elapsed)"
+        let time: String
+        if let remaining = RemainingText.string(for: stopwatch, tenths: tenths),
+            let target = RemainingText.target(of: stopwatch, tenths: tenths)
+        {
+            time = "\(remaining) \(remaining.hasPrefix("+") ? "over" : "left of") \(target)"
+        } else {
+            time = ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)
+        }
+        var text = "\(stopwatch.name) \(stateWord(stopwatch.state)) \(time)"
         if !stopwatch.lapsMs.isEmpty {
             text += " (\(lapCount(stopwatch.lapsMs.count)))"
         }

@@ -4,7 +4,7 @@ import StopwatchProtocol
 /// A `swctl` command line, checked (SPEC §5).
 package struct SwctlInvocation: Equatable, Sendable {
     package enum Command: String, CaseIterable, Sendable {
-        case start, stop, toggle, reset, lap, status, list, remove, watch
+        case start, stop, toggle, reset, lap, status, list, remove, timer, wait, watch
     }
 
     package enum Action: Equatable, Sendable {
@@ -19,6 +19,12 @@ package struct SwctlInvocation: Equatable, Sendable {
     package var socket: SocketLocation.ClientChoice = .automatic
     package var json = false
     package var format: WatchFormat = .plain
+    /// `timer`'s request; nil for every other command.
+    package var timer: TimerAction?
+    /// `wait --for`; nil for the default (decided by the stopwatch's first state).
+    package var waitFor: WaitCondition?
+    /// `wait --timeout`.
+    package var waitTimeout: Duration?
 
     package init(command: Command, name: String? = nil) {
         self.command = command
@@ -34,12 +40,19 @@ package struct SwctlInvocation: Equatable, Sendable {
           toggle [NAME]    start when not counting, stop when counting
           reset [NAME]     back to zero (only when not counting)
           lap [NAME]       record a split time (only while counting)
-          status [NAME]    show a stopwatch
+          status [NAME]    show a stopwatch (a countdown: the time left, or +overtime)
           list             show all stopwatches
           remove NAME      delete a stopwatch
+          timer [NAME] DURATION [--keep] | timer [NAME] --off
+                           a countdown of DURATION from zero (250ms, 1s, 1.5s, 2m, 1h,
+                           1h30m; 1ms to 366 days); --keep sets the target and counts on
+                           (a reminder); --off makes it a plain stopwatch again
+          wait [NAME] [--for expired|stop|change] [--timeout DURATION]
+                           block until a countdown expires (the default for a countdown),
+                           it stops, or anything changes (the default otherwise)
           watch [NAME] [--format plain|json|waybar|i3blocks|polybar|'TEMPLATE']
                            print each update; TEMPLATE uses {name} {state} {elapsed}
-                           {elapsed_ms} {laps} {last_lap}
+                           {elapsed_ms} {laps} {last_lap} {remaining} {target}
 
         options:
           --socket PATH    the daemon's socket (default: $STOPWATCHD_SOCKET, else the
@@ -47,13 +60,18 @@ package struct SwctlInvocation: Equatable, Sendable {
           --user           the user daemon ($XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock)
           --system         the system daemon (/run/stopwatchd/stopwatchd.sock)
           --json           print the stopwatch as JSON
+          --keep, --off    with timer: keep counting / clear the target
+          --for EVENT      with wait: expired, stop or change
+          --timeout DURATION
+                           with wait: give up after DURATION (exit 124)
           -h, --help       show this help
           --version        show the version
 
         NAME defaults to "default". Elapsed time shows tenths in watch once updates come
         faster than once a second, and always when $STOPWATCHD_TICK is under a second.
-        Exit status: 0 done, 1 refused by the daemon, 2 usage error, 69 no daemon
-        reachable, 70 protocol error, 77 permission denied.
+        Exit status: 0 done, 1 refused by the daemon (wait: the stopwatch was removed),
+        2 usage error, 69 no daemon reachable, 70 protocol error, 77 permission denied,
+        124 wait timed out.
         """
 
     /// Reads the arguments (without the program name). Options may come before or after
@@ -62,6 +80,10 @@ package struct SwctlInvocation: Equatable, Sendable {
         var socket: SocketLocation.ClientChoice?
         var json = false
         var format: WatchFormat?
+        var keep = false
+        var off = false
+        var waitFor: WaitCondition?
+        var waitTimeout: Duration?
         var words: [String] = []
         var reader = ArgumentReader(arguments)
         while let argument = reader.next() {
@@ -91,6 +113,20 @@ package struct SwctlInvocation: Equatable, Sendable {
                 } catch {
                     throw UsageError("\(error)")
                 }
+            case "--keep": keep = true
+            case "--off": off = true
+            case "--for":
+                let word = try value()
+                guard let condition = WaitCondition(rawValue: word) else {
+                    throw UsageError("--for takes expired, stop or change, not '\(word)'")
+                }
+                waitFor = condition
+            case "--timeout":
+                let text = try value()
+                guard let timeout = DurationText.parse(text) else {
+                    throw UsageError("--timeout takes a duration like 250ms, 1s, 1.5s, 2m or 1h, not '\(text)'")
+                }
+                waitTimeout = timeout
             case "--":
                 words.append(contentsOf: reader.rest())
             default:
@@ -102,7 +138,13 @@ package struct SwctlInvocation: Equatable, Sendable {
         guard let command = Command(rawValue: commandWord) else {
             throw UsageError("unknown command '\(commandWord)'; commands: \(Command.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        let names = words.dropFirst()
+        var names = words.dropFirst()
+        if keep || off, command != .timer { throw UsageError("--keep and --off go with timer") }
+        if waitFor != nil || waitTimeout != nil, command != .wait { throw UsageError("--for and --timeout go with wait") }
+        var timer: TimerAction?
+        if command == .timer {
+            timer = try timerAction(&names, keep: keep, off: off)
+        }
         guard names.count <= 1 else { throw UsageError("\(command.rawValue) takes at most one name, got \(names.count)") }
         let name = names.first
         if let name, !StopwatchName.isValid(name) {
@@ -118,6 +160,28 @@ package struct SwctlInvocation: Equatable, Sendable {
         invocation.socket = socket ?? .automatic
         invocation.json = json
         invocation.format = format ?? (json ? .json : .plain)
+        invocation.timer = timer
+        invocation.waitFor = waitFor
+        invocation.waitTimeout = waitTimeout
         return .run(invocation)
+    }
+
+    /// `timer`'s words after the command: `[NAME] DURATION`, or `[NAME]` with `--off`. One
+    /// word is the duration (`swctl timer 25m`, the default stopwatch), two are NAME DURATION.
+    /// Takes the duration off `words`, leaving the name.
+    private static func timerAction(_ words: inout ArraySlice<String>, keep: Bool, off: Bool) throws(UsageError) -> TimerAction {
+        if off {
+            guard !keep else { throw UsageError("use either --keep (with a DURATION) or --off, not both") }
+            guard words.count <= 1 else { throw UsageError("timer --off takes at most a NAME, no DURATION") }
+            return .off
+        }
+        guard words.count <= 2 else { throw UsageError("timer takes a NAME and a DURATION, got \(words.count) words") }
+        guard let text = words.popLast() else {
+            throw UsageError("timer needs a DURATION, like 'swctl timer 25m' or 'swctl timer tea 4m'")
+        }
+        guard let duration = TimerDuration.parse(text) else {
+            throw UsageError("'\(text)' is not a timer duration: \(TimerDuration.rule)")
+        }
+        return keep ? .keepCounting(duration) : .countdown(duration)
     }
 }

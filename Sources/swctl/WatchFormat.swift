@@ -7,9 +7,11 @@ package enum WatchFormat: Equatable, Sendable {
     case plain
     /// The `Stopwatch` object as the daemon sends it.
     case json
-    /// A waybar custom module line: `{"text":…,"tooltip":…,"class":…}`, class = wire state.
+    /// A waybar custom module line: `{"text":…,"tooltip":…,"class":…}`, class = wire state,
+    /// or `expired` for a countdown that has reached its target.
     case waybar
-    /// The elapsed time, then the state unless counting: for bars that take plain lines.
+    /// The elapsed time (a countdown's remaining time), then the state unless counting: for
+    /// bars that take plain lines.
     case i3blocks, polybar
     case template(WatchTemplate)
 
@@ -31,7 +33,10 @@ package enum WatchFormat: Equatable, Sendable {
 
     /// The line for one update, without a newline.
     package func line(for stopwatch: Stopwatch, tenths: Bool) -> String {
+        let tenths = tenths || RemainingText.needsTenths(stopwatch)
         let elapsed = ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)
+        // What a bar shows: for a countdown the time left (or `+overtime`), as a kitchen timer.
+        let shown = RemainingText.string(for: stopwatch, tenths: tenths) ?? elapsed
         switch self {
         case .plain:
             return StatusText.summary(of: stopwatch, tenths: tenths)
@@ -39,13 +44,19 @@ package enum WatchFormat: Equatable, Sendable {
             return stopwatch.json.text
         case .waybar:
             var tooltip = "\(stopwatch.name): \(StatusText.stateWord(stopwatch.state)) at \(elapsed)"
+            if let target = RemainingText.target(of: stopwatch, tenths: tenths) {
+                tooltip += ", target \(target)"
+            }
             if !stopwatch.lapsMs.isEmpty {
                 tooltip += ", \(StatusText.lapCount(stopwatch.lapsMs.count))"
             }
-            return Self.waybarLine(text: elapsed, tooltip: tooltip, class: stopwatch.state.rawValue)
+            // `expired` from the expiry on, while it counts past the target and also when
+            // paused there: the bar keeps saying the time is up until it is reset or restarted.
+            let className = stopwatch.hasReachedTarget ? "expired" : stopwatch.state.rawValue
+            return Self.waybarLine(text: shown, tooltip: tooltip, class: className)
         case .i3blocks, .polybar:
             // Status bars have little room and may not render non-ASCII: no name, ASCII only.
-            return stopwatch.state == .counting ? elapsed : "\(elapsed) \(StatusText.stateWord(stopwatch.state))"
+            return stopwatch.state == .counting ? shown : "\(shown) \(StatusText.stateWord(stopwatch.state))"
         case .template(let template):
             return template.render(stopwatch, tenths: tenths)
         }
@@ -69,7 +80,7 @@ package enum WatchFormat: Equatable, Sendable {
                 case .name: name
                 case .state: "unavailable"
                 case .elapsed: Self.noElapsed
-                case .elapsedMs, .laps, .lastLap: ""
+                case .elapsedMs, .laps, .lastLap, .remaining, .target: ""
                 }
             }
         }

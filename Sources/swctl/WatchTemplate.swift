@@ -5,13 +5,16 @@ import StopwatchProtocol
 ///
 /// Placeholders: `{name}`, `{state}` (the wire word: stopped, counting, pause), `{elapsed}`
 /// (`H:MM:SS[.t]`), `{elapsed_ms}`, `{laps}` (how many), `{last_lap}` (`H:MM:SS[.t]`, empty
-/// when there is none). `{{` and `}}` stand for literal braces.
+/// when there is none), `{remaining}` (a countdown's time left, `+H:MM:SS` in overtime) and
+/// `{target}` (its length), both empty for a plain stopwatch. `{{` and `}}` stand for
+/// literal braces.
 package struct WatchTemplate: Equatable, Sendable {
     enum Placeholder: String, CaseIterable, Sendable {
         case name, state, elapsed
         case elapsedMs = "elapsed_ms"
         case laps
         case lastLap = "last_lap"
+        case remaining, target
     }
 
     enum Piece: Equatable, Sendable {
@@ -65,6 +68,8 @@ package struct WatchTemplate: Equatable, Sendable {
             case .elapsedMs: String(stopwatch.elapsedMs)
             case .laps: String(stopwatch.lapsMs.count)
             case .lastLap: stopwatch.lapsMs.last.map { ElapsedText.string(milliseconds: $0, tenths: tenths) } ?? ""
+            case .remaining: RemainingText.string(for: stopwatch, tenths: tenths) ?? ""
+            case .target: RemainingText.target(of: stopwatch, tenths: tenths) ?? ""
             }
         }
     }

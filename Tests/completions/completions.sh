@@ -59,7 +59,7 @@ commands=$(swctl --help | awk '/^commands:/ { on = 1; next } /^$/ { on = 0 } on 
 formats=$(swctl --help | sed -n "s/.*--format \([a-z0-9|]*\)|'TEMPLATE'.*/\1/p" | tr '|' '\n' | sort | xargs)
 options=$(swctl --help | grep -oE -- '--[a-z][a-z-]+' | sort -u | xargs)
 daemon_options=$("$STOPWATCHD" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u | xargs)
-[ "$(wc -w <<<"$commands")" -ge 9 ] && [ "$(wc -w <<<"$formats")" -ge 5 ] && [ -n "$options" ] && [ -n "$daemon_options" ] \
+[ "$(wc -w <<<"$commands")" -ge 11 ] && [ "$(wc -w <<<"$formats")" -ge 5 ] && [ -n "$options" ] && [ -n "$daemon_options" ] \
     || { echo "FAIL: cannot read the commands, formats and options from the --help texts" >&2; exit 1; }
 
 # A socket that accepts and never answers: completion must still come back at once.
@@ -182,6 +182,12 @@ swctl watch --format |$formats
 swctl watch -f w|waybar
 swctl --so|--socket
 swctl --json wat|watch
+swctl ti|timer
+swctl wa|wait watch
+swctl timer w|walk work
+swctl wait w|walk work
+swctl wait --for |change expired stop
+swctl wait --timeout 1s --for |change expired stop
 stopwatchd --log|--log-level
 stopwatchd --log-level |debug error info notice warning
 EOF
@@ -219,6 +225,11 @@ swctl list |
 swctl start work |
 swctl -|--help --json --socket --system --user --version
 swctl --user watch -|--format --help --json --version
+swctl timer -|--help --json --keep --off --socket --system --user --version
+swctl timer tea 4m --keep -|--help --json --socket --system --user --version
+swctl wait -|--for --help --json --socket --system --timeout --user --version
+swctl wait --for stop -|--help --json --socket --system --timeout --user --version
+swctl wait --for=e|expired
 EOF
 done
 
@@ -236,6 +247,11 @@ swctl list |--help --json --socket --system --user --version -h
 swctl start work |--help --json --socket --system --user --version -h
 swctl -|--help --json --socket --system --user --version -h
 swctl --user watch -|--format --help --json --version -f -h
+swctl timer -|--help --json --keep --off --socket --system --user --version -h
+swctl timer tea 4m --keep -|--help --json --socket --system --user --version -h
+swctl wait -|--for --help --json --socket --system --timeout --user --version -h
+swctl wait --for stop -|--help --json --socket --system --timeout --user --version -h
+swctl wait --for=e|expired
 EOF
 fi
 
@@ -253,6 +269,11 @@ swctl list |
 swctl start work |
 swctl -|--help --json --socket --system --user --version -h
 swctl --user watch -|--format --help --json --version -f -h
+swctl timer -|--help --json --keep --off --socket --system --user --version -h
+swctl timer tea 4m --keep -|--help --json --socket --system --user --version -h
+swctl wait -|--for --help --json --socket --system --timeout --user --version -h
+swctl wait --for stop -|--help --json --socket --system --timeout --user --version -h
+swctl wait --for=e|--for=expired
 EOF
 fi
 

@@ -3,8 +3,8 @@
 # tag of a git repository, and uses the client library through its public API only:
 #
 #   - the dependent imports nothing but `StopwatchdClient`, and calls every public entry
-#     point of it (StopwatchClient, Stopwatch, WatchStream, ClientError), so anything a user
-#     needs that is still `package` fails the build;
+#     point of it (StopwatchClient, Stopwatch, WatchStream, WatchEvent, WatchUpdate,
+#     ClientError), so anything a user needs that is still `package` fails the build;
 #   - SwiftPM refuses a version-tagged dependency whose products' targets use `unsafeFlags`
 #     (a branch or revision would let them through), so such flags fail it too;
 #   - the built program, run with no daemon, must report ClientError.unreachable (69).
@@ -65,16 +65,25 @@ func everyPublicCall(_ client: StopwatchClient) async throws {
     let current = try client.get("dependent")
     let all: [Stopwatch] = try client.list()
     try client.remove("dependent")
+    let countdown: Stopwatch = try client.countdown("tea", target: .seconds(240))
+    let reminder: Stopwatch = try client.setTarget("dependent", target: .seconds(7200))
+    _ = try client.setTarget(nil, target: nil)
     let stream: WatchStream = try client.openWatch("dependent")
     let update: Stopwatch = try stream.next()
+    let next: WatchUpdate = try stream.nextUpdate()
+    let expired: Bool = next.event == .expired && next.stopwatch.targetMs != nil
     stream.interrupt()
     stream.close()
     for try await watched in client.watch("dependent") where watched.state == .counting { break }
-    let made = Stopwatch(name: "made", state: .pause, elapsedMs: 1_500, lapsMs: [1_000])
+    let made = Stopwatch(name: "made", state: .pause, elapsedMs: 1_500, lapsMs: [1_000], targetMs: 2_000)
+    let left: Int64? = made.remainingMs
     let words: [String] = Stopwatch.State.allCases.map(\.rawValue)
+    let events: [String] = WatchEvent.allCases.map(\.rawValue)
+    let told = WatchUpdate(stopwatch: made, event: WatchEvent(rawValue: "tick") ?? .current)
     var configured = StopwatchClient(socketPath: StopwatchClient.defaultSocketPath(), timeout: .seconds(1))
     configured.timeout = .milliseconds(500)
     _ = (started.name, current.elapsedMs, current.lapsMs, all, update, made, words, configured.socketPath, StopwatchClient())
+    _ = (countdown.targetMs, reminder, expired, left, events, told == told, told.stopwatch, told.event)
 }
 
 // With a socket path argument: one call, and what became of it on one line.

@@ -1,0 +1,62 @@
+import LinuxSystem
+import StopwatchProtocol
+import StopwatchdClient
+
+/// `swctl wait`: the blocking side of `WaitMachine`. Watches the stopwatch, hands each
+/// update to the machine, and exits as it decides. A daemon that goes away after the first
+/// connection (a restart, a `kill -9`) is waited for, with `Watcher`'s backoff; the
+/// `--timeout` counts on the monotonic clock from the start, across reconnections.
+struct Waiter {
+    let client: StopwatchClient
+    let name: String?
+    let condition: WaitCondition?
+    let timeout: Duration?
+
+    func run() -> Never {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        var machine = WaitMachine(condition: condition)
+        var connectedOnce = false
+        var retry = Watcher.firstRetry
+        while true {
+            // (The first connection is made whatever the timeout: an expiry already there
+            // ends even `--timeout 0s` with 0.)
+            if connectedOnce, let deadline, ContinuousClock.now >= deadline { finish(.timedOut) }
+            do {
+                let stream = try client.openWatch(name)
+                defer { stream.close() }
+                connectedOnce = true
+                while true {
+                    let update: WatchUpdate
+                    if let deadline {
+                        guard let next = try stream.nextUpdate(before: deadline) else { finish(.timedOut) }
+                        update = next
+                    } else {
+                        update = try stream.nextUpdate()
+                    }
+                    retry = Watcher.firstRetry
+                    if let outcome = machine.observe(update) { finish(outcome) }
+                }
+            } catch {
+                // No daemon at the start is exit 69 at once: nothing to wait for yet, and
+                // most likely a wrong socket. Later, it is a restart: wait for it.
+                guard connectedOnce, case .unreachable = error else {
+                    Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
+                }
+                var pause = retry
+                if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }
+                CurrentProcess.sleep(for: pause)
+                retry = min(retry * 2, Watcher.longestRetry)
+            }
+        }
+    }
+
+    /// Quiet but for a removal: `swctl wait tea && …` wants an exit status, and a timeout is
+    /// as expected as the event (timeout(1) says nothing either).
+    private func finish(_ outcome: WaitOutcome) -> Never {
+        if outcome == .removed {
+            let shown = name ?? StopwatchName.defaultName
+            Diagnostics.fail("swctl: '\(shown)' was removed while waiting for it: nothing left to wait for", status: outcome.exitStatus)
+        }
+        CurrentProcess.exit(outcome.exitStatus)
+    }
+}

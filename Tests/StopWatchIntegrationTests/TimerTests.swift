@@ -1,0 +1,186 @@
+import Foundation
+import StopwatchProtocol
+import StopwatchdClient
+import Testing
+import Varlink
+
+/// `swctl timer` and `swctl wait` against the real daemon: a countdown that ends, a wait
+/// that times out, a wait that outlives a `kill -9` of the daemon (with the expiry falling
+/// while it is down, too), `--keep` and `--off`, and the usage errors. Deadlines are
+/// generous and only bound how long a test may take; what is checked is the order of
+/// things, never clock values.
+@Suite("timer and wait end to end")
+struct TimerTests {
+    /// The time a whole `swctl` run, or an expiry, may take on a loaded machine.
+    static let deadline: Duration = .seconds(60)
+
+    static func swctl(_ daemon: DaemonProcess, _ arguments: String...) throws -> Swctl {
+        try Swctl.run(arguments, socket: daemon.socket)
+    }
+
+    /// The sockets the process `pid` holds (`socket:[inode]`): a `swctl wait` has connected
+    /// once the daemon holds one it did not before. (Not a count: the connection of the
+    /// `swctl` run just before may still be closing in the daemon.)
+    static func sockets(of pid: pid_t) -> Set<String> {
+        let directory = "/proc/\(pid)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return Set(entries.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0) }
+            .filter { $0.hasPrefix("socket:") })
+    }
+
+    /// Starts `swctl wait arguments` and returns once the daemon holds its connection.
+    static func startWait(_ daemon: DaemonProcess, _ arguments: [String]) throws -> ChildProcess {
+        let before = sockets(of: daemon.pid)
+        let wait = try ChildProcess(
+            Binaries.swctl, ["--socket", daemon.socket, "wait"] + arguments,
+            environment: Binaries.childEnvironment, captureOutput: true, captureError: true
+        )
+        let connected = Deadline.wait(deadline) { !sockets(of: daemon.pid).isSubset(of: before) || !wait.isRunning }
+        #expect(connected && wait.isRunning, "swctl wait did not connect: \(String(describing: wait.status))")
+        return wait
+    }
+
+    @Test("swctl timer t 200ms && swctl wait t: 0, once the countdown has expired")
+    func timerThenWait() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let started = ContinuousClock.now
+        let timer = try Self.swctl(daemon, "timer", "t", "200ms")
+        #expect(timer.status == 0, "\(timer.error)")
+        #expect(timer.lines.first?.wholeMatch(of: /t counting (0:00:00\.\d left of 0:00:00\.2|\+\d+:\d\d:\d\d\.\d over 0:00:00\.2)/) != nil, "\(timer.output)")
+        let wait = try Self.swctl(daemon, "wait", "t")
+        #expect(wait.status == 0, "\(wait.error)")
+        #expect(wait.output.isEmpty && wait.error.isEmpty)
+        #expect(ContinuousClock.now - started >= .milliseconds(200), "wait returned before the countdown could expire")
+        let status = try StopwatchClient(socketPath: daemon.socket).get("t")
+        #expect(status.targetMs == 200 && status.elapsedMs >= 200)
+        // Already expired: a second wait returns at once, with 0.
+        #expect(try Self.swctl(daemon, "wait", "t").status == 0)
+    }
+
+    @Test("wait --timeout 100ms on a long countdown exits 124, no sooner than 100 ms")
+    func timeout() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        #expect(try Self.swctl(daemon, "timer", "long", "1h").status == 0)
+        let started = ContinuousClock.now
+        let wait = try Self.swctl(daemon, "wait", "long", "--timeout", "100ms")
+        #expect(wait.status == 124, "\(wait.error)")
+        #expect(wait.output.isEmpty && wait.error.isEmpty)
+        #expect(ContinuousClock.now - started >= .milliseconds(100))
+        // A plain stopwatch waits for a change; none comes.
+        #expect(try Self.swctl(daemon, "start", "plain").status == 0)
+        #expect(try Self.swctl(daemon, "wait", "plain", "--timeout", "50ms").status == 124)
+    }
+
+    @Test("wait survives a kill -9 and restart of the daemon, and ends at the expiry")
+    func waitAcrossRestart() throws {
+        let directory = try TestDirectory()
+        var daemon = try DaemonProcess(socket: directory.socket)
+        // Long enough to kill and restart the daemon before it ends, even under a sanitizer.
+        #expect(try Self.swctl(daemon, "timer", "t", "4s").status == 0)
+        let wait = try Self.startWait(daemon, ["t"])
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        daemon = try DaemonProcess(socket: directory.socket)
+        #expect(wait.isRunning, "swctl wait ended with the daemon: \(String(describing: wait.status))")
+        let stopwatch = try StopwatchClient(socketPath: daemon.socket).get("t")
+        #expect(stopwatch.targetMs == 4_000)
+        #expect(wait.wait(timeout: Self.deadline) == .exited(0))
+        #expect(try StopwatchClient(socketPath: daemon.socket).get("t").elapsedMs >= 4_000)
+    }
+
+    @Test("an expiry that fell while the daemon was down still ends the wait, once it is back")
+    func expiryWhileDown() throws {
+        let directory = try TestDirectory()
+        var daemon = try DaemonProcess(socket: directory.socket)
+        #expect(try Self.swctl(daemon, "timer", "t", "1s").status == 0)
+        let expiry = ContinuousClock.now + .seconds(1)
+        let wait = try Self.startWait(daemon, ["t", "--for", "expired"])
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        // The countdown's instant passes while no daemon runs: wait keeps trying.
+        Deadline.wait(Self.deadline) { ContinuousClock.now > expiry + .milliseconds(300) }
+        #expect(wait.isRunning, "swctl wait ended while the daemon was down: \(String(describing: wait.status))")
+        daemon = try DaemonProcess(socket: directory.socket)
+        #expect(wait.wait(timeout: Self.deadline) == .exited(0))
+    }
+
+    @Test("wait: 1 when the stopwatch is removed, 69 when no daemon answers at the start")
+    func removedAndUnreachable() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        #expect(try Self.swctl(daemon, "timer", "gone", "1h").status == 0)
+        let wait = try Self.startWait(daemon, ["gone"])
+        #expect(try Self.swctl(daemon, "remove", "gone").status == 0)
+        #expect(wait.wait(timeout: Self.deadline) == .exited(1))
+        let error = wait.error.map { ChildProcess.readAll($0, timeout: .seconds(10)) } ?? ""
+        #expect(error == "swctl: 'gone' was removed while waiting for it: nothing left to wait for\n")
+        let unreachable = try Swctl.run(["wait", "x", "--timeout", "1s"], socket: directory.file("none.sock"))
+        #expect(unreachable.status == 69)
+    }
+
+    @Test("wait --for stop ends at the stop; the default for a plain stopwatch at any change")
+    func stopAndChange() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "50ms"])
+        #expect(try Self.swctl(daemon, "start", "w").status == 0)
+        let stop = try Self.startWait(daemon, ["w", "--for", "stop"])
+        let change = try Self.startWait(daemon, ["w"])
+        // Ticks come every 50 ms and end neither.
+        #expect(try Self.swctl(daemon, "lap", "w").status == 0)
+        #expect(change.wait(timeout: Self.deadline) == .exited(0))
+        #expect(stop.isRunning)
+        #expect(try Self.swctl(daemon, "stop", "w").status == 0)
+        #expect(stop.wait(timeout: Self.deadline) == .exited(0))
+    }
+
+    @Test("timer --keep sets a target and counts on; --off makes it plain again")
+    func keepAndOff() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("work")
+        _ = try client.lap("work")
+        let keep = try Self.swctl(daemon, "--json", "timer", "work", "2h", "--keep")
+        #expect(keep.status == 0, "\(keep.error)")
+        let kept = try Stopwatch(json: JSONParser.parse(keep.output.trimmingCharacters(in: .newlines)))
+        #expect(kept.state == .counting && kept.targetMs == 7_200_000 && kept.lapsMs.count == 1)
+        let status = try Self.swctl(daemon, "status", "work")
+        #expect(status.lines.first?.wholeMatch(of: /work counting \d:\d\d:\d\d left of 2:00:00 \(1 lap\)/) != nil, "\(status.output)")
+        let list = try Self.swctl(daemon, "list")
+        #expect(list.lines.first?.wholeMatch(of: /NAME +STATE +ELAPSED +REMAINING +LAPS/) != nil, "\(list.output)")
+        let off = try Self.swctl(daemon, "timer", "work", "--off")
+        #expect(off.status == 0)
+        #expect(off.lines.first?.wholeMatch(of: /work counting \d+:\d\d:\d\d \(1 lap\)/) != nil, "\(off.output)")
+        let plain = try client.get("work")
+        #expect(plain.targetMs == nil && plain.state == .counting && plain.lapsMs.count == 1)
+        #expect(plain.elapsedMs >= kept.elapsedMs)
+    }
+
+    @Test("bad durations: exit 2, one line naming the range and the forms, nothing sent",
+          arguments: [["timer", "t", "0s"], ["timer", "367d"], ["timer", "9000h"], ["timer", "t", "abc"], ["timer"],
+                      ["timer", "t", "1m", "--keep", "--off"], ["wait", "--timeout", "soon"], ["wait", "--for", "ever"]])
+    func badDurations(arguments: [String]) throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let result = try Swctl.run(arguments, socket: daemon.socket)
+        #expect(result.status == 2)
+        #expect(result.output.isEmpty)
+        #expect(result.error.hasPrefix("swctl: ") && result.error.split(separator: "\n").count == 1, "\(result.error)")
+        if arguments.count > 1, arguments[0] == "timer", !arguments.contains("--off") {
+            #expect(result.error.contains("from 1ms to 366 days") && result.error.contains("250ms, 1s, 1.5s, 2m, 1h"), "\(result.error)")
+        }
+        #expect(try StopwatchClient(socketPath: daemon.socket).list().isEmpty)
+    }
+
+    @Test("watch --format waybar: the time left, then the class expired at the target")
+    func waybarExpired() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let watch = try SwctlProcess(["watch", "egg", "--format", "waybar"], socket: daemon.socket)
+        _ = try #require(watch.lines.next(timeout: Self.deadline))
+        #expect(try Self.swctl(daemon, "timer", "egg", "300ms").status == 0)
+        let expired = watch.lines.next(timeout: Self.deadline) { $0.contains(#""class":"expired""#) }
+        #expect(expired?.wholeMatch(of: /\{"text":"(0:00:00\.0|\+\d:\d\d:\d\d\.\d)","tooltip":"egg: counting at \d:\d\d:\d\d\.\d, target 0:00:00\.3","class":"expired"\}/) != nil,
+                "\(String(describing: expired))")
+    }
+}

@@ -1,0 +1,133 @@
+import StopwatchProtocol
+import Testing
+@testable import swctl
+
+/// `swctl timer` and `swctl wait` command lines: what each reads as, and the one-line usage
+/// errors (exit 2) of the bad ones.
+@Suite("timer and wait command lines")
+struct TimerAndWaitCommandLineTests {
+    static func invocation(_ arguments: [String]) throws -> SwctlInvocation {
+        guard case .run(let invocation) = try SwctlInvocation.parse(arguments) else {
+            throw UsageError("not a run: \(arguments)")
+        }
+        return invocation
+    }
+
+    static func usageError(_ arguments: [String]) -> String? {
+        do {
+            _ = try SwctlInvocation.parse(arguments)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test("timer durations: DurationText's forms, compound ones from the largest unit down", arguments: [
+        ("250ms", Duration.milliseconds(250)), ("1s", .seconds(1)), ("1.5s", .milliseconds(1500)), ("2m", .seconds(120)),
+        ("1h", .seconds(3600)), ("1h30m", .seconds(5400)), ("2m30s", .seconds(150)), ("1m500ms", .milliseconds(60_500)),
+        ("1h1m1s1ms", .milliseconds(3_661_001)), ("1ms", .milliseconds(1)), ("1.5ms", .milliseconds(1)),
+        ("8784h", .seconds(366 * 86_400)), ("25m", .seconds(1500)),
+    ])
+    func timerDurations(text: String, expected: Duration) {
+        #expect(TimerDuration.parse(text) == expected)
+    }
+
+    @Test("not timer durations: bad forms, units out of order, out of 1ms…366 days", arguments: [
+        "", "25", "m", "abc", "-1s", "1e3s", "0ms", "0s", "0.4ms", "8784h1ms", "8785h", "9999999999h",
+        "30m1h", "1m1m", "1s1m", "1h 30m", "1h30", "1d", "inf s", "1..5s", "tea",
+    ])
+    func notTimerDurations(text: String) {
+        #expect(TimerDuration.parse(text) == nil)
+    }
+
+    @Test("timer: one word is the duration of the default stopwatch, two are NAME DURATION")
+    func timer() throws {
+        var expected = SwctlInvocation(command: .timer, name: nil)
+        expected.timer = .countdown(.seconds(1500))
+        #expect(try Self.invocation(["timer", "25m"]) == expected)
+        expected.name = "tea"
+        expected.timer = .countdown(.seconds(240))
+        #expect(try Self.invocation(["timer", "tea", "4m"]) == expected)
+        expected.timer = .keepCounting(.seconds(7200))
+        expected.name = "work"
+        #expect(try Self.invocation(["timer", "work", "2h", "--keep"]) == expected)
+        #expect(try Self.invocation(["--keep", "timer", "work", "2h"]) == expected)
+        expected.timer = .off
+        #expect(try Self.invocation(["timer", "work", "--off"]) == expected)
+        expected.name = nil
+        #expect(try Self.invocation(["timer", "--off"]) == expected)
+        // A name that looks like a duration is still a name when a duration follows.
+        expected.name = "5m"
+        expected.timer = .countdown(.seconds(60))
+        #expect(try Self.invocation(["timer", "5m", "1m"]) == expected)
+        var json = try Self.invocation(["--json", "timer", "1s"])
+        #expect(json.json && json.timer == .countdown(.seconds(1)))
+        json = try Self.invocation(["timer", "--", "1s"])
+        #expect(json.timer == .countdown(.seconds(1)))
+    }
+
+    static let rule = "write it like 250ms, 1s, 1.5s, 2m, 1h or 1h30m, from 1ms to 366 days (8784h)"
+
+    @Test("timer: usage errors say what to write", arguments: [
+        (["timer"], "timer needs a DURATION, like 'swctl timer 25m' or 'swctl timer tea 4m'"),
+        (["timer", "--keep"], "timer needs a DURATION, like 'swctl timer 25m' or 'swctl timer tea 4m'"),
+        (["timer", "tea"], "'tea' is not a timer duration: \(rule)"),
+        (["timer", "tea", "0s"], "'0s' is not a timer duration: \(rule)"),
+        (["timer", "367d"], "'367d' is not a timer duration: \(rule)"),
+        (["timer", "9000h"], "'9000h' is not a timer duration: \(rule)"),
+        (["timer", "a", "b", "1m"], "timer takes a NAME and a DURATION, got 3 words"),
+        (["timer", "tea", "4m", "--off"], "timer --off takes at most a NAME, no DURATION"),
+        (["timer", "tea", "--off", "--keep"], "use either --keep (with a DURATION) or --off, not both"),
+        (["timer", "bad/name", "4m"], StopwatchName.invalidNameMessage("bad/name")),
+        (["start", "--keep"], "--keep and --off go with timer"),
+        (["status", "--off"], "--keep and --off go with timer"),
+    ])
+    func timerUsage(arguments: [String], message: String) {
+        #expect(Self.usageError(arguments) == message)
+    }
+
+    @Test("the range in the message is the protocol's")
+    func ruleIsTheProtocols() {
+        #expect(TimerDuration.rule.hasSuffix(CountdownTarget.rule))
+    }
+
+    @Test("wait: the default, --for each condition, --timeout")
+    func wait() throws {
+        var expected = SwctlInvocation(command: .wait, name: nil)
+        #expect(try Self.invocation(["wait"]) == expected)
+        expected.name = "tea"
+        #expect(try Self.invocation(["wait", "tea"]) == expected)
+        for condition in WaitCondition.allCases {
+            expected.waitFor = condition
+            #expect(try Self.invocation(["wait", "tea", "--for", condition.rawValue]) == expected)
+            #expect(try Self.invocation(["wait", "--for=\(condition.rawValue)", "tea"]) == expected)
+        }
+        expected.waitFor = nil
+        expected.waitTimeout = .milliseconds(100)
+        #expect(try Self.invocation(["wait", "tea", "--timeout", "100ms"]) == expected)
+        expected.waitTimeout = .zero
+        #expect(try Self.invocation(["wait", "tea", "--timeout=0s"]) == expected)
+    }
+
+    @Test("wait: usage errors", arguments: [
+        (["wait", "--for", "nope"], "--for takes expired, stop or change, not 'nope'"),
+        (["wait", "--for"], "--for needs a value"),
+        (["wait", "--timeout", "5"], "--timeout takes a duration like 250ms, 1s, 1.5s, 2m or 1h, not '5'"),
+        (["wait", "--timeout", "-1s"], "--timeout takes a duration like 250ms, 1s, 1.5s, 2m or 1h, not '-1s'"),
+        (["wait", "a", "b"], "wait takes at most one name, got 2"),
+        (["watch", "--for", "stop"], "--for and --timeout go with wait"),
+        (["status", "--timeout", "1s"], "--for and --timeout go with wait"),
+        (["wait", "--keep"], "--keep and --off go with timer"),
+        (["wait", "--format", "json"], "--format goes with watch"),
+    ])
+    func waitUsage(arguments: [String], message: String) {
+        #expect(Self.usageError(arguments) == message)
+    }
+
+    @Test("the help names timer, wait, their options and exit 124")
+    func help() {
+        for word in ["timer [NAME] DURATION [--keep]", "timer [NAME] --off", "--for expired|stop|change", "--timeout DURATION", "{remaining} {target}", "124"] {
+            #expect(SwctlInvocation.usage.contains(word), "\(word)")
+        }
+    }
+}

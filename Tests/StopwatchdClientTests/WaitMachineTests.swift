@@ -1,0 +1,156 @@
+import StopwatchProtocol
+import Testing
+@testable import swctl
+
+/// The decisions of `swctl wait`, update by update: each default, a countdown already
+/// expired, a removal, reconnections (the `current` after one shows what happened while the
+/// daemon was away), and what counts as a change.
+@Suite("wait decisions")
+struct WaitMachineTests {
+    static func countdown(_ state: Stopwatch.State, elapsed: Int64, target: Int64 = 10_000, laps: [Int64] = []) -> Stopwatch {
+        Stopwatch(name: "tea", state: state, elapsedMs: elapsed, lapsMs: laps, targetMs: target)
+    }
+
+    static func plain(_ state: Stopwatch.State, elapsed: Int64, laps: [Int64] = []) -> Stopwatch {
+        Stopwatch(name: "tea", state: state, elapsedMs: elapsed, lapsMs: laps)
+    }
+
+    static let blank = Stopwatch(name: "tea", state: .stopped, elapsedMs: 0)
+
+    /// Feeds `updates` in order; the outcome of the first that ends the wait, with its index,
+    /// or nil when all of them leave it waiting.
+    static func run(_ condition: WaitCondition?, _ updates: [(WatchEvent, Stopwatch)]) -> (Int, WaitOutcome)? {
+        var machine = WaitMachine(condition: condition)
+        for (index, (event, stopwatch)) in updates.enumerated() {
+            if let outcome = machine.observe(WatchUpdate(stopwatch: stopwatch, event: event)) { return (index, outcome) }
+        }
+        return nil
+    }
+
+    @Test("the default for a countdown is expired: ticks and other changes go by, the expiry ends it")
+    func defaultForCountdown() throws {
+        var machine = WaitMachine(condition: nil)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.countdown(.counting, elapsed: 1_000), event: .current)) == nil)
+        #expect(machine.condition == .expired)
+        let result = Self.run(nil, [
+            (.current, Self.countdown(.counting, elapsed: 1_000)),
+            (.tick, Self.countdown(.counting, elapsed: 2_000)),
+            (.lap, Self.countdown(.counting, elapsed: 2_500, laps: [2_500])),
+            (.stop, Self.countdown(.pause, elapsed: 3_000, laps: [2_500])),
+            (.start, Self.countdown(.counting, elapsed: 3_000, laps: [2_500])),
+            (.expired, Self.countdown(.counting, elapsed: 10_000, laps: [2_500])),
+        ])
+        #expect(result?.0 == 5 && result?.1 == .happened)
+    }
+
+    @Test("the default for a plain stopwatch is change: ticks go by, any other event ends it",
+          arguments: [WatchEvent.start, .stop, .reset, .lap, .target, .expired])
+    func defaultForPlain(event: WatchEvent) {
+        var machine = WaitMachine(condition: nil)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 1_000), event: .current)) == nil)
+        #expect(machine.condition == .change)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 2_000), event: .tick)) == nil)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 2_100), event: event)) == .happened)
+    }
+
+    @Test("the default is decided once: a countdown made plain is still waited on for its expiry")
+    func defaultDecidedOnce() {
+        var machine = WaitMachine(condition: nil)
+        _ = machine.observe(WatchUpdate(stopwatch: Self.countdown(.counting, elapsed: 0), event: .current))
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 10), event: .target)) == nil)
+        #expect(machine.condition == .expired)
+        // A stopwatch never started waits for any change, even when it becomes a countdown.
+        #expect(Self.run(nil, [(.current, Self.blank), (.start, Self.countdown(.counting, elapsed: 0))])?.1 == .happened)
+    }
+
+    @Test("an expired countdown ends the wait at once: counting in overtime, at its target, or paused past it",
+          arguments: [
+            WaitMachineTests.countdown(.counting, elapsed: 10_000), WaitMachineTests.countdown(.counting, elapsed: 99_000),
+            WaitMachineTests.countdown(.pause, elapsed: 12_000),
+          ])
+    func alreadyExpired(stopwatch: Stopwatch) {
+        #expect(Self.run(nil, [(.current, stopwatch)])?.1 == .happened)
+        #expect(Self.run(.expired, [(.current, stopwatch)])?.1 == .happened)
+    }
+
+    @Test("not expired yet: one ms short, or a countdown restarted from zero")
+    func notYetExpired() {
+        #expect(Self.run(.expired, [(.current, Self.countdown(.counting, elapsed: 9_999))]) == nil)
+        #expect(Self.run(.expired, [(.current, Self.countdown(.counting, elapsed: 9_999)), (.start, Self.countdown(.counting, elapsed: 0))]) == nil)
+        // --for expired on a plain stopwatch waits until it is a countdown that expires.
+        #expect(Self.run(.expired, [(.current, Self.blank), (.start, Self.plain(.counting, elapsed: 0))]) == nil)
+        #expect(Self.run(.expired, [(.current, Self.blank), (.target, Self.countdown(.counting, elapsed: 10_000))])?.1 == .happened)
+    }
+
+    @Test("removed ends every wait with 1", arguments: [WaitCondition?.none, .expired, .stop, .change])
+    func removed(condition: WaitCondition?) {
+        let result = Self.run(condition, [
+            (.current, Self.countdown(.counting, elapsed: 1_000)),
+            (.removed, Self.blank),
+        ])
+        #expect(result?.0 == 1 && result?.1 == .removed)
+        #expect(WaitOutcome.removed.exitStatus == 1)
+    }
+
+    @Test("reconnected: an expiry that fell while the daemon was down shows in the new current, and ends the wait")
+    func expiredWhileAway() {
+        let result = Self.run(nil, [
+            (.current, Self.countdown(.counting, elapsed: 1_000)),
+            (.tick, Self.countdown(.counting, elapsed: 2_000)),
+            // The daemon was killed; the next connection's first reply:
+            (.current, Self.countdown(.counting, elapsed: 15_000)),
+        ])
+        #expect(result?.0 == 2 && result?.1 == .happened)
+        // Not yet expired on reconnection: wait on.
+        #expect(Self.run(nil, [
+            (.current, Self.countdown(.counting, elapsed: 1_000)),
+            (.current, Self.countdown(.counting, elapsed: 5_000)),
+        ]) == nil)
+    }
+
+    @Test("reconnected: a stopwatch that now reads as never started was removed meanwhile")
+    func removedWhileAway() {
+        #expect(Self.run(nil, [(.current, Self.countdown(.counting, elapsed: 1_000)), (.current, Self.blank)])?.1 == .removed)
+        #expect(Self.run(.change, [(.current, Self.plain(.pause, elapsed: 1_000)), (.current, Self.blank)])?.1 == .removed)
+        // Never started before either: nothing happened.
+        #expect(Self.run(.change, [(.current, Self.blank), (.current, Self.blank)]) == nil)
+    }
+
+    @Test("change after a reconnection: a command in between shows; time counted does not")
+    func changeWhileAway() {
+        let counting = Self.plain(.counting, elapsed: 1_000)
+        let changed: [Stopwatch] = [
+            Self.plain(.pause, elapsed: 1_500), Self.plain(.counting, elapsed: 2_000, laps: [1_800]),
+            Self.countdown(.counting, elapsed: 2_000), Self.plain(.counting, elapsed: 200),
+        ]
+        for now in changed {
+            #expect(Self.run(.change, [(.current, counting), (.current, now)])?.1 == .happened, "\(now)")
+        }
+        #expect(Self.run(.change, [(.current, counting), (.current, Self.plain(.counting, elapsed: 60_000))]) == nil)
+        let paused = Self.plain(.pause, elapsed: 1_000)
+        #expect(Self.run(.change, [(.current, paused), (.current, paused)]) == nil)
+        #expect(Self.run(.change, [(.current, paused), (.current, Self.plain(.pause, elapsed: 3_000))])?.1 == .happened)
+        // A countdown that crossed its target while away: its expiry is a change.
+        let running = Self.countdown(.counting, elapsed: 1_000)
+        #expect(Self.run(.change, [(.current, running), (.current, Self.countdown(.counting, elapsed: 11_000))])?.1 == .happened)
+    }
+
+    @Test("--for stop: a stop event, or a state not counting, at once or after a reconnection")
+    func stop() {
+        let counting = Self.plain(.counting, elapsed: 1_000)
+        #expect(Self.run(.stop, [(.current, counting), (.tick, counting), (.lap, counting)]) == nil)
+        #expect(Self.run(.stop, [(.current, counting), (.stop, Self.plain(.pause, elapsed: 1_200))])?.0 == 1)
+        #expect(Self.run(.stop, [(.current, Self.plain(.pause, elapsed: 1_000))])?.1 == .happened)
+        #expect(Self.run(.stop, [(.current, Self.blank)])?.1 == .happened)
+        #expect(Self.run(.stop, [(.current, counting), (.current, Self.plain(.pause, elapsed: 1_200))])?.1 == .happened)
+        // A countdown's expiry is not a stop: it counts on in overtime.
+        #expect(Self.run(.stop, [(.current, Self.countdown(.counting, elapsed: 0)), (.expired, Self.countdown(.counting, elapsed: 10_000))]) == nil)
+    }
+
+    @Test("exit statuses: 0, 1, 124")
+    func exitStatuses() {
+        #expect(WaitOutcome.happened.exitStatus == 0)
+        #expect(WaitOutcome.removed.exitStatus == 1)
+        #expect(WaitOutcome.timedOut.exitStatus == 124)
+    }
+}
