@@ -121,7 +121,7 @@ final class HookRunner: @unchecked Sendable {
             case .startedDropping:
                 logger.warning("hooks: \(pool.maximumRunning) running and \(pool.maximumWaiting) waiting; dropping the oldest waiting until the queue drains")
             case .dropped(let count):
-                logger.warning("hooks: \(count) hook run\(count == 1 ? "" : "s") dropped, the queue being full")
+                logger.warning("hooks: \(count) event\(count == 1 ? "" : "s") or run\(count == 1 ? "" : "s") dropped: more than \(pool.maximumWaiting) were waiting")
             }
         }
         let runs = pool.running + pool.waiting
