@@ -152,7 +152,7 @@ final class HookRunnerTests {
         let runner = runner()
         runner.run(Self.event(.start))
         runner.run(Self.event(.stop))
-        #expect(wait { contents("good") == "start\nstop\n" && runner.isIdle })
+        #expect(wait { contents("good").map { $0.split(separator: "\n").sorted() } == ["start", "stop"] && runner.isIdle })
         let log = log()
         #expect(log.components(separatedBy: "skipping hook \(hooks)/plain: not executable").count == 2, "\(log)")
         #expect(log.components(separatedBy: "skipping hook \(hooks)/writable: writable by its group or others").count == 2, "\(log)")
