@@ -2,7 +2,7 @@
 #
 #   make                      release binaries (Swift runtime linked in: they run anywhere)
 #   make install              into $(DESTDIR)$(PREFIX): binaries, systemd units, sysusers.d,
-#                             man pages, bash/zsh/fish completions
+#                             man pages, bash/zsh/fish completions, the shipped hooks
 #   make uninstall
 #   make check                every test, as CI runs them
 #
@@ -19,6 +19,9 @@ MANDIR ?= $(PREFIX)/share/man
 BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
 FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# The hooks the project ships, to link into a hook directory (README "Hooks").
+HOOKS_DIR ?= $(PREFIX)/share/stopwatchd/hooks
+HOOKS = notify
 
 SWIFT ?= swift
 BUILD_DIR ?= .build-release
@@ -43,7 +46,8 @@ build:
 install: build
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMD_SYSTEM_UNIT_DIR) $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR) $(DESTDIR)$(SYSUSERS_DIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(ZSH_COMPLETION_DIR) $(DESTDIR)$(FISH_COMPLETION_DIR)
+		$(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(ZSH_COMPLETION_DIR) $(DESTDIR)$(FISH_COMPLETION_DIR) \
+		$(DESTDIR)$(HOOKS_DIR)
 	for binary in $(BINARIES); do \
 		$(INSTALL) -m 0755 -s $(BUILD_DIR)/release/$$binary $(DESTDIR)$(BINDIR)/$$binary || exit 1; \
 	done
@@ -62,6 +66,7 @@ install: build
 	@# bash and fish load completions by command name; swctl's files complete stopwatchd too.
 	ln -sf swctl $(DESTDIR)$(BASH_COMPLETION_DIR)/stopwatchd
 	ln -sf swctl.fish $(DESTDIR)$(FISH_COMPLETION_DIR)/stopwatchd.fish
+	for hook in $(HOOKS); do $(INSTALL) -m 0755 hooks/$$hook $(DESTDIR)$(HOOKS_DIR)/$$hook || exit 1; done
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(BINARIES))
@@ -71,6 +76,8 @@ uninstall:
 	rm -f $(DESTDIR)$(MANDIR)/man1/swctl.1 $(DESTDIR)$(MANDIR)/man8/stopwatchd.8
 	rm -f $(DESTDIR)$(BASH_COMPLETION_DIR)/swctl $(DESTDIR)$(BASH_COMPLETION_DIR)/stopwatchd $(DESTDIR)$(ZSH_COMPLETION_DIR)/_swctl
 	rm -f $(DESTDIR)$(FISH_COMPLETION_DIR)/swctl.fish $(DESTDIR)$(FISH_COMPLETION_DIR)/stopwatchd.fish
+	rm -f $(addprefix $(DESTDIR)$(HOOKS_DIR)/,$(HOOKS))
+	-rmdir $(DESTDIR)$(HOOKS_DIR) $(DESTDIR)$(PREFIX)/share/stopwatchd 2>/dev/null
 
 check:
 	bash .ci/run

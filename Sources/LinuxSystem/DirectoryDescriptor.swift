@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// An open directory, used through `openat` and friends: every name is looked up in this
@@ -137,6 +138,26 @@ package struct DirectoryDescriptor: Sendable, CustomStringConvertible {
             return nil
         }
         return FileStatus(info)
+    }
+
+    /// What `name` leads to, through a symbolic link there; nil when nothing (a link to
+    /// nothing included).
+    package func statusFollowingLinks(of name: String) throws(Errno) -> FileStatus? {
+        var info = stat()
+        do {
+            try Posix.call { fstatat(descriptor.rawValue, name, &info, 0) }
+        } catch where error == .noEntry {
+            return nil
+        }
+        return FileStatus(info)
+    }
+
+    /// Opens `name` only as a path (`O_PATH`, close-on-exec): enough to `fstat` it and to
+    /// run it as `/proc/self/fd/N`, without reading it or waiting on a FIFO. A symbolic link
+    /// there is followed only when `followingLinks`.
+    package func openPath(_ name: String, followingLinks: Bool) throws(Errno) -> FileDescriptor {
+        let flags = clinux_O_PATH | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW)
+        return FileDescriptor(rawValue: try Posix.call { openat(descriptor.rawValue, name, flags) })
     }
 
     /// Opens the file `name` in this directory (`O_CLOEXEC` added).

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// An open file descriptor. A plain value: close it explicitly with `close()`.
@@ -118,5 +119,47 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         var entry = pollfd(fd: rawValue, events: events, revents: 0)
         let milliseconds = timeout.map { CInt(clamping: max($0.milliseconds, 0)) } ?? -1
         return try Posix.call { Glibc.poll(&entry, 1, milliseconds) } > 0
+    }
+}
+
+extension FileDescriptor {
+    /// A pipe, both ends close-on-exec: (read end, write end).
+    package static func pipe() throws(Errno) -> (read: FileDescriptor, write: FileDescriptor) {
+        var ends: [CInt] = [-1, -1]
+        try Posix.call { clinux_pipe_cloexec(&ends) }
+        return (FileDescriptor(rawValue: ends[0]), FileDescriptor(rawValue: ends[1]))
+    }
+
+    /// An anonymous file in memory (`memfd_create`, close-on-exec) holding `bytes`, read
+    /// from its start: a standard input that never blocks its writer, whether or not the
+    /// reader reads it.
+    package static func memoryFile(named name: String, containing bytes: [UInt8]) throws(Errno) -> FileDescriptor {
+        let file = FileDescriptor(rawValue: try Posix.call { clinux_memfd_create(name) })
+        do {
+            try file.writeAll(bytes)
+            try Posix.call { lseek(file.rawValue, 0, SEEK_SET) }
+        } catch {
+            file.close()
+            throw error
+        }
+        return file
+    }
+}
+
+extension FileDescriptor {
+    /// Waits until any of `descriptors` is readable or hung up, at most `timeout` (rounded
+    /// up to the millisecond; forever when nil). For each descriptor, whether it is.
+    package static func poll(_ descriptors: [FileDescriptor], timeout: Duration?) throws(Errno) -> [Bool] {
+        var entries = descriptors.map { pollfd(fd: $0.rawValue, events: Int16(POLLIN), revents: 0) }
+        var milliseconds: CInt = -1
+        if let timeout {
+            let (whole, fraction) = max(timeout, .zero).components
+            let rounded = whole.multipliedReportingOverflow(by: 1000)
+            let extra = fraction > 0 ? (fraction + 999_999_999_999_999) / 1_000_000_000_000_000 : 0
+            milliseconds = rounded.overflow ? CInt.max : CInt(clamping: rounded.partialValue.addingReportingOverflow(extra).partialValue)
+        }
+        let count = nfds_t(entries.count)
+        _ = try Posix.call { Glibc.poll(&entries, count, milliseconds) }
+        return entries.map { $0.revents != 0 }
     }
 }

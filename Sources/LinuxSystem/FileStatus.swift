@@ -12,6 +12,8 @@ package struct FileStatus: Equatable, Sendable {
     /// The permission bits (`0o7777`).
     package let mode: mode_t
     package let size: Int64
+    /// Hard links to it: 0 for a directory that was removed while open.
+    package let linkCount: UInt64
 
     package init(_ info: stat) {
         switch info.st_mode & S_IFMT {
@@ -28,5 +30,6 @@ package struct FileStatus: Equatable, Sendable {
         groupID = info.st_gid
         mode = info.st_mode & 0o7777
         size = Int64(info.st_size)
+        linkCount = UInt64(info.st_nlink)
     }
 }

@@ -36,6 +36,19 @@ package struct ProcessEnvironment: Sendable {
         return value
     }
 
+    /// Every variable of this process, as the "NAME=value" strings a child is given. Read
+    /// once the process no longer changes its environment (after `unset`).
+    package static var all: [String] {
+        var variables: [String] = []
+        let first: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        guard var entry = first else { return variables }
+        while let variable = entry.pointee {
+            variables.append(String(cString: variable))
+            entry += 1
+        }
+        return variables
+    }
+
     /// Removes `name` from this process's environment, so children do not inherit it.
     /// Only while the process has one thread: glibc's getenv is not safe against it.
     package static func unset(_ name: String) {

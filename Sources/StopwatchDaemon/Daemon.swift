@@ -23,6 +23,8 @@ package enum Daemon {
             allowedGroup = gid
         }
 
+        // Before the socket: a hook directory refused leaves nothing behind.
+        let hooks = try HookRunner.start(options: options, environment: environment, logger: logger)
         let listener = try listeningSocket(options: options, environment: environment, group: allowedGroup)
         // Every client costs a descriptor: keep some for the daemon's own files.
         let openFileLimit = ResourceLimits.raiseOpenFileLimit()
@@ -89,7 +91,8 @@ package enum Daemon {
             maximumLaps: options.maximumLaps,
             maximumPendingEvents: options.maximumPendingEvents,
             logger: logger,
-            changed: { status.changed() }
+            changed: { status.changed() },
+            events: { hooks.run($0) }
         )
         service.register(stopwatches.interface)
         let server = VarlinkServer(

@@ -25,6 +25,13 @@ package struct DaemonOptions: Equatable, Sendable {
     package var writeTimeout: Duration = .seconds(30)
     /// How long a connection that neither calls nor watches is kept open.
     package var idleTimeout: Duration = .seconds(60)
+    /// Where the hooks are; nil: `HookLocation`'s default.
+    package var hookDirectory: String?
+    /// How long a hook may run before it gets SIGTERM (and SIGKILL 2 s later).
+    package var hookTimeout: Duration = .seconds(30)
+    package var maximumHooksRunning = 4
+    /// Hook runs that may wait for a slot; beyond, the oldest waiting is dropped.
+    package var maximumHooksWaiting = 256
 
     package static let minimumTick: Duration = .milliseconds(10)
 
@@ -63,6 +70,14 @@ package struct DaemonOptions: Equatable, Sendable {
           --write-timeout DUR      time a client may stop reading (default 30s)
           --idle-timeout DUR       time a client may stay connected without a call or a
                                    watch (default 60s)
+          --hook-dir DIR           hooks run at each event (default:
+                                   $XDG_CONFIG_HOME/stopwatchd/hooks for a user,
+                                   /etc/stopwatchd/hooks for root)
+          --hook-timeout DUR       time a hook may run before SIGTERM, then SIGKILL 2s
+                                   later (default 30s)
+          --max-hooks-running N    hooks running at once, at most 64 (default 4)
+          --max-hooks-waiting N    hooks waiting for a slot; beyond, the oldest is dropped
+                                   (default 256)
           -h, --help               show this help
           --version                show the version
 
@@ -102,6 +117,10 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--message-timeout": options.messageTimeout = try duration(value(), for: name)
             case "--write-timeout": options.writeTimeout = try duration(value(), for: name)
             case "--idle-timeout": options.idleTimeout = try duration(value(), for: name)
+            case "--hook-dir": options.hookDirectory = try nonEmpty(value(), for: name)
+            case "--hook-timeout": options.hookTimeout = try duration(value(), for: name, maximum: .seconds(24 * 3600))
+            case "--max-hooks-running": options.maximumHooksRunning = try count(value(), for: name, maximum: 64)
+            case "--max-hooks-waiting": options.maximumHooksWaiting = try count(value(), for: name, minimum: 0, maximum: 1_000_000)
             default:
                 throw UsageError("unknown option '\(argument.raw)'")
             }
@@ -121,9 +140,12 @@ package struct DaemonOptions: Equatable, Sendable {
         return number
     }
 
-    private static func duration(_ text: String, for name: String) throws(UsageError) -> Duration {
+    private static func duration(_ text: String, for name: String, maximum: Duration? = nil) throws(UsageError) -> Duration {
         guard let duration = DurationText.parse(text), duration > .zero else {
             throw UsageError("\(name): '\(text)' is not a duration like 500ms, 30s or 2m")
+        }
+        if let maximum, duration > maximum {
+            throw UsageError("\(name): \(text) is longer than the maximum, \(DurationText.string(maximum))")
         }
         return duration
     }

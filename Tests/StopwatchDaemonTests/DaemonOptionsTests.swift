@@ -25,4 +25,49 @@ struct DaemonOptionsTests {
         #expect(throws: UsageError("--tick: 5ms is shorter than the minimum, 10ms")) { try DaemonOptions.parse(["--tick", "5ms"]) }
         #expect(throws: UsageError("--socket needs a value")) { try DaemonOptions.parse(["--socket"]) }
     }
+
+    @Test("hook options")
+    func hookOptions() throws {
+        guard case .run(let defaults) = try DaemonOptions.parse([]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(defaults.hookDirectory == nil)
+        #expect(defaults.hookTimeout == .seconds(30))
+        #expect(defaults.maximumHooksRunning == 4)
+        #expect(defaults.maximumHooksWaiting == 256)
+        guard case .run(let options) = try DaemonOptions.parse([
+            "--hook-dir", "/etc/h", "--hook-timeout", "500ms", "--max-hooks-running", "2", "--max-hooks-waiting=0",
+        ]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(options.hookDirectory == "/etc/h")
+        #expect(options.hookTimeout == .milliseconds(500))
+        #expect(options.maximumHooksRunning == 2)
+        #expect(options.maximumHooksWaiting == 0)
+        #expect(throws: UsageError("--max-hooks-running: '65' is not a whole number from 1 to 64")) {
+            try DaemonOptions.parse(["--max-hooks-running", "65"])
+        }
+        #expect(throws: UsageError("--max-hooks-running: '0' is not a whole number from 1 to 64")) {
+            try DaemonOptions.parse(["--max-hooks-running", "0"])
+        }
+        #expect(throws: UsageError("--hook-timeout: 'soon' is not a duration like 500ms, 30s or 2m")) {
+            try DaemonOptions.parse(["--hook-timeout", "soon"])
+        }
+        #expect(throws: UsageError("--hook-timeout: 25h is longer than the maximum, 1440m")) {
+            try DaemonOptions.parse(["--hook-timeout", "25h"])
+        }
+        #expect(throws: UsageError("--hook-dir needs a non-empty value")) { try DaemonOptions.parse(["--hook-dir", ""]) }
+        #expect(DaemonOptions.usage.contains("--hook-dir DIR"))
+        #expect(DaemonOptions.usage.contains("--max-hooks-waiting N"))
+    }
+
+    @Test("where the hooks are")
+    func hookLocation() {
+        #expect(HookLocation.path(option: "/x", environment: ProcessEnvironment([:]), isRoot: false) == "/x")
+        #expect(HookLocation.path(option: nil, environment: ProcessEnvironment(["XDG_CONFIG_HOME": "/c", "HOME": "/h"]), isRoot: false) == "/c/stopwatchd/hooks")
+        #expect(HookLocation.path(option: nil, environment: ProcessEnvironment(["HOME": "/h"]), isRoot: false) == "/h/.config/stopwatchd/hooks")
+        #expect(HookLocation.path(option: nil, environment: ProcessEnvironment(["HOME": "/root"]), isRoot: true) == "/etc/stopwatchd/hooks")
+    }
 }

@@ -28,14 +28,17 @@ usr/share/fish/vendor_completions.d/stopwatchd.fish -> swctl.fish
 usr/share/fish/vendor_completions.d/swctl.fish
 usr/share/man/man1/swctl.1
 usr/share/man/man8/stopwatchd.8
+usr/share/stopwatchd/hooks/notify
 usr/share/zsh/site-functions/_swctl"
 actual=$(cd "$work/package" && find . \( -type f -printf '%P\n' \) -o \( -type l -printf '%P -> %l\n' \) | sort)
 [ "$actual" = "$expected" ] || fail "installed files differ:\n$actual"
-grep -qx 'ExecStart=/usr/bin/stopwatchd --allow-group stopwatch' "$work/package/usr/lib/systemd/system/stopwatchd.service" \
-    || fail "the system unit's ExecStart does not point at /usr/bin/stopwatchd"
+grep -qx 'ExecStart=/usr/bin/stopwatchd --allow-group stopwatch --hook-dir /etc/stopwatchd/hooks' "$work/package/usr/lib/systemd/system/stopwatchd.service" \
+    || fail "the system unit's ExecStart does not point at /usr/bin/stopwatchd with the system's hook directory"
 grep -qx 'ExecStart=/usr/bin/stopwatchd' "$work/package/usr/lib/systemd/user/stopwatchd.service" \
     || fail "the user unit's ExecStart does not point at /usr/bin/stopwatchd"
 "$work/package/usr/bin/swctl" --version | grep -q '^swctl ' || fail "the installed swctl does not run"
+[ "$(stat -c %a "$work/package/usr/share/stopwatchd/hooks/notify")" = 755 ] || fail "the notify hook is not installed 0755"
+sh -n "$work/package/usr/share/stopwatchd/hooks/notify" || fail "the notify hook is not valid sh"
 for unit in system user; do
     for setting in MemoryMax TasksMax; do
         grep -q "^$setting=" "$work/package/usr/lib/systemd/$unit/stopwatchd.service" \
@@ -43,6 +46,10 @@ for unit in system user; do
     done
 done
 echo "ok: $(echo "$expected" | wc -l) files"
+make --no-print-directory uninstall DESTDIR="$work/package" PREFIX=/usr >/dev/null
+left=$(cd "$work/package" && find . ! -type d | sort)
+[ -z "$left" ] || fail "make uninstall left files behind:\n$left"
+[ ! -e "$work/package/usr/share/stopwatchd" ] || fail "make uninstall left usr/share/stopwatchd behind"
 
 echo "== systemd-analyze verify"
 # Installed where they can run, so verify can check ExecStart.

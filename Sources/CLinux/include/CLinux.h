@@ -3,8 +3,40 @@
 #ifndef CLINUX_H
 #define CLINUX_H
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+// Without _GNU_SOURCE (set before glibc's headers, which the Glibc module has already
+// read), glibc declares neither O_PATH nor pipe2: the kernel's value, and the system call.
+#ifndef O_PATH
+#define O_PATH 010000000
+#endif
+static const int clinux_O_PATH = O_PATH;
+
+/// pipe2(fds, O_CLOEXEC).
+static inline int clinux_pipe_cloexec(int fds[2]) {
+    return (int)syscall(SYS_pipe2, fds, O_CLOEXEC);
+}
+
+// Through syscall(2), which Swift cannot call (it is variadic): glibc wraps pidfd_open only
+// from 2.36 and memfd_create from 2.27, and a toolchain's sysroot may be older.
+
+/// A descriptor for process `pid` that polls readable once it has ended (Linux 5.3).
+static inline int clinux_pidfd_open(pid_t pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/// An anonymous file in memory, close-on-exec (MFD_CLOEXEC).
+static inline int clinux_memfd_create(const char *name) {
+    return (int)syscall(SYS_memfd_create, name, 1U);
+}
 
 #endif

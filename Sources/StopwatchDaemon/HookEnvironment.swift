@@ -1,0 +1,47 @@
+import LinuxSystem
+import StopwatchProtocol
+import Varlink
+
+/// The environment a hook is run with (SPEC §4): the daemon's own, plus what the event is.
+enum HookEnvironment {
+    /// The variables set for every event (some only when they apply).
+    static let names = [
+        "STOPWATCHD_EVENT", "STOPWATCHD_NAME", "STOPWATCHD_STATE", "STOPWATCHD_ELAPSED_MS",
+        "STOPWATCHD_TARGET_MS", "STOPWATCHD_LATE_MS",
+    ]
+    /// systemd's messages to the daemon itself (its notify socket, watchdog, socket
+    /// activation): not inherited, so that no hook takes them for its own.
+    static let daemonOnly = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]
+
+    /// The event's variables: `STOPWATCHD_TARGET_MS` only for a countdown, and
+    /// `STOPWATCHD_LATE_MS` only for an expiry.
+    static func variables(for event: StopwatchEvent) -> [(name: String, value: String)] {
+        let stopwatch = event.update.stopwatch
+        var variables = [
+            ("STOPWATCHD_EVENT", event.event.rawValue),
+            ("STOPWATCHD_NAME", stopwatch.name),
+            ("STOPWATCHD_STATE", stopwatch.state.rawValue),
+            ("STOPWATCHD_ELAPSED_MS", String(stopwatch.elapsedMs)),
+        ]
+        if let target = stopwatch.targetMs { variables.append(("STOPWATCHD_TARGET_MS", String(target))) }
+        if event.event == .expired { variables.append(("STOPWATCHD_LATE_MS", String(max(event.late.milliseconds, 0)))) }
+        return variables.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// `base` ("NAME=value" strings, the daemon's environment) without the variables above
+    /// and systemd's, then the event's.
+    static func environment(_ base: [String], for event: StopwatchEvent) -> [String] {
+        let removed = Set(names + daemonOnly)
+        let kept = base.filter { entry in
+            let name = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? entry
+            return !removed.contains(name)
+        }
+        return kept + variables(for: event).map { "\($0.name)=\($0.value)" }
+    }
+
+    /// What the hook reads on its standard input: the `Watch` reply's parameters,
+    /// `{"stopwatch":{…},"event":"expired"}`, and a newline.
+    static func standardInput(for event: StopwatchEvent) -> [UInt8] {
+        event.update.json.serialized + [UInt8(ascii: "\n")]
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import LinuxSystem
+import StopWatchCore
+@testable import StopwatchDaemon
+import StopwatchProtocol
+import StopwatchdClient
+import Testing
+import Varlink
+
+/// Hooks in the real daemon (SPEC §4, "Events and hooks"): what a hook gets, and how the
+/// daemon contains hooks that hang, fork, print megabytes or should not run, serving on.
+@Suite("hooks")
+struct HookTests {
+    let directory: TestDirectory
+    var hooks: String { directory.path + "/hooks" }
+
+    init() throws {
+        directory = try TestDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path + "/hooks", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    }
+
+    func daemon(_ arguments: [String] = []) throws -> DaemonProcess {
+        try DaemonProcess(socket: directory.socket, arguments: ["--hook-dir", hooks] + arguments)
+    }
+
+    func hook(_ name: String, _ body: String, mode: Int = 0o755) throws {
+        let path = hooks + "/" + name
+        try ("#!/bin/sh\n" + body + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+    }
+
+    func contents(_ name: String) -> String? { try? String(contentsOfFile: directory.file(name), encoding: .utf8) }
+
+    @Test("swctl start: the hook gets the event in its environment and the Watch reply on standard input")
+    func startEvent() throws {
+        try hook("record", """
+            env | grep '^STOPWATCHD_' | grep -v SOCKET | sort > \(directory.file("env.tmp"))
+            cat > \(directory.file("stdin.tmp"))
+            mv \(directory.file("env.tmp")) \(directory.file("env")); mv \(directory.file("stdin.tmp")) \(directory.file("stdin"))
+            """)
+        let daemon = try daemon()
+        #expect(try Swctl.run(["start", "x"], socket: daemon.socket).status == 0)
+        #expect(Deadline.wait { contents("stdin") != nil })
+        let environment = contents("env") ?? ""
+        #expect(environment.hasPrefix("STOPWATCHD_ELAPSED_MS="), "\(environment)")
+        #expect(environment.contains("STOPWATCHD_EVENT=start\nSTOPWATCHD_NAME=x\nSTOPWATCHD_STATE=counting\n"), "\(environment)")
+        #expect(!environment.contains("TARGET") && !environment.contains("LATE"))
+        let input = contents("stdin") ?? ""
+        let json = try JSONParser.parse(String(input.dropLast()))
+        guard case .object(let parameters) = json else { Issue.record("not an object: \(input)"); return }
+        let update = try WatchUpdate(json: parameters)
+        #expect(update.event == .start)
+        #expect(update.stopwatch.name == "x" && update.stopwatch.state == .counting)
+    }
+
+    @Test("a hook that hangs is stopped after --hook-timeout, and the daemon serves meanwhile")
+    func hangs() throws {
+        try hook("hang", "trap '' TERM; while :; do sleep 1; done")
+        let daemon = try daemon(["--hook-timeout", "500ms"])
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("a")
+        #expect(try client.stop("a").state == .pause)
+        #expect(daemon.waitForLog(containing: "still runs after 500ms: SIGTERM to its process group"))
+        #expect(daemon.waitForLog(containing: "SIGKILL to its process group"))
+        #expect(daemon.waitForLog(containing: "(timeout 500ms): killed by signal 9"))
+        #expect(try client.get("a").state == .pause)
+    }
+
+    @Test("a hook that forks and exits: its run ends, what it left is killed, the daemon serves on")
+    func forksAndExits() throws {
+        try hook("fork", "sleep 300 & echo $! > \(directory.file("child.tmp")); mv \(directory.file("child.tmp")) \(directory.file("child")); echo forked")
+        let daemon = try daemon(["--max-hooks-running", "1"])
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("f")
+        _ = try client.stop("f")
+        // Two runs one after the other through one slot: the first ended although its child held the pipe.
+        #expect(daemon.waitForLog(containing: "hook fork (stop of 'f'): forked"))
+        let child = pid_t(contents("child")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        #expect(child > 0)
+        #expect(Deadline.wait {
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        })
+        #expect(try client.get("f").state == .pause)
+    }
+
+    @Test("a hook that prints megabytes: a few lines logged, the rest counted, memory bounded")
+    func printsMegabytes() throws {
+        try hook("loud", "head -c 50000000 /dev/zero | tr '\\\\0' 'y' | fold -w 80")
+        let daemon = try daemon()
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("m")
+        let before = DaemonMemory.residentKiB(of: daemon.pid) ?? 0
+        for _ in 0..<3 { _ = try client.lap("m") }
+        #expect(Deadline.wait(.seconds(60)) { daemon.readLog().components(separatedBy: "more bytes of output not logged").count == 5 })
+        #expect(try client.get("m").lapsMs.count == 3)
+        let after = DaemonMemory.residentKiB(of: daemon.pid) ?? 0
+        #expect(after - before < 32 * 1024, "resident \(before) KiB, then \(after) KiB")
+        let lines = daemon.readLog().split(separator: "\n").filter { $0.contains("hook loud") }
+        #expect(lines.count <= 4 * 34, "\(lines.count) lines")
+    }
+
+    @Test("not executable, writable by its group: skipped and logged, once")
+    func skipped() throws {
+        try hook("plain", "touch \(directory.file("ran-plain"))", mode: 0o644)
+        try hook("writable", "touch \(directory.file("ran-writable"))", mode: 0o775)
+        try hook("good", "echo $STOPWATCHD_EVENT >> \(directory.file("good"))")
+        let daemon = try daemon()
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("s")
+        _ = try client.stop("s")
+        #expect(Deadline.wait { contents("good").map { $0.split(separator: "\n").sorted() } == ["start", "stop"] })
+        let log = daemon.readLog()
+        #expect(log.components(separatedBy: "skipping hook \(hooks)/plain: not executable").count == 2, "\(log)")
+        #expect(log.components(separatedBy: "warning: skipping hook \(hooks)/writable: writable by its group or others").count == 2, "\(log)")
+        #expect(contents("ran-plain") == nil && contents("ran-writable") == nil)
+    }
+
+    @Test("a hook added while the daemon runs is run at the next event")
+    func addedWhileRunning() throws {
+        let daemon = try daemon()
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("n")
+        try hook("new", "echo $STOPWATCHD_EVENT > \(directory.file("new.tmp")); mv \(directory.file("new.tmp")) \(directory.file("new"))")
+        _ = try client.lap("n")
+        #expect(Deadline.wait { contents("new") == "lap\n" })
+    }
+
+    @Test("a hook directory others may write is refused at start, saying how to fix it")
+    func untrustedDirectory() throws {
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: hooks)
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--hook-dir", hooks], waitUntilReady: false)
+        let status = daemon.waitForExit()
+        #expect(status != nil && status != 0)
+        #expect(daemon.readLog().contains("refusing the hook directory: \(hooks) is writable by others; remove that (chmod o-w \(hooks))"))
+        #expect(!FileManager.default.fileExists(atPath: directory.socket))
+    }
+
+    @Test("10,000 countdowns expiring at one instant: at most 4 hooks at once, the drops logged in a few lines")
+    func expiryStorm() throws {
+        let state = DaemonProcess.stateDirectory(for: directory.socket)
+        try FileManager.default.createDirectory(atPath: state + "/stopwatches", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.file("running"), withIntermediateDirectories: false)
+        try hook("count", """
+            [ "$STOPWATCHD_EVENT" = expired ] || exit 0
+            touch \(directory.file("running"))/$$
+            ls \(directory.file("running")) | wc -l >> \(directory.file("seen"))
+            sleep 0.1
+            rm \(directory.file("running"))/$$
+            """)
+        let now = ClockReading.now()
+        let instant = now.boot + (Binaries.sanitized ? .seconds(40) : .seconds(10))
+        let count = 10_000
+        for index in 0..<count {
+            let origin = now.boot - .milliseconds(Int64(index))
+            let snapshot = StopWatchSnapshot.counting(since: origin, now: now.boot, target: instant - origin)
+            let record = StopwatchRecord(name: "c\(index)", snapshot: snapshot, at: now)
+            #expect(FileManager.default.createFile(atPath: state + "/stopwatches/c\(index).json", contents: Data(record.json.serialized)))
+        }
+        let daemon = try daemon()
+        let client = StopwatchClient(socketPath: daemon.socket)
+        #expect(daemon.waitForLog(containing: "dropped: more than 256 were waiting", timeout: .seconds(180)))
+        let seen = (contents("seen") ?? "").split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(!seen.isEmpty && seen.allSatisfy { $0 <= 4 }, "\(seen.max() ?? 0) at once")
+        #expect(seen.count < 1000, "\(seen.count) runs")
+        let dropLines = daemon.readLog().split(separator: "\n").filter { $0.contains("dropp") }
+        #expect(dropLines.count <= 10, "\(dropLines.count) lines about drops")
+        #expect(try client.list().count == count)
+    }
+}
