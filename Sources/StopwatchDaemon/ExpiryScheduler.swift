@@ -6,11 +6,13 @@ import StopWatchCore
 ///
 /// The service tells it every stopwatch's new snapshot (`update`); it keeps each one's
 /// expiry instant (`StopWatchSnapshot.expiry`, on the boot clock) and calls `due` with the
-/// name and the instant once that instant has come. In production the timer is a `timerfd`
+/// names and instants that have come, a batch at a time. In production the timer is a `timerfd`
 /// on `CLOCK_BOOTTIME` (`BootTimerFactory`): a countdown ends on time through a suspend.
 ///
 /// Due expiries are handed over `batch` at a time; more due at once (10,000 countdowns set
 /// for one instant) continue in a later turn of the queue, so clients are served between.
+/// (A command that reaches a countdown whose instant has passed meanwhile expires it
+/// first: the service sees to that.)
 // Sendable without checks, so the timer's handler can hold it weakly: every stored property
 // is read and written only on `queue` (serial), where that handler, the service that calls
 // `update`, and `due` all run.
@@ -18,7 +20,7 @@ final class ExpiryScheduler: @unchecked Sendable {
     private let clock: any StopWatchClock
     private let queue: DispatchQueue
     private let batch: Int
-    private let due: (_ name: String, _ instant: Duration) -> Void
+    private let due: (_ expiries: [(name: String, instant: Duration)]) -> Void
     private var deadlines = Deadlines()
     /// The pending expiry of each countdown that has one, and its token in `deadlines`.
     private var pending: [String: (instant: Duration, token: UInt64)] = [:]
@@ -29,13 +31,15 @@ final class ExpiryScheduler: @unchecked Sendable {
     /// Where the timer is armed, if it is.
     private var armedAt: Duration?
     private var isFiring = false
+    /// The batch being taken from `deadlines` in `fire`.
+    private var dueNow: [(name: String, instant: Duration)] = []
 
     init(
         timers: any TickTimerFactory,
         clock: any StopWatchClock,
         queue: DispatchQueue,
         batch: Int = 256,
-        due: @escaping (_ name: String, _ instant: Duration) -> Void
+        due: @escaping (_ expiries: [(name: String, instant: Duration)]) -> Void
     ) {
         self.timers = timers
         self.clock = clock
@@ -61,7 +65,7 @@ final class ExpiryScheduler: @unchecked Sendable {
             pending[name] = (instant, token)
             deadlines.insert(token, at: instant) { [unowned self] in
                 self.pending[name] = nil
-                self.due(name, instant)
+                self.dueNow.append((name, instant))
             }
         }
         if !isFiring { arm() }
@@ -86,13 +90,14 @@ final class ExpiryScheduler: @unchecked Sendable {
         armedAt = nil
         isFiring = true
         let now = clock.now()
-        var handed = 0
-        while handed < batch, let expire = deadlines.removeDue(at: now) {
-            expire()
-            handed += 1
+        while dueNow.count < batch, let take = deadlines.removeDue(at: now) {
+            take()
         }
+        let expiries = dueNow
+        dueNow = []
+        if !expiries.isEmpty { due(expiries) }
         isFiring = false
-        if handed == batch, let nearest = deadlines.nearest, nearest <= now {
+        if expiries.count == batch, let nearest = deadlines.nearest, nearest <= now {
             queue.async { [weak self] in self?.fire() }
         } else {
             arm()

@@ -110,6 +110,7 @@ final class StateStore: @unchecked Sendable {
     /// Makes `name`'s state durable; nil removes it. Returns once it is on disk, or once the
     /// failure is logged (the change itself stands).
     func save(_ name: String, _ snapshot: StopWatchSnapshot?) {
+        dueSoonNames.remove(name)
         if write(name, snapshot) {
             if problem != nil { retryUnsaved() }
         } else {
@@ -117,12 +118,15 @@ final class StateStore: @unchecked Sendable {
         }
     }
 
-    /// Writes `name` as it is then (`currentSnapshot`), in a later turn of the queue, a few
-    /// names a turn, so that a burst of expiries leaves clients served between the writes.
-    func saveSoon(_ name: String) {
-        guard dueSoonNames.insert(name).inserted else { return }
-        dueSoon.append(name)
-        if dueSoon.count == 1 { scheduleDueSoon() }
+    /// Writes `names` as they are then (`currentSnapshot`), in later turns of the queue, a
+    /// few a turn, so that a burst of expiries leaves clients served between the writes. A
+    /// name saved meanwhile (`save`) is not written again.
+    func saveSoon(_ names: [String]) {
+        let wasEmpty = dueSoon.isEmpty
+        for name in names where dueSoonNames.insert(name).inserted {
+            dueSoon.append(name)
+        }
+        if wasEmpty, !dueSoon.isEmpty { scheduleDueSoon() }
     }
 
     private func scheduleDueSoon() {
@@ -132,8 +136,7 @@ final class StateStore: @unchecked Sendable {
     private func saveDueSoon(atMost limit: Int = .max) {
         let names = dueSoon.prefix(limit)
         dueSoon.removeFirst(names.count)
-        for name in names {
-            dueSoonNames.remove(name)
+        for name in names where dueSoonNames.contains(name) {
             save(name, currentSnapshot(name))
         }
         if !dueSoon.isEmpty, limit != .max { scheduleDueSoon() }

@@ -29,7 +29,7 @@ final class StopwatchService {
     private let watches: StopwatchWatch.Context
     /// Lazy: its `due` calls back into the service, which is whole only after `init`.
     private(set) lazy var expiries = ExpiryScheduler(timers: expiryTimers, clock: clock, queue: queue) { [unowned self] in
-        self.expire($0, dueAt: $1)
+        self.expire($0)
     }
 
     /// - Parameters:
@@ -105,6 +105,7 @@ final class StopwatchService {
                 throw .invalidTransition(Stopwatch(name: name, snapshot: error.snapshot, at: clock.now()), method: call.memberName)
             }
         }
+        expireIfDue(name, useCase)
         let before = useCase.state.current
         // Commands reach a stopwatch only from this queue, so the count cannot change before
         // the lap is taken.
@@ -123,33 +124,44 @@ final class StopwatchService {
         return reply(name, after)
     }
 
-    /// A countdown's instant came: its expiry is recorded and told at once, then saved.
+    /// Countdowns whose instants came: each expiry is recorded and told at once, then all
+    /// are saved in a later turn of the queue, after their watchers have been written to.
     ///
-    /// Told first, unlike a command's change: its watchers and hooks hear of it at its
-    /// instant, not a disk write later (two `fsync`s, milliseconds), and a burst of 10,000
-    /// is not held up by 10,000 writes. A crash between the two tells it again at the next
-    /// start, late; saved first, a crash between would lose it, which is worse for a timer.
-    private func expire(_ name: String, dueAt instant: Duration) {
-        guard let useCase = registry.created(name) else { return }
-        let before = useCase.state.current
-        // Only refusals are typed; `expire` refuses nothing.
-        guard let after = try? perform(.expire, on: useCase), after != before else {
-            // Not due after all (the clocks disagree by a hair): wait for it again.
-            expiries.update(name, before)
-            return
+    /// Told first, unlike a command's change: watchers and hooks hear of an expiry at its
+    /// instant, not a disk write later (two `fsync`s, milliseconds, each), and a burst of
+    /// 10,000 is not held up by 10,000 writes. A crash in between tells it again at the next
+    /// start, late; saved first, a crash in between would lose it, which is worse for a timer.
+    private func expire(_ expiries: [(name: String, instant: Duration)]) {
+        var expired: [String] = []
+        for (name, instant) in expiries {
+            guard let useCase = registry.created(name) else { continue }
+            let before = useCase.state.current
+            // `expire` refuses nothing, and changes nothing before the instant (which has come:
+            // one clock).
+            guard let after = try? perform(.expire, on: useCase), after != before else { continue }
+            let late = max(clock.now() - instant, .zero)
+            if late >= .seconds(1) {
+                logger.info("countdown '\(name)' expired \(DurationText.string(late)) ago (stopwatchd was not running, or the system was suspended); told now")
+            }
+            record(name, from: before, to: after, late: late, saving: .afterTelling)
+            expired.append(name)
         }
-        let late = max(clock.now() - instant, .zero)
-        if late >= .seconds(1) {
-            logger.info("countdown '\(name)' expired \(DurationText.string(late)) ago, while stopwatchd was not running")
-        }
-        record(name, from: before, to: after, late: late, saving: .afterTelling)
+        storage.saveSoon(expired)
+    }
+
+    /// A countdown whose instant has passed, but whose turn has not come yet (the timer's
+    /// handler waits behind this call), expires before a command changes it: a Stop just
+    /// after the instant must not swallow the expiry.
+    private func expireIfDue(_ name: String, _ useCase: StopWatchUseCase) {
+        guard let instant = useCase.state.current.expiry, instant <= clock.now() else { return }
+        expire([(name, instant)])
     }
 
     enum SaveOrder {
         /// Saved, then told: a command's change, which its reply must not announce before
         /// it is on disk (SPEC §4).
         case beforeTelling
-        /// Told, then saved in the queue's next turn: an expiry.
+        /// Told, then saved in a later turn of the queue (by the caller): an expiry.
         case afterTelling
     }
 
@@ -161,12 +173,7 @@ final class StopwatchService {
         late: Duration = .zero,
         saving order: SaveOrder = .beforeTelling
     ) {
-        switch order {
-        case .beforeTelling: storage.save(name, after)
-        // Watchers hear of it through the use case's publication, already on its way;
-        // the hooks just below.
-        case .afterTelling: storage.saveSoon(name)
-        }
+        if order == .beforeTelling { storage.save(name, after) }
         changed()
         expiries.update(name, after)
         guard after != before else { return }
@@ -205,8 +212,11 @@ final class StopwatchService {
         // Required here: removing "default" by leaving the name out would be too easy.
         guard case .string(let name)? = call.parameters["name"] else { throw .invalidParameter("name") }
         guard StopwatchName.isValid(name) else { throw .invalidName(name) }
-        if registry.remove(name) {
+        if let useCase = registry.created(name) {
+            expireIfDue(name, useCase)
+            // On disk before anyone hears of it, watchers included.
             storage.save(name, nil)
+            registry.remove(name)
             changed()
             expiries.update(name, nil)
             let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.now()), event: .removed)

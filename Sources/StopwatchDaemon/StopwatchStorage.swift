@@ -5,9 +5,9 @@ import StopWatchCore
 protocol StopwatchStorage: AnyObject {
     /// Writes stopwatch `name` as `snapshot`; nil deletes it.
     func save(_ name: String, _ snapshot: StopWatchSnapshot?)
-    /// Writes stopwatch `name` as it is then, in a later turn of the queue: after what this
-    /// turn tells (an expiry's watchers, at its instant, wait for no disk).
-    func saveSoon(_ name: String)
+    /// Writes stopwatches `names` as they are then, in a later turn of the queue: after what
+    /// this turn tells (an expiry's watchers, at its instant, wait for no disk).
+    func saveSoon(_ names: [String])
 }
 
 extension StateStore: StopwatchStorage {}

@@ -44,8 +44,10 @@ final class WatchFanOut: @unchecked Sendable {
     }
 
     /// The stopwatch was removed and `successor`, never started, takes its name: the watchers
-    /// are told `removed` with it, then follow it.
+    /// get the changes still on their way first (a Stop served in the same turn), then are
+    /// told `removed` with the successor, then follow it.
     func removed(replacedBy successor: StopWatchUseCase) {
+        subscription?.deliverPending()
         subscription?.cancel()
         let fresh = successor.state.current
         latest = fresh

@@ -59,24 +59,12 @@ struct CountdownServiceTests {
     @Test("an expiry is saved and told once, at its instant, on one boot-clock timer; a watcher sees start, ticks, expired")
     func expiresOnce() throws {
         let fixture = StopwatchServiceFixture(now: .seconds(100))
-        guard case .success(.stream(let stream)) = fixture.call("Watch", ["name": .string("tea")], more: true) else {
-            Issue.record("Watch gave no stream")
-            return
-        }
-        let updates = Locked<[WatchUpdate]>([])
-        fixture.queue.sync {
-            stream.start {
-                while case .message(let bytes)? = stream.next() {
-                    let reply = try! VarlinkReply(json: try! JSONParser.parse(Array(bytes.dropLast())))
-                    updates.withLock { $0.append(try! WatchUpdate(json: reply.parameters)) }
-                }
-            }
-        }
+        let (stream, updates) = try #require(fixture.watch("tea"))
         _ = fixture.reply("Countdown", Self.parameters("tea", .int(2500)))
         fixture.time.advance(by: .seconds(5))
         let expected: [WatchEvent] = [.current, .start, .tick, .tick, .expired, .tick, .tick, .tick]
-        let arrived = Deadline.wait { updates.withLock { $0.map(\.event) } == expected }
-        #expect(arrived, "got \(updates.withLock { $0.map { "\($0.event) \($0.stopwatch.elapsedMs)" } })")
+        fixture.settle { updates.withLock { $0.map(\.event) } == expected }
+        #expect(updates.withLock { $0.map(\.event) } == expected)
         let expired = try #require(updates.withLock { $0 }.first { $0.event == .expired })
         #expect(expired.stopwatch.elapsedMs == 2500, "at its instant, between the ticks")
         #expect(fixture.events.map(\.event) == [.start, .expired])
@@ -113,7 +101,7 @@ struct CountdownServiceTests {
         for index in 0..<1000 { _ = fixture.reply("Countdown", Self.parameters("c\(index)", .int(1000))) }
         #expect(fixture.queue.sync { fixture.stopwatches.expiries.count } == 1000)
         fixture.time.advance(by: .seconds(1))
-        #expect(Deadline.wait { fixture.events.count { $0.event == .expired } == 1000 })
+        #expect(fixture.settle { fixture.events.count { $0.event == .expired } == 1000 })
         #expect(Set(fixture.events.filter { $0.event == .expired }.map(\.name)).count == 1000)
         #expect(fixture.time.timers.filter { $0.clock == .boot }.count == 1)
     }
@@ -155,5 +143,96 @@ struct CountdownServiceTests {
         #expect(fixture.queue.sync { fixture.stopwatches.expiries.count } == 0)
         fixture.time.advance(by: .seconds(2))
         #expect(!fixture.events.contains { $0.event == .expired })
+    }
+
+    @Test("through a suspend the expiry fires at resume, on the boot timer; a monotonic timer would fire an hour late")
+    func acrossSuspend() throws {
+        let fixture = StopwatchServiceFixture(now: .seconds(1000))
+        _ = fixture.reply("Countdown", Self.parameters("tea", .int(25 * 60_000)))
+        fixture.time.advance(by: .seconds(5 * 60))
+        fixture.time.suspend(for: .seconds(3600))
+        fixture.settle()
+        #expect(fixture.events.map(\.event) == [.start, .expired])
+        #expect(fixture.events.last?.late == .seconds(40 * 60), "told at resume, with how late")
+        #expect(fixture.events.last?.update.stopwatch.elapsedMs == Int64(65 * 60_000))
+        #expect(fixture.saves.last?.snapshot?.hasExpired == true)
+    }
+
+    @Test("a command that reaches a countdown after its instant, before the timer's turn, expires it first")
+    func commandAfterInstant() throws {
+        let fixture = StopwatchServiceFixture(now: .seconds(100))
+        for name in ["stop", "countdown", "remove", "reset-after-stop"] {
+            _ = fixture.reply("Countdown", Self.parameters(name, .int(1000)))
+        }
+        // Past the instant; the timer's handler has not run (it would wait behind these).
+        fixture.time.move(by: .seconds(2))
+        let stopped = try #require(fixture.stopwatch("Stop", "stop"))
+        #expect(stopped.state == .pause && stopped.elapsedMs == 2000)
+        _ = fixture.reply("Countdown", Self.parameters("countdown", .int(5000)))
+        _ = fixture.reply("Remove", ["name": .string("remove")])
+        fixture.time.fireDueTimers()
+        fixture.settle()
+        let told = fixture.events.filter { $0.update.stopwatch.name != "reset-after-stop" }.map { "\($0.name) \($0.event)" }
+        #expect(told == [
+            "stop start", "countdown start", "remove start",
+            "stop expired", "stop stop", "countdown expired", "countdown start", "remove expired", "remove removed",
+        ])
+        #expect(fixture.events.count { $0.name == "reset-after-stop" && $0.event == .expired } == 1, "and the timer's own, once")
+    }
+
+    @Test("a change and a Remove in one turn: watchers get the change, then removed; the removal is on disk first")
+    func removeAfterChangeInOneTurn() throws {
+        let fixture = StopwatchServiceFixture(now: .seconds(100))
+        _ = fixture.reply("Countdown", Self.parameters("tea", .int(60_000)))
+        let (stream, updates) = try #require(fixture.watch("tea"))
+        fixture.settle { !updates.withLock { $0 }.isEmpty }
+        let savedWhenToldRemoved = Locked<Bool?>(nil)
+        fixture.queue.sync {
+            _ = fixture.service.answer(VarlinkCall(method: "io.stopwatchd.Stop", parameters: ["name": .string("tea")]))
+            _ = fixture.service.answer(VarlinkCall(method: "io.stopwatchd.Remove", parameters: ["name": .string("tea")]))
+            if updates.withLock({ $0.last?.event }) == .removed {
+                savedWhenToldRemoved.withLock { $0 = fixture.storage.saves.last.map { $0.name == "tea" && $0.snapshot == nil } }
+            }
+        }
+        fixture.settle()
+        #expect(updates.withLock { $0.map(\.event) } == [.current, .stop, .removed])
+        #expect(savedWhenToldRemoved.withLock { $0 } == true)
+        #expect(fixture.events.map(\.event) == [.start, .stop, .removed])
+        fixture.queue.sync { stream.cancel() }
+    }
+
+    @Test("a burst of expiries: every watcher is told before any of them is written")
+    func burstToldBeforeSaved() throws {
+        let fixture = StopwatchServiceFixture(now: .seconds(100))
+        let names = (0..<40).map { "c\($0)" }
+        for name in names { _ = fixture.reply("Countdown", Self.parameters(name, .int(1000))) }
+        // Each watcher notes, as it is told its expiry, how many expiries were written by then.
+        let writtenWhenTold = Locked<[Int]>([])
+        var streams: [any VarlinkReplyStream] = []
+        for name in names {
+            guard case .success(.stream(let stream)) = fixture.call("Watch", ["name": .string(name)], more: true) else {
+                Issue.record("Watch gave no stream")
+                return
+            }
+            streams.append(stream)
+            fixture.queue.sync {
+                stream.start {
+                    while case .message(let bytes)? = stream.next() {
+                        guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))),
+                            (try? WatchUpdate(json: reply.parameters))?.event == .expired
+                        else { continue }
+                        // On the queue, where the storage is used.
+                        let written = fixture.storage.saves.count { $0.snapshot?.hasExpired == true }
+                        writtenWhenTold.withLock { $0.append(written) }
+                    }
+                }
+            }
+        }
+        fixture.settle()
+        fixture.time.advance(by: .seconds(1))
+        fixture.settle { fixture.saves.count { $0.snapshot?.hasExpired == true } == names.count }
+        #expect(writtenWhenTold.withLock { $0 } == Array(repeating: 0, count: names.count))
+        #expect(fixture.saves.count { $0.snapshot?.hasExpired == true } == names.count)
+        fixture.queue.sync { for stream in streams { stream.cancel() } }
     }
 }

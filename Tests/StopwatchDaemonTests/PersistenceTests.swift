@@ -163,16 +163,18 @@ struct StateStoreTests {
             let names = (0..<40).map { "c\($0)" }
             current.withLock { current in for name in names { current[name] = .paused(at: .seconds(1)) } }
             queue.sync {
-                for name in names { store.saveSoon(name) }
-                store.saveSoon("c0")
+                store.saveSoon(names)
+                store.saveSoon(["c0"])
                 // Changed again before its turn: what is written is the newest.
                 current.withLock { $0["c0"] = .paused(at: .seconds(2)) }
                 #expect((try? files()) ?? [] == [], "nothing in the turn that asked")
             }
-            #expect(Deadline.wait { ((try? files()) ?? []).count == 40 })
+            // Later turns of the store's queue, 16 names a turn.
+            for _ in 0..<10 { queue.sync {} }
+            #expect(((try? files()) ?? []).count == 40)
             current.withLock { $0["late"] = .stopped }
             queue.sync {
-                store.saveSoon("late")
+                store.saveSoon(["late"])
                 store.saveBeforeExit()
                 #expect((try? files())?.contains("late.json") == true)
             }

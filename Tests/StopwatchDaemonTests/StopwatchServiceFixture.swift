@@ -12,8 +12,6 @@ final class SavedSnapshots: StopwatchStorage, @unchecked Sendable {
     private(set) var saves: [(name: String, snapshot: StopWatchSnapshot?)] = []
     /// What a name is now, for `saveSoon`: the registry's, set once it exists.
     var current: (String) -> StopWatchSnapshot? = { _ in nil }
-    /// Names `saveSoon` was asked for and not yet written.
-    private(set) var dueSoon: [String] = []
     private let queue: DispatchQueue
 
     init(queue: DispatchQueue) {
@@ -24,12 +22,11 @@ final class SavedSnapshots: StopwatchStorage, @unchecked Sendable {
         saves.append((name, snapshot))
     }
 
-    /// As `StateStore` does: written in a later turn of the queue, as it is then.
-    func saveSoon(_ name: String) {
-        dueSoon.append(name)
+    /// As `StateStore` does: written in a later turn of the queue, as they are then.
+    func saveSoon(_ names: [String]) {
+        guard !names.isEmpty else { return }
         queue.async { [self] in
-            let name = dueSoon.removeFirst()
-            save(name, current(name))
+            for name in names { save(name, current(name)) }
         }
     }
 }
@@ -115,6 +112,35 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     }
 
     var saves: [(name: String, snapshot: StopWatchSnapshot?)] { queue.sync { storage.saves } }
+    /// Lets the work queued on `queue` run (deliveries to watchers, expiries in later turns,
+    /// saves after them), turn after turn, until `condition` holds: no clock, no sleep.
+    @discardableResult
+    func settle(turns: Int = 1000, until condition: () -> Bool = { false }) -> Bool {
+        for _ in 0..<turns {
+            if condition() { return true }
+            queue.sync {}
+        }
+        return condition()
+    }
+
+    /// Watches `name` through the service, as a connection would, pulling each reply as it
+    /// comes; the updates so far, and the stream to cancel.
+    func watch(_ name: String) -> (stream: any VarlinkReplyStream, updates: Locked<[WatchUpdate]>)? {
+        guard case .success(.stream(let stream)) = call("Watch", ["name": .string(name)], more: true) else { return nil }
+        let updates = Locked<[WatchUpdate]>([])
+        queue.sync {
+            stream.start {
+                while case .message(let bytes)? = stream.next() {
+                    guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))),
+                        let update = try? WatchUpdate(json: reply.parameters)
+                    else { continue }
+                    updates.withLock { $0.append(update) }
+                }
+            }
+        }
+        return (stream, updates)
+    }
+
     var changeCount: Int { queue.sync { told.changes } }
     var events: [StopwatchEvent] { queue.sync { told.events } }
 }

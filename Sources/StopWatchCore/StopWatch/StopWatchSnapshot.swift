@@ -101,7 +101,8 @@ public struct StopWatchSnapshot: Equatable, Sendable {
             throw InvalidTransition(command: command, snapshot: self)
         case (.setTarget(let newTarget), _):
             guard newTarget != target else { return self }
-            var retargeted = self
+            // Brought up to date too, like every other change: its watchers are told it.
+            var retargeted = ticked(at: now)
             retargeted.target = newTarget
             retargeted.hasExpired = false
             return retargeted

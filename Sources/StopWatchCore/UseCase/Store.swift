@@ -76,7 +76,7 @@ public final class Store<State: Equatable & Sendable>: Sendable {
             if storage.subscribers.count == 1 { notifyObservation(storage.observationHandler) }
             return id
         }
-        return Subscription { [weak self] in
+        return Subscription(cancel: { [weak self] in
             guard let self else { return }
             self.storage.withLock { storage in
                 if storage.subscribers.removeValue(forKey: id) != nil, storage.subscribers.isEmpty {
@@ -84,7 +84,9 @@ public final class Store<State: Equatable & Sendable>: Sendable {
                 }
             }
             subscriber.cancel(mayWait: !self.isOnQueue)
-        }
+        }, deliverPending: {
+            subscriber.deliverPending()
+        })
     }
 
     /// Whether anyone subscribes to the states now.

@@ -2,18 +2,25 @@ import Dispatch
 import LinuxSystem
 
 /// One subscriber of a store: delivers states to its sink, in order, on its own serial queue.
+///
+/// States stored wait in `pending` until delivered, so that the sink's owner can take them
+/// at once where it must (`deliverPending`), rather than after whatever else its queue has
+/// to do first.
 final class Subscriber<State: Sendable>: Sendable {
     /// Serial even when the caller's queue is concurrent, so states arrive in order.
     private let deliveryQueue: DispatchQueue
     private let gate: Locked<Gate>
-    /// Held for the whole of each call to the sink, so that `cancel` can wait for it. It counts
-    /// the calls because it must hold something: see `Locked` on empty values.
+    /// Held for the whole of each delivery run, so that `cancel` can wait for it and runs
+    /// never overlap. It counts the runs because it must hold something: see `Locked` on
+    /// empty values.
     private let inFlight = Locked(0)
 
     private struct Gate {
         /// The sink; nil once cancelled, which also frees what it captured.
         var receive: (@Sendable (State) -> Void)?
         var deliveringThread: ThreadIdentity?
+        /// Stored, not yet delivered, oldest first.
+        var pending: [State] = []
     }
 
     init(target: DispatchQueue, receive: @escaping @Sendable (State) -> Void) {
@@ -22,19 +29,31 @@ final class Subscriber<State: Sendable>: Sendable {
     }
 
     func enqueue(_ state: State) {
-        deliveryQueue.async { self.deliver(state) }
+        let isFirst = gate.withLock { gate in
+            guard gate.receive != nil else { return false }
+            gate.pending.append(state)
+            return gate.pending.count == 1
+        }
+        // One delivery run for all that waits: a later state joins the run on its way.
+        if isFirst { deliveryQueue.async { self.deliverPending() } }
     }
 
-    private func deliver(_ state: State) {
-        inFlight.withLock { deliveries in
-            let receive = gate.withLock { gate in
-                if gate.receive != nil { gate.deliveringThread = .current }
-                return gate.receive
+    /// Delivers what is pending, oldest first, on the calling thread; nothing from inside
+    /// the sink itself (the run in progress goes on with it).
+    func deliverPending() {
+        guard gate.withLock({ $0.deliveringThread != .current }) else { return }
+        inFlight.withLock { runs in
+            runs += 1
+            while true {
+                let next: (receive: @Sendable (State) -> Void, state: State)? = gate.withLock { gate in
+                    guard let receive = gate.receive, !gate.pending.isEmpty else { return nil }
+                    gate.deliveringThread = .current
+                    return (receive, gate.pending.removeFirst())
+                }
+                guard let next else { return }
+                next.receive(next.state)
+                gate.withLock { $0.deliveringThread = nil }
             }
-            guard let receive else { return }
-            deliveries += 1
-            receive(state)
-            gate.withLock { $0.deliveringThread = nil }
         }
     }
 
@@ -44,7 +63,10 @@ final class Subscriber<State: Sendable>: Sendable {
     /// could deadlock (on the use case's own queue, which that delivery may be waiting for).
     func cancel(mayWait: Bool) {
         let (sink, deliveringElsewhere) = gate.withLock { gate in
-            defer { gate.receive = nil }
+            defer {
+                gate.receive = nil
+                gate.pending.removeAll()
+            }
             let here = gate.deliveringThread == .current
             return (gate.receive, !here)
         }

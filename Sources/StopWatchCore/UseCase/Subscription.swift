@@ -2,9 +2,19 @@
 /// does not cancel it.
 public final class Subscription: Sendable {
     private let cancelAction: @Sendable () -> Void
+    private let deliverAction: @Sendable () -> Void
 
-    init(cancel: @escaping @Sendable () -> Void) {
+    init(cancel: @escaping @Sendable () -> Void, deliverPending: @escaping @Sendable () -> Void) {
         self.cancelAction = cancel
+        self.deliverAction = deliverPending
+    }
+
+    /// Delivers to the sink at once, on the calling thread, the states stored but not yet
+    /// delivered, in order. Call it on the queue the sink runs on, when what comes next must
+    /// come after them (before cancelling and subscribing elsewhere, say); from inside the
+    /// sink it does nothing (the delivery in progress goes on with them).
+    public func deliverPending() {
+        deliverAction()
     }
 
     /// Stops the deliveries and releases the sink. Once this returns, nothing more reaches the
