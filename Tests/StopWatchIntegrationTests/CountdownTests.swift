@@ -121,19 +121,12 @@ struct CountdownLoadTests {
     func tenThousandAtOnce() throws {
         let directory = try TestDirectory()
         let state = DaemonProcess.stateDirectory(for: directory.socket)
-        try FileManager.default.createDirectory(atPath: state + "/stopwatches", withIntermediateDirectories: true)
-        let now = ClockReading.now()
         // Started at different moments, all to end at one: time enough, as a rule, to restore
         // them and connect the watchers first (a watcher that comes later finds its countdown
         // expired already, in its first reply).
-        let instant = now.boot + (Binaries.sanitized ? .seconds(45) : .seconds(20))
         let count = 10_000
-        for index in 0..<count {
-            let origin = now.boot - .milliseconds(Int64(index))
-            let snapshot = StopWatchSnapshot.counting(since: origin, now: now.boot, target: instant - origin)
-            let record = StopwatchRecord(name: "c\(index)", snapshot: snapshot, at: now)
-            #expect(FileManager.default.createFile(atPath: state + "/stopwatches/c\(index).json", contents: Data(record.json.serialized)))
-        }
+        let instant = Posix.clockTime(.boot) + (Binaries.sanitized ? .seconds(45) : .seconds(20))
+        try CountdownFiles.write(count, endingAfter: instant - Posix.clockTime(.boot), forDaemonOn: directory.socket)
         let daemon = try DaemonProcess(socket: directory.socket)
         let client = StopwatchClient(socketPath: daemon.socket)
         let watchedNames = stride(from: 0, to: count, by: 200).map { "c\($0)" }

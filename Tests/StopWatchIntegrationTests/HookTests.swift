@@ -138,8 +138,6 @@ struct HookTests {
 
     @Test("10,000 countdowns expiring at one instant: at most 4 hooks at once, the drops logged in a few lines")
     func expiryStorm() throws {
-        let state = DaemonProcess.stateDirectory(for: directory.socket)
-        try FileManager.default.createDirectory(atPath: state + "/stopwatches", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory.file("running"), withIntermediateDirectories: false)
         try hook("count", """
             [ "$STOPWATCHD_EVENT" = expired ] || exit 0
@@ -148,15 +146,8 @@ struct HookTests {
             sleep 0.1
             rm \(directory.file("running"))/$$
             """)
-        let now = ClockReading.now()
-        let instant = now.boot + (Binaries.sanitized ? .seconds(40) : .seconds(10))
         let count = 10_000
-        for index in 0..<count {
-            let origin = now.boot - .milliseconds(Int64(index))
-            let snapshot = StopWatchSnapshot.counting(since: origin, now: now.boot, target: instant - origin)
-            let record = StopwatchRecord(name: "c\(index)", snapshot: snapshot, at: now)
-            #expect(FileManager.default.createFile(atPath: state + "/stopwatches/c\(index).json", contents: Data(record.json.serialized)))
-        }
+        try CountdownFiles.write(count, endingAfter: Binaries.sanitized ? .seconds(40) : .seconds(10), forDaemonOn: directory.socket)
         let daemon = try daemon()
         let client = StopwatchClient(socketPath: daemon.socket)
         #expect(daemon.waitForLog(containing: "dropped: more than 256 were waiting", timeout: .seconds(180)))
