@@ -5,8 +5,10 @@ import StopWatchCore
 /// State files of counting countdowns, for a daemon to restore.
 enum CountdownFiles {
     /// Writes `count` countdowns `c0`, `c1`, … for the daemon of `socket`, started a
-    /// millisecond apart and all ending at boot-clock instant `now.boot + after`.
-    static func write(_ count: Int, endingAfter after: Duration, forDaemonOn socket: String) throws {
+    /// millisecond apart and all ending `after` (whole milliseconds, as targets are) from now;
+    /// returns that instant, on the boot clock.
+    @discardableResult
+    static func write(_ count: Int, endingAfter after: Duration, forDaemonOn socket: String) throws -> Duration {
         let stopwatches = DaemonProcess.stateDirectory(for: socket) + "/stopwatches"
         try FileManager.default.createDirectory(atPath: stopwatches, withIntermediateDirectories: true)
         let now = ClockReading.now()
@@ -19,5 +21,6 @@ enum CountdownFiles {
                 throw CocoaError(.fileWriteUnknown)
             }
         }
+        return instant
     }
 }
