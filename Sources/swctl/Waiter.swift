@@ -6,6 +6,12 @@ import StopwatchdClient
 /// update to the machine, and exits as it decides. A daemon that goes away after the first
 /// connection (a restart, a `kill -9`) is waited for, with `Watcher`'s backoff; the
 /// `--timeout` counts on the monotonic clock from the start, across reconnections.
+///
+/// The first reply of each connection, `current`, is the daemon's answer to the call, and is
+/// read with a call's timeout (`client.timeout`), not `--timeout`: it is what tells whether
+/// the wait is already over, so even `--timeout 0s` on a countdown already expired exits 0
+/// (SPEC §5), however soon the answer comes. `--timeout` bounds the wait for the replies
+/// after it.
 struct Waiter {
     let client: StopwatchClient
     let name: String?
@@ -18,16 +24,20 @@ struct Waiter {
         var connectedOnce = false
         var retry = Watcher.firstRetry
         while true {
-            // (The first connection is made whatever the timeout: an expiry already there
-            // ends even `--timeout 0s` with 0.)
+            // (The first connection is made, and answered, whatever the timeout: an expiry
+            // already there ends even `--timeout 0s` with 0.)
             if connectedOnce, let deadline, ContinuousClock.now >= deadline { finish(.timedOut) }
             do {
                 let stream = try client.openWatch(name)
                 defer { stream.close() }
                 connectedOnce = true
+                var first = true
                 while true {
                     let update: WatchUpdate
-                    if let deadline {
+                    if first {
+                        update = try stream.firstUpdate(within: client.timeout)
+                        first = false
+                    } else if let deadline {
                         guard let next = try stream.nextUpdate(before: deadline) else { finish(.timedOut) }
                         update = next
                     } else {

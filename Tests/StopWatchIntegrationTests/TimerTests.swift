@@ -89,6 +89,27 @@ struct TimerTests {
         #expect(try StopwatchClient(socketPath: daemon.socket).get("t").elapsedMs >= 4_000)
     }
 
+    @Test("wait --timeout 0s (or 1ms) on a countdown already expired exits 0, every time: the first reply is not read against --timeout")
+    func alreadyExpiredZeroTimeout() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        #expect(try Self.swctl(daemon, "timer", "t", "50ms").status == 0)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        let expired = try Deadline.wait(Self.deadline) { try client.get("t").elapsedMs >= 50 }
+        try #require(expired, "the 50 ms countdown did not expire")
+        // The answer is there at once, but not in the socket yet when swctl first looks:
+        // a race, so many runs.
+        for run in 0..<20 {
+            let timeout = run.isMultiple(of: 2) ? "0s" : "1ms"
+            let wait = try Self.swctl(daemon, "wait", "t", "--timeout", timeout)
+            #expect(wait.status == 0, "run \(run), --timeout \(timeout): \(wait.status) \(wait.error)")
+            #expect(wait.output.isEmpty && wait.error.isEmpty)
+        }
+        // Not expired: 0s is still a timeout, once the state is read.
+        #expect(try Self.swctl(daemon, "timer", "long", "1h").status == 0)
+        #expect(try Self.swctl(daemon, "wait", "long", "--timeout", "0s").status == 124)
+    }
+
     @Test("an expiry that fell while the daemon was down still ends the wait, once it is back")
     func expiryWhileDown() throws {
         let directory = try TestDirectory()
