@@ -44,7 +44,15 @@ struct Waiter {
                         update = try stream.nextUpdate()
                     }
                     retry = Watcher.firstRetry
-                    if let outcome = machine.observe(update) { finish(outcome) }
+                    switch machine.observe(update) {
+                    case nil: break
+                    case .finish(let outcome): finish(outcome)
+                    case .checkListed:
+                        // Removed or reset while we were away. A failure here is handled as
+                        // the watch's own: the next connection asks again.
+                        let listed = try client.list().contains { $0.name == shownName }
+                        if let outcome = machine.listed(listed) { finish(outcome) }
+                    }
                 }
             } catch {
                 // No daemon at the start is exit 69 at once: nothing to wait for yet, and
@@ -62,10 +70,12 @@ struct Waiter {
 
     /// Quiet but for a removal: `swctl wait tea && …` wants an exit status, and a timeout is
     /// as expected as the event (timeout(1) says nothing either).
+    /// The name as the daemon has it: `List` names the default one too.
+    private var shownName: String { name ?? StopwatchName.defaultName }
+
     private func finish(_ outcome: WaitOutcome) -> Never {
         if outcome == .removed {
-            let shown = name ?? StopwatchName.defaultName
-            Diagnostics.fail("swctl: '\(shown)' was removed while waiting for it: nothing left to wait for", status: outcome.exitStatus)
+            Diagnostics.fail("swctl: '\(shownName)' was removed while waiting for it: nothing left to wait for", status: outcome.exitStatus)
         }
         CurrentProcess.exit(outcome.exitStatus)
     }
