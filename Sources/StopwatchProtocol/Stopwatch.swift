@@ -27,11 +27,19 @@ public struct Stopwatch: Equatable, Sendable {
     }
 
     /// A countdown's time left: the target less the elapsed time, negative in overtime;
-    /// nil for a plain stopwatch. Checked: both come from the daemon.
+    /// nil for a plain stopwatch.
+    ///
+    /// Both numbers come from the daemon, so the difference is checked: where it does not
+    /// fit in an `Int64` it is clamped by its sign, to `Int64.max` (an elapsed time far below
+    /// the target) or `-Int64.max` (far above). It is never `Int64.min`, so `-remainingMs`
+    /// (the overtime) and `abs(remainingMs)` cannot trap.
     public var remainingMs: Int64? {
         guard let targetMs else { return nil }
         let (remaining, overflow) = targetMs.subtractingReportingOverflow(elapsedMs)
-        return overflow ? Int64.min : remaining
+        // On overflow the true difference has the sign of `targetMs`; without one, only
+        // `Int64.min` itself is out of the symmetric range.
+        if overflow { return targetMs >= 0 ? .max : -.max }
+        return max(remaining, -.max)
     }
 
     /// The stopwatch `name` as `snapshot` has it at clock reading `now`.

@@ -32,6 +32,17 @@ public final class WatchStream: @unchecked Sendable {
         return try update(from: reply)
     }
 
+    /// The first update, `current`: the daemon's answer to the `Watch` call, waited for at
+    /// most `timeout` as any call's answer is (`StopwatchClient.timeout`); none by then
+    /// throws `.unreachable`. For a caller whose own deadline must not cut short that
+    /// answer (`swctl wait --timeout 0s` on a countdown already expired).
+    package func firstUpdate(within timeout: Duration) throws(ClientError) -> WatchUpdate {
+        guard let update = try nextUpdate(before: ContinuousClock.now + timeout) else {
+            throw .unreachable(path: connection.path, reason: "no reply within \(DurationText.string(timeout))")
+        }
+        return update
+    }
+
     private func update(from reply: VarlinkReply) throws(ClientError) -> WatchUpdate {
         let parameters = try reply.result(path: connection.path)
         do {

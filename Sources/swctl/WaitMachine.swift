@@ -1,9 +1,10 @@
 import StopwatchProtocol
 
 /// The decisions of `swctl wait`, apart from its I/O: updates in, and for each either
-/// "go on" (nil) or how the wait ends. The `--timeout` and the reconnections are the
-/// caller's (`Waiter`); this only sees the updates of one connection after another, each
-/// starting with its `current`.
+/// "go on" (nil) or a step: how the wait ends, or a question for the daemon first. The
+/// `--timeout` and the reconnections are the caller's (`Waiter`); this only sees the updates
+/// of one connection after another, each starting with its `current`, and the answers to
+/// its questions.
 package struct WaitMachine: Sendable {
     /// What is waited for; nil until the first state decides the default (SPEC §5):
     /// `expired` for a countdown, `change` otherwise. Decided once, so a `timer --off`
@@ -11,36 +12,65 @@ package struct WaitMachine: Sendable {
     package private(set) var condition: WaitCondition?
     /// The last state seen, to compare a reconnection's `current` with.
     private var last: Stopwatch?
+    /// A reconnection's `current` that reads as never started, while `checkListed` is asked:
+    /// it becomes `last` only with the answer, so a reconnection before one compares with
+    /// the state before it again, and asks again.
+    private var unanswered: Stopwatch?
 
     package init(condition: WaitCondition?) {
         self.condition = condition
     }
 
-    package mutating func observe(_ update: WatchUpdate) -> WaitOutcome? {
+    package mutating func observe(_ update: WatchUpdate) -> WaitStep? {
         let stopwatch = update.stopwatch
         let previous = last
-        last = stopwatch
+        unanswered = nil
         let condition = self.condition ?? (stopwatch.targetMs != nil ? .expired : .change)
         self.condition = condition
-        if update.event == .removed { return .removed }
+        if update.event == .removed {
+            last = stopwatch
+            return .finish(.removed)
+        }
+        // A stop is a state, whatever made it: decided before anything else, so a reset (or
+        // a removal) while we were away, which reads as stopped, ends it with 0.
+        if condition == .stop {
+            last = stopwatch
+            return stopwatch.state != .counting ? .finish(.happened) : nil
+        }
         // A `current` after the first is a reconnection: what happened while we were away
-        // shows only in how the state differs. One that reads as never started was removed.
+        // shows only in how the state differs. One that now reads as never started, and did
+        // not, was removed or (a plain stopwatch) reset: `List` tells which.
         let reconnected = update.event == .current && previous != nil
-        if reconnected, let previous, stopwatch.isBlank, !previous.isBlank { return .removed }
+        if reconnected, let previous, stopwatch.isBlank, !previous.isBlank {
+            unanswered = stopwatch
+            return .checkListed
+        }
+        last = stopwatch
         switch condition {
         case .expired:
-            return update.event == .expired || stopwatch.hasReachedTarget ? .happened : nil
+            return update.event == .expired || stopwatch.hasReachedTarget ? .finish(.happened) : nil
         case .stop:
-            return stopwatch.state != .counting ? .happened : nil
+            return nil  // decided above
         case .change:
             switch update.event {
             case .tick: return nil
             case .current:
                 guard reconnected, let previous else { return nil }
-                return Self.changed(from: previous, to: stopwatch) ? .happened : nil
-            default: return .happened
+                return Self.changed(from: previous, to: stopwatch) ? .finish(.happened) : nil
+            default: return .finish(.happened)
             }
         }
+    }
+
+    /// The answer to `checkListed`: whether the stopwatch's name is in `List`. Not there, it
+    /// was removed; there, it was reset, which is a change, and leaves an expiry to wait for.
+    /// Nil (go on) too when nothing was asked.
+    package mutating func listed(_ isListed: Bool) -> WaitOutcome? {
+        guard let blank = unanswered else { return nil }
+        unanswered = nil
+        last = blank
+        guard isListed else { return .removed }
+        return condition == .change ? .happened : nil
     }
 
     /// Whether `now` differs from `before` by more than counting on: a command, or an

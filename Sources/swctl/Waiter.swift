@@ -6,6 +6,12 @@ import StopwatchdClient
 /// update to the machine, and exits as it decides. A daemon that goes away after the first
 /// connection (a restart, a `kill -9`) is waited for, with `Watcher`'s backoff; the
 /// `--timeout` counts on the monotonic clock from the start, across reconnections.
+///
+/// The first reply of each connection, `current`, is the daemon's answer to the call, and is
+/// read with a call's timeout (`client.timeout`), not `--timeout`: it is what tells whether
+/// the wait is already over, so even `--timeout 0s` on a countdown already expired exits 0
+/// (SPEC §5), however soon the answer comes. `--timeout` bounds the wait for the replies
+/// after it.
 struct Waiter {
     let client: StopwatchClient
     let name: String?
@@ -18,23 +24,35 @@ struct Waiter {
         var connectedOnce = false
         var retry = Watcher.firstRetry
         while true {
-            // (The first connection is made whatever the timeout: an expiry already there
-            // ends even `--timeout 0s` with 0.)
+            // (The first connection is made, and answered, whatever the timeout: an expiry
+            // already there ends even `--timeout 0s` with 0.)
             if connectedOnce, let deadline, ContinuousClock.now >= deadline { finish(.timedOut) }
             do {
                 let stream = try client.openWatch(name)
                 defer { stream.close() }
                 connectedOnce = true
+                var first = true
                 while true {
                     let update: WatchUpdate
-                    if let deadline {
+                    if first {
+                        update = try stream.firstUpdate(within: client.timeout)
+                        first = false
+                    } else if let deadline {
                         guard let next = try stream.nextUpdate(before: deadline) else { finish(.timedOut) }
                         update = next
                     } else {
                         update = try stream.nextUpdate()
                     }
                     retry = Watcher.firstRetry
-                    if let outcome = machine.observe(update) { finish(outcome) }
+                    switch machine.observe(update) {
+                    case nil: break
+                    case .finish(let outcome): finish(outcome)
+                    case .checkListed:
+                        // Removed or reset while we were away. A failure here is handled as
+                        // the watch's own: the next connection asks again.
+                        let listed = try client.list().contains { $0.name == shownName }
+                        if let outcome = machine.listed(listed) { finish(outcome) }
+                    }
                 }
             } catch {
                 // No daemon at the start is exit 69 at once: nothing to wait for yet, and
@@ -52,10 +70,12 @@ struct Waiter {
 
     /// Quiet but for a removal: `swctl wait tea && …` wants an exit status, and a timeout is
     /// as expected as the event (timeout(1) says nothing either).
+    /// The name as the daemon has it: `List` names the default one too.
+    private var shownName: String { name ?? StopwatchName.defaultName }
+
     private func finish(_ outcome: WaitOutcome) -> Never {
         if outcome == .removed {
-            let shown = name ?? StopwatchName.defaultName
-            Diagnostics.fail("swctl: '\(shown)' was removed while waiting for it: nothing left to wait for", status: outcome.exitStatus)
+            Diagnostics.fail("swctl: '\(shownName)' was removed while waiting for it: nothing left to wait for", status: outcome.exitStatus)
         }
         CurrentProcess.exit(outcome.exitStatus)
     }

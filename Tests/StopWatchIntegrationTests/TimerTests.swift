@@ -89,6 +89,61 @@ struct TimerTests {
         #expect(try StopwatchClient(socketPath: daemon.socket).get("t").elapsedMs >= 4_000)
     }
 
+    @Test("wait --timeout 0s (or 1ms) on a countdown already expired exits 0, every time: the first reply is not read against --timeout")
+    func alreadyExpiredZeroTimeout() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        #expect(try Self.swctl(daemon, "timer", "t", "50ms").status == 0)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        let expired = try Deadline.wait(Self.deadline) { try client.get("t").elapsedMs >= 50 }
+        try #require(expired, "the 50 ms countdown did not expire")
+        // The answer is there at once, but not in the socket yet when swctl first looks:
+        // a race, so many runs.
+        for run in 0..<20 {
+            let timeout = run.isMultiple(of: 2) ? "0s" : "1ms"
+            let wait = try Self.swctl(daemon, "wait", "t", "--timeout", timeout)
+            #expect(wait.status == 0, "run \(run), --timeout \(timeout): \(wait.status) \(wait.error)")
+            #expect(wait.output.isEmpty && wait.error.isEmpty)
+        }
+        // Not expired: 0s is still a timeout, once the state is read.
+        #expect(try Self.swctl(daemon, "timer", "long", "1h").status == 0)
+        #expect(try Self.swctl(daemon, "wait", "long", "--timeout", "0s").status == 124)
+    }
+
+    @Test("reset while wait reconnects is a stop and a change, not a removal; a removal meanwhile still exits 1")
+    func resetWhileReconnecting() throws {
+        let directory = try TestDirectory()
+        var daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("paused")
+        _ = try client.stop("paused")
+        _ = try client.start("counting")
+        _ = try client.start("gone")
+        _ = try client.stop("gone")
+        let change = try Self.startWait(daemon, ["paused", "--for", "change"])
+        let stop = try Self.startWait(daemon, ["counting", "--for", "stop"])
+        let removed = try Self.startWait(daemon, ["gone", "--for", "change"])
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        // While the waits knock on the empty socket, another daemon on the same state, on a
+        // socket of its own, resets two stopwatches and removes the third.
+        let side = try DaemonProcess(
+            socket: directory.file("side.sock"), arguments: ["--state-dir", DaemonProcess.stateDirectory(for: directory.socket)]
+        )
+        let sideClient = StopwatchClient(socketPath: side.socket)
+        _ = try sideClient.reset("paused")
+        _ = try sideClient.stop("counting")
+        _ = try sideClient.reset("counting")
+        try sideClient.remove("gone")
+        #expect(side.stop() == 0)
+        #expect(change.isRunning && stop.isRunning && removed.isRunning)
+        daemon = try DaemonProcess(socket: directory.socket)
+        #expect(change.wait(timeout: Self.deadline) == .exited(0))
+        #expect(stop.wait(timeout: Self.deadline) == .exited(0))
+        #expect(removed.wait(timeout: Self.deadline) == .exited(1))
+        let error = removed.error.map { ChildProcess.readAll($0, timeout: .seconds(10)) } ?? ""
+        #expect(error == "swctl: 'gone' was removed while waiting for it: nothing left to wait for\n")
+    }
+
     @Test("an expiry that fell while the daemon was down still ends the wait, once it is back")
     func expiryWhileDown() throws {
         let directory = try TestDirectory()

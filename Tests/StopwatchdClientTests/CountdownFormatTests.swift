@@ -53,6 +53,26 @@ struct CountdownFormatTests {
             == "2562047788015:12:55")
     }
 
+    /// (elapsed, target, remainingMs): exact, then past either end of `Int64`, and the one
+    /// difference that fits but is `Int64.min`.
+    static let remainingExtremes: [(Int64, Int64, Int64)] = [
+        (0, 240_000, 240_000), (252_300, 240_000, -12_300), (.max, .max, 0), (.min, .min, 0), (.max, 0, -.max),
+        (.min + 1, -1, .max - 1), (.min, .max, .max), (-1, .max, .max), (.min, 1, .max), (.min, 0, .max),
+        (.max, .min, -.max), (.max, -2, -.max), (.max, -1, -.max), (1, .min, -.max), (0, .min, -.max),
+    ]
+
+    @Test("remainingMs: exact where it fits, clamped to ±Int64.max by sign where it does not; never Int64.min, so negating it is safe",
+          arguments: remainingExtremes)
+    func remainingMs(elapsedMs: Int64, targetMs: Int64, expected: Int64) throws {
+        let stopwatch = Stopwatch(name: "t", state: .counting, elapsedMs: elapsedMs, targetMs: targetMs)
+        let remaining = try #require(stopwatch.remainingMs)
+        #expect(remaining == expected)
+        // What a client does with it: the overtime is its negation, which must not trap.
+        try #require(remaining != .min)
+        #expect(-remaining == -expected)
+        #expect(Stopwatch(name: "t", state: .counting, elapsedMs: elapsedMs).remainingMs == nil)
+    }
+
     @Test("status and plain watch: the time left of the target, then over it", arguments: [
         (tea, false, "tea counting 0:03:59 left of 0:04:00"),
         (tea, true, "tea counting 0:03:58.5 left of 0:04:00.0"),

@@ -18,11 +18,21 @@ struct WaitMachineTests {
     static let blank = Stopwatch(name: "tea", state: .stopped, elapsedMs: 0)
 
     /// Feeds `updates` in order; the outcome of the first that ends the wait, with its index,
-    /// or nil when all of them leave it waiting.
-    static func run(_ condition: WaitCondition?, _ updates: [(WatchEvent, Stopwatch)]) -> (Int, WaitOutcome)? {
+    /// or nil when all of them leave it waiting. A `checkListed` is answered with `listed`
+    /// (nil: the machine must not ask, and asking fails the test).
+    static func run(_ condition: WaitCondition?, _ updates: [(WatchEvent, Stopwatch)], listed: Bool? = nil) -> (Int, WaitOutcome)? {
         var machine = WaitMachine(condition: condition)
         for (index, (event, stopwatch)) in updates.enumerated() {
-            if let outcome = machine.observe(WatchUpdate(stopwatch: stopwatch, event: event)) { return (index, outcome) }
+            switch machine.observe(WatchUpdate(stopwatch: stopwatch, event: event)) {
+            case nil: continue
+            case .finish(let outcome): return (index, outcome)
+            case .checkListed:
+                guard let listed else {
+                    Issue.record("asked whether listed at update \(index), unexpectedly")
+                    return nil
+                }
+                if let outcome = machine.listed(listed) { return (index, outcome) }
+            }
         }
         return nil
     }
@@ -50,7 +60,7 @@ struct WaitMachineTests {
         #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 1_000), event: .current)) == nil)
         #expect(machine.condition == .change)
         #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 2_000), event: .tick)) == nil)
-        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 2_100), event: event)) == .happened)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 2_100), event: event)) == .finish(.happened))
     }
 
     @Test("the default is decided once: a countdown made plain is still waited on for its expiry")
@@ -108,12 +118,50 @@ struct WaitMachineTests {
         ]) == nil)
     }
 
-    @Test("reconnected: a stopwatch that now reads as never started was removed meanwhile")
+    @Test("reconnected: a stopwatch that now reads as never started, and is not in List, was removed meanwhile")
     func removedWhileAway() {
-        #expect(Self.run(nil, [(.current, Self.countdown(.counting, elapsed: 1_000)), (.current, Self.blank)])?.1 == .removed)
-        #expect(Self.run(.change, [(.current, Self.plain(.pause, elapsed: 1_000)), (.current, Self.blank)])?.1 == .removed)
-        // Never started before either: nothing happened.
+        #expect(Self.run(nil, [(.current, Self.countdown(.counting, elapsed: 1_000)), (.current, Self.blank)], listed: false)?.1 == .removed)
+        #expect(Self.run(.change, [(.current, Self.plain(.pause, elapsed: 1_000)), (.current, Self.blank)], listed: false)?.1 == .removed)
+        // Never started before either: nothing happened, and nothing to ask.
         #expect(Self.run(.change, [(.current, Self.blank), (.current, Self.blank)]) == nil)
+        // The first state is no reconnection, blank or not: nothing to ask either.
+        #expect(Self.run(.change, [(.current, Self.blank)]) == nil)
+    }
+
+    @Test("reconnected after a plain stopwatch was reset: --for stop ends with 0 without asking; change asks List, and it is a change",
+          arguments: [WaitMachineTests.plain(.pause, elapsed: 5_000), WaitMachineTests.plain(.pause, elapsed: 5_000, laps: [2_000]),
+                      WaitMachineTests.plain(.counting, elapsed: 5_000)])
+    func resetWhileAway(before: Stopwatch) {
+        // (Counting before: stopped, then reset, while we were away.)
+        #expect(Self.run(.stop, [(.current, before), (.current, Self.blank)])?.1 == .happened)
+        #expect(Self.run(.stop, [(.current, before), (.current, Self.blank)], listed: false)?.1 == .happened)
+        #expect(Self.run(.change, [(.current, before), (.current, Self.blank)], listed: true)?.1 == .happened)
+        #expect(Self.run(nil, [(.current, before), (.current, Self.blank)], listed: true)?.1 == .happened)
+        // --for expired: reset, there is still no expiry; removed, there will be none.
+        #expect(Self.run(.expired, [(.current, before), (.current, Self.blank)], listed: true) == nil)
+        #expect(Self.run(.expired, [(.current, before), (.current, Self.blank)], listed: false)?.1 == .removed)
+    }
+
+    @Test("checkListed is asked at the blank reconnection only, and once answered the blank state is the one compared with")
+    func checkListedSteps() {
+        var machine = WaitMachine(condition: .expired)
+        #expect(machine.listed(true) == nil)  // nothing asked
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.pause, elapsed: 5_000), event: .current)) == nil)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.blank, event: .current)) == .checkListed)
+        #expect(machine.listed(true) == nil)
+        #expect(machine.listed(false) == nil)  // answered already
+        // Blank again after the next reconnection: compared with the blank, nothing to ask.
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.blank, event: .current)) == nil)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.countdown(.counting, elapsed: 10_000), event: .target)) == .finish(.happened))
+    }
+
+    @Test("checkListed unanswered (the daemon went away again): the next reconnection compares with the state before and asks again")
+    func checkListedUnanswered() {
+        var machine = WaitMachine(condition: .change)
+        _ = machine.observe(WatchUpdate(stopwatch: Self.plain(.pause, elapsed: 5_000), event: .current))
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.blank, event: .current)) == .checkListed)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.blank, event: .current)) == .checkListed)
+        #expect(machine.listed(false) == .removed)
     }
 
     @Test("change after a reconnection: a command in between shows; time counted does not")
