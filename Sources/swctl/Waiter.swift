@@ -68,11 +68,11 @@ struct Waiter {
         }
     }
 
-    /// Quiet but for a removal: `swctl wait tea && …` wants an exit status, and a timeout is
-    /// as expected as the event (timeout(1) says nothing either).
     /// The name as the daemon has it: `List` names the default one too.
     private var shownName: String { name ?? StopwatchName.defaultName }
 
+    /// Quiet but for a removal: `swctl wait tea && …` wants an exit status, and a timeout is
+    /// as expected as the event (timeout(1) says nothing either).
     private func finish(_ outcome: WaitOutcome) -> Never {
         if outcome == .removed {
             Diagnostics.fail("swctl: '\(shownName)' was removed while waiting for it: nothing left to wait for", status: outcome.exitStatus)
