@@ -77,28 +77,7 @@ swctl_quietly() { swctl "$@" >/dev/null 2>&1; }
 within 20 swctl_quietly list || { show_logs; fail "stopwatchd did not start"; }
 
 echo "== swctl timer t 300ms"
-if swctl --help 2>&1 | grep -q '^ *timer'; then
-    swctl timer t 300ms >/dev/null || { show_logs; fail "swctl timer t 300ms failed"; }
-else
-    # A swctl without `timer` yet: the same Countdown call, raw, from the standard library.
-    echo "(swctl has no timer command: calling io.stopwatchd.Countdown directly)"
-    /usr/bin/python3 - "$socket" <<'PY' || { show_logs; fail "Countdown t 300ms failed"; }
-import json, socket, sys
-connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-connection.settimeout(10)
-connection.connect(sys.argv[1])
-call = {"method": "io.stopwatchd.Countdown", "parameters": {"name": "t", "target_ms": 300}}
-connection.sendall(json.dumps(call).encode() + b"\0")
-reply = b""
-while not reply.endswith(b"\0"):
-    chunk = connection.recv(65536)
-    if not chunk:
-        break
-    reply += chunk
-answer = json.loads(reply.rstrip(b"\0"))
-sys.exit("error: %s" % answer if "error" in answer else 0)
-PY
-fi
+swctl timer t 300ms >/dev/null || { show_logs; fail "swctl timer t 300ms failed"; }
 
 # The expiry's run of the hook has ended once the daemon logs it (at debug level): only then
 # is "exactly once" meaningful.
