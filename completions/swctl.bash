@@ -161,16 +161,17 @@ _stopwatchd()
 
     case $prev in
         --socket) compopt -o filenames 2>/dev/null; _swctl_reply -f; return ;;
-        --state-dir) compopt -o filenames 2>/dev/null; _swctl_reply -d; return ;;
+        --state-dir | --hook-dir) compopt -o filenames 2>/dev/null; _swctl_reply -d; return ;;
         --allow-group) _swctl_reply -g; return ;;
         --log-level) _swctl_reply -W "debug info notice warning error"; return ;;
         # A duration or a number: nothing to offer.
-        --tick | --max-* | --message-timeout | --write-timeout | --idle-timeout) return ;;
+        --tick | --max-* | --message-timeout | --write-timeout | --idle-timeout | --hook-timeout) return ;;
     esac
     [[ $cur == -* ]] && _swctl_reply -W "--socket --state-dir --tick --allow-group --log-level
         --max-connections --max-connections-per-user --max-stopwatches --max-laps
         --max-message-size --max-pending-events --message-timeout --write-timeout
-        --idle-timeout --help --version"
+        --idle-timeout --hook-dir --hook-timeout --max-hooks-running --max-hooks-waiting
+        --help --version"
 }
 
 complete -F _swctl swctl
