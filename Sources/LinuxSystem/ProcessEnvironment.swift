@@ -36,8 +36,8 @@ package struct ProcessEnvironment: Sendable {
         return value
     }
 
-    /// Every variable of this process, as the "NAME=value" strings a child is given. Read
-    /// once the process no longer changes its environment (after `unset`).
+    /// Every variable of this process, as the "NAME=value" strings a child is given, as they
+    /// are when read (a later `unset` does not change what was read).
     package static var all: [String] {
         var variables: [String] = []
         let first: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ

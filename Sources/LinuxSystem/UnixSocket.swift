@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// Unix stream sockets on `FileDescriptor`.
@@ -45,23 +46,15 @@ extension FileDescriptor {
         }
     }
 
-    /// Accepts a pending connection, made non-blocking and close-on-exec; nil when none is
-    /// waiting. (`accept4` would do it in one call, but Glibc's module hides it.)
+    /// Accepts a pending connection, non-blocking and close-on-exec from the start (hooks are
+    /// started on another thread meanwhile: a connection close-on-exec only a moment later
+    /// could leak into one); nil when none is waiting.
     package func accept() throws(Errno) -> FileDescriptor? {
-        let accepted: FileDescriptor
         do {
-            accepted = FileDescriptor(rawValue: try Posix.call { Glibc.accept(rawValue, nil, nil) })
+            return FileDescriptor(rawValue: try Posix.call { clinux_accept_nonblocking_cloexec(rawValue) })
         } catch where error == .wouldBlock {
             return nil
         }
-        do {
-            try accepted.setNonBlocking()
-            try accepted.setCloseOnExec()
-        } catch {
-            accepted.close()
-            throw error
-        }
-        return accepted
     }
 
     /// Sends what it can of `buffer` without raising `SIGPIPE` if the peer is gone.

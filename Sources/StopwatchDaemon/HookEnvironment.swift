@@ -11,6 +11,8 @@ enum HookEnvironment {
     ]
     /// systemd's messages to the daemon itself (its notify socket, watchdog, socket
     /// activation): not inherited, so that no hook takes them for its own.
+    /// (The daemon's environment is read for hooks before it unsets systemd's `LISTEN_*`
+    /// variables: they are taken out here.)
     static let daemonOnly = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]
 
     /// The event's variables: `STOPWATCHD_TARGET_MS` only for a countdown, and

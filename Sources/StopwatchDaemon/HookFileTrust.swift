@@ -69,13 +69,16 @@ struct HookFileTrust: Sendable {
 
     private func isTrusted(owner: uid_t) -> Bool { owner == userID || owner == 0 }
 
-    /// Whether a file is run: `entry` is what is in the directory, `target` what it leads to.
+    /// Whether a file is run: `entry` is what is in the directory, `target` what it leads to
+    /// (for the file about to run: the status of its very descriptor, whatever the entry).
     func decide(entry: FileStatus, target: FileStatus?) -> Decision {
-        var file = entry
+        let file: FileStatus
         if entry.kind == .symbolicLink {
             guard isTrusted(owner: entry.ownerID) else { return .skip(.untrustedLink(owner: entry.ownerID)) }
             guard let target else { return .skip(.linkToNothing) }
             file = target
+        } else {
+            file = target ?? entry
         }
         guard file.kind == .regular else { return .skip(.notRegular(file.kind)) }
         guard isTrusted(owner: file.ownerID) else { return .skip(.untrustedOwner(file.ownerID)) }

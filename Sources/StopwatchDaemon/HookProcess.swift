@@ -77,9 +77,10 @@ final class HookProcess: Sendable {
             processDescriptor?.close()
         }
 
-        /// Reads what is in the pipe now; false at its end.
+        /// Reads what is in the pipe now, 1 MiB at the most, so that hooks refilling it as
+        /// fast as it is read cannot hold off their timeout; false at its end.
         func readOutput() -> Bool {
-            while true {
+            for _ in 0..<16 {
                 let result = buffer.withUnsafeMutableBytes { bytes in
                     Result { () throws(Errno) -> Int in try output.read(into: bytes) }
                 }
@@ -95,6 +96,7 @@ final class HookProcess: Sendable {
                     return false
                 }
             }
+            return true
         }
 
         var ended = false

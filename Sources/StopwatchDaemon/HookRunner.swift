@@ -11,7 +11,7 @@ import LinuxSystem
 /// `HookProcess` on a thread of its own (at most `maximumRunning` such threads), which
 /// hands its slot back to the queue when it ends.
 final class HookRunner: @unchecked Sendable {
-    // @unchecked Sendable: `pool` and `directory` are used only on `queue` (each method
+    // @unchecked Sendable: `pool`, `failingToStart` and `directory` are used only on `queue` (each method
     // touching them says so, and is only reached through `queue.async`); `inbox` is under
     // its lock; everything else is immutable and Sendable.
 
@@ -48,6 +48,8 @@ final class HookRunner: @unchecked Sendable {
     private let inboxLimit: Int
     /// Only on `queue`.
     private var pool: HookQueue<Job>
+    /// Hooks whose last start failed, said once (only on `queue`).
+    private var failingToStart: Set<String> = []
 
     init(directory: HookDirectory, limits: Limits, logger: Logger, environment: [String]) {
         self.directory = directory
@@ -142,9 +144,13 @@ final class HookRunner: @unchecked Sendable {
                 input: HookEnvironment.standardInput(for: job.event)
             )
         } catch {
-            logger.warning("\(label): cannot start it: \(error)")
+            // Once until it starts again: a storm of events must not make a storm of lines.
+            if failingToStart.insert(job.hook).inserted {
+                logger.warning("\(label): cannot start it: \(error) (not said again for this hook until it starts)")
+            }
             return false
         }
+        failingToStart.remove(job.hook)
         logger.debug("\(label) started, pid \(process.pid)")
         let limits = self.limits, logger = self.logger
         // A serial queue of its own: a thread for as long as the run lasts (the wait blocks

@@ -26,7 +26,11 @@ struct ListeningSocket {
         for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { ProcessEnvironment.unset(name) }
         let descriptor = FileDescriptor(rawValue: 3)
         try? descriptor.setNonBlocking()
-        try? descriptor.setCloseOnExec()
+        // Every one passed, not only the one served: none is for a hook to inherit. (The
+        // count is capped: a number past any open descriptor only fails harmlessly.)
+        for extra in 3..<(3 + min(count, 1024)) {
+            try? FileDescriptor(rawValue: CInt(extra)).setCloseOnExec()
+        }
         return ListeningSocket(descriptor: descriptor, ownedPath: nil, name: "the socket passed by systemd", instanceLock: nil, directory: nil)
     }
 

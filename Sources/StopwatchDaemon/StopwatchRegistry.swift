@@ -86,8 +86,10 @@ final class StopwatchRegistry {
         // Its tick timer goes with it, once nothing subscribes (the fan-out lets go below).
         if let fanOut = entry.fanOut {
             let successor = makeUseCase(.stopped)
-            fanOut.removed(replacedBy: successor)
+            // In place before the watchers are told: one that leaves as it is told (its
+            // client gone) ends its watch on this entry, and the last one out frees it.
             entries[name] = Entry(useCase: successor, isCreated: false, fanOut: fanOut)
+            fanOut.removed(replacedBy: successor)
         } else {
             entries[name] = nil
         }

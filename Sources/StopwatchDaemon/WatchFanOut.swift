@@ -47,12 +47,15 @@ final class WatchFanOut: @unchecked Sendable {
     /// get the changes still on their way first (a Stop served in the same turn), then are
     /// told `removed` with the successor, then follow it.
     func removed(replacedBy successor: StopWatchUseCase) {
+        // A watcher may leave during either (its client gone, a write fails): the last one
+        // out ends the subscription, as `remove` does.
         subscription?.deliverPending()
         subscription?.cancel()
+        subscription = nil
         let fresh = successor.state.current
         latest = fresh
         for receive in watchers.values { receive(fresh, .removed) }
-        subscribe(to: successor)
+        if !watchers.isEmpty { subscribe(to: successor) }
     }
 
     private func subscribe(to useCase: StopWatchUseCase) {

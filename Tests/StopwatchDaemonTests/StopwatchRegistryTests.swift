@@ -124,4 +124,25 @@ struct StopwatchRegistryTests {
         #expect(fixture.waitUntil { $0["w"]?.last?.state.isCounting == true })
         #expect(fixture.events.withLock { $0 }["w"]?.last == .start)
     }
+
+    @Test("a watcher that leaves as it is told 'removed' (its client gone) leaves no subscription or timer behind")
+    func watcherLeavesWhenToldRemoved() throws {
+        let fixture = Fixture()
+        let registry = fixture.registry
+        let id = Locked(0)
+        fixture.queue.sync {
+            let watcher = registry.beginWatching("tea") { _, event in
+                // What a connection does when writing this reply fails: close, end the watch.
+                if event == .removed { registry.endWatching("tea", watcher: id.withLock { $0 }) }
+            }
+            id.withLock { $0 = watcher }
+        }
+        try fixture.queue.sync { _ = try registry.create("tea").dispatcher.perform(.start) }
+        fixture.queue.sync { #expect(registry.remove("tea")) }
+        fixture.queue.sync { #expect(registry.watcherCount == 0) }
+        // Nobody watches now: started again, it needs no tick timer.
+        try fixture.queue.sync { _ = try registry.create("tea").dispatcher.perform(.start) }
+        #expect(fixture.waitUntil { _ in fixture.time.liveTimers.isEmpty })
+        #expect(fixture.time.liveTimers.isEmpty, "\(fixture.time.liveTimers.count) tick timer(s) for nobody")
+    }
 }

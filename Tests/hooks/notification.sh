@@ -34,9 +34,16 @@ fi
 work=$(mktemp -d /tmp/swnotify-XXXXXX)
 mock_pid=
 daemon_pid=
+# Ends what it started whatever its exit status (the mock dies of the SIGTERM: 143), and
+# never stops early itself: under `set -e` a failing `wait` would skip the rest of the trap
+# and become the script's status.
 cleanup() {
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null && wait "$mock_pid" 2>/dev/null
+    local pid
+    for pid in "$daemon_pid" "$mock_pid"; do
+        [ -n "$pid" ] || continue
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT

@@ -26,6 +26,12 @@ static inline int clinux_pipe_cloexec(int fds[2]) {
     return (int)syscall(SYS_pipe2, fds, O_CLOEXEC);
 }
 
+/// accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC): a connection that is never, not
+/// even for an instant, inherited by a program started meanwhile (a hook).
+static inline int clinux_accept_nonblocking_cloexec(int fd) {
+    return (int)syscall(SYS_accept4, fd, (void *)0, (void *)0, 04000 | 02000000);
+}
+
 // Through syscall(2), which Swift cannot call (it is variadic): glibc wraps pidfd_open only
 // from 2.36 and memfd_create from 2.27, and a toolchain's sysroot may be older.
 
