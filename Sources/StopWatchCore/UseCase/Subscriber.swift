@@ -19,8 +19,22 @@ final class Subscriber<State: Sendable>: Sendable {
         /// The sink; nil once cancelled, which also frees what it captured.
         var receive: (@Sendable (State) -> Void)?
         var deliveringThread: ThreadIdentity?
-        /// Stored, not yet delivered, oldest first.
+        /// Stored, not yet delivered, oldest first from `head`: taking one is O(1), and the
+        /// array is emptied once all are taken.
         var pending: [State] = []
+        var head = 0
+
+        var hasPending: Bool { head < pending.count }
+
+        mutating func takeOldest() -> State {
+            let state = pending[head]
+            head += 1
+            if head == pending.count {
+                pending.removeAll(keepingCapacity: pending.count <= 64)
+                head = 0
+            }
+            return state
+        }
     }
 
     init(target: DispatchQueue, receive: @escaping @Sendable (State) -> Void) {
@@ -31,8 +45,9 @@ final class Subscriber<State: Sendable>: Sendable {
     func enqueue(_ state: State) {
         let isFirst = gate.withLock { gate in
             guard gate.receive != nil else { return false }
+            let isFirst = !gate.hasPending
             gate.pending.append(state)
-            return gate.pending.count == 1
+            return isFirst
         }
         // One delivery run for all that waits: a later state joins the run on its way.
         if isFirst { deliveryQueue.async { self.deliverPending() } }
@@ -46,9 +61,9 @@ final class Subscriber<State: Sendable>: Sendable {
             runs += 1
             while true {
                 let next: (receive: @Sendable (State) -> Void, state: State)? = gate.withLock { gate in
-                    guard let receive = gate.receive, !gate.pending.isEmpty else { return nil }
+                    guard let receive = gate.receive, gate.hasPending else { return nil }
                     gate.deliveringThread = .current
-                    return (receive, gate.pending.removeFirst())
+                    return (receive, gate.takeOldest())
                 }
                 guard let next else { return }
                 next.receive(next.state)
@@ -66,6 +81,7 @@ final class Subscriber<State: Sendable>: Sendable {
             defer {
                 gate.receive = nil
                 gate.pending.removeAll()
+                gate.head = 0
             }
             let here = gate.deliveringThread == .current
             return (gate.receive, !here)
