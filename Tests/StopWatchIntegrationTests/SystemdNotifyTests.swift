@@ -19,6 +19,18 @@ struct SystemdNotifyTests {
 
         deinit { socket.close() }
 
+        /// Waits for the STATUS line to count `count` watchers: each has been told its first
+        /// state by then (the status follows a change by up to 200 ms, on the same queue).
+        func watched(_ count: Int, timeout: Duration = .seconds(20)) -> Bool {
+            let end = ContinuousClock.now + timeout
+            while ContinuousClock.now < end, let message = message(containing: "STATUS=", timeout: end - ContinuousClock.now) {
+                if message.split(separator: "\n").contains(where: { $0.hasPrefix("STATUS=") && $0.hasSuffix(", \(count) watched") }) {
+                    return true
+                }
+            }
+            return false
+        }
+
         /// Messages until one holds `field`; nil after `timeout`.
         func message(containing field: String, timeout: Duration = .seconds(20)) -> String? {
             let end = ContinuousClock.now + timeout

@@ -113,7 +113,8 @@ struct TimerTests {
     @Test("reset while wait reconnects is a stop and a change, not a removal; a removal meanwhile still exits 1")
     func resetWhileReconnecting() throws {
         let directory = try TestDirectory()
-        var daemon = try DaemonProcess(socket: directory.socket)
+        let notify = try SystemdNotifyTests.NotifySocket(path: directory.file("notify"))
+        var daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": notify.path])
         let client = StopwatchClient(socketPath: daemon.socket)
         _ = try client.start("paused")
         _ = try client.stop("paused")
@@ -123,6 +124,8 @@ struct TimerTests {
         let change = try Self.startWait(daemon, ["paused", "--for", "change"])
         let stop = try Self.startWait(daemon, ["counting", "--for", "stop"])
         let removed = try Self.startWait(daemon, ["gone", "--for", "change"])
+        // Each has been told its first state: a wait that never saw "gone" would rightly wait on.
+        #expect(notify.watched(3))
         #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
         // While the waits knock on the empty socket, another daemon on the same state, on a
         // socket of its own, resets two stopwatches and removes the third.
@@ -162,9 +165,12 @@ struct TimerTests {
     @Test("wait: 1 when the stopwatch is removed, 69 when no daemon answers at the start")
     func removedAndUnreachable() throws {
         let directory = try TestDirectory()
-        let daemon = try DaemonProcess(socket: directory.socket)
+        let notify = try SystemdNotifyTests.NotifySocket(path: directory.file("notify"))
+        let daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": notify.path])
         #expect(try Self.swctl(daemon, "timer", "gone", "1h").status == 0)
         let wait = try Self.startWait(daemon, ["gone"])
+        // Told the countdown first: one that never saw it would wait for a change instead.
+        #expect(notify.watched(1))
         #expect(try Self.swctl(daemon, "remove", "gone").status == 0)
         #expect(wait.wait(timeout: Self.deadline) == .exited(1))
         let error = wait.error.map { ChildProcess.readAll($0, timeout: .seconds(10)) } ?? ""
@@ -176,10 +182,13 @@ struct TimerTests {
     @Test("wait --for stop ends at the stop; the default for a plain stopwatch at any change")
     func stopAndChange() throws {
         let directory = try TestDirectory()
-        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "50ms"])
+        let notify = try SystemdNotifyTests.NotifySocket(path: directory.file("notify"))
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "50ms"], environment: ["NOTIFY_SOCKET": notify.path])
         #expect(try Self.swctl(daemon, "start", "w").status == 0)
         let stop = try Self.startWait(daemon, ["w", "--for", "stop"])
         let change = try Self.startWait(daemon, ["w"])
+        // Both told the state before the lap, or the lap would be their first state.
+        #expect(notify.watched(2))
         // Ticks come every 50 ms and end neither.
         #expect(try Self.swctl(daemon, "lap", "w").status == 0)
         #expect(change.wait(timeout: Self.deadline) == .exited(0))
