@@ -5,10 +5,14 @@ import Varlink
 /// How one stopwatch is kept on disk (format 1):
 ///
 ///     {"format":1,"name":"tea","state":"counting","elapsed_ns":5000000000,"laps_ns":[],
-///      "boot_id":"…","origin_boot_ns":…,"origin_wall_ns":…,"target_ns":240000000000,"expired":false}
+///      "boot_id":"…","origin_boot_ns":…,"origin_wall_ns":…,"interval_start_ns":2000000000,
+///      "target_ns":240000000000,"expired":false}
 ///
 /// `elapsed_ns` is what it had counted when written. A counting one also keeps where its
 /// count began, on the boot clock and on the wall clock, and which boot that was. A
+/// counting one keeps the elapsed time its current counting interval began at
+/// (`interval_start_ns`; absent in files of earlier versions: zero, the whole count one
+/// interval), so that the interval reaches the history whole after a restart. A
 /// countdown keeps its target, and whether its expiry was delivered: a restart neither
 /// repeats it nor loses one that fell while the daemon was down. (Both fields are absent
 /// for a plain stopwatch, so its file is what earlier versions wrote and read.)
@@ -28,6 +32,8 @@ package struct StopwatchRecord: Equatable, Sendable {
     package var originBoot: Duration?
     package var originWall: Duration?
     package var bootID: String?
+    /// While counting: the elapsed time the current counting interval began at.
+    package var intervalStart: Duration?
     /// A countdown's target, and whether its expiry was delivered.
     package var target: Duration?
     package var hasExpired = false
@@ -46,6 +52,7 @@ package struct StopwatchRecord: Equatable, Sendable {
             // write an origin the reader refuses as out of range.
             originWall = max(now.wall - (now.boot - origin), .zero)
             bootID = now.bootID
+            intervalStart = snapshot.elapsedAtIntervalStart
         }
     }
 
@@ -67,7 +74,10 @@ package struct StopwatchRecord: Equatable, Sendable {
             } else {
                 counted = elapsed
             }
-            return .counting(since: now.boot - counted, laps: laps, now: now.boot, target: target, hasExpired: hasExpired)
+            return .counting(
+                since: now.boot - counted, laps: laps, now: now.boot, target: target, hasExpired: hasExpired,
+                intervalStart: intervalStart ?? .zero
+            )
         }
     }
 
@@ -104,6 +114,7 @@ package struct StopwatchRecord: Equatable, Sendable {
             object["boot_id"] = .string(bootID)
             object["origin_boot_ns"] = .int(originBoot.nanoseconds)
             object["origin_wall_ns"] = .int(originWall.nanoseconds)
+            if let intervalStart { object["interval_start_ns"] = .int(intervalStart.nanoseconds) }
         }
         if let target {
             object["target_ns"] = .int(target.nanoseconds)
@@ -148,6 +159,11 @@ package struct StopwatchRecord: Equatable, Sendable {
             self.bootID = bootID
             self.originBoot = .nanoseconds(originBoot)
             self.originWall = .nanoseconds(originWall)
+            switch object["interval_start_ns"] {
+            case nil, .null?: break
+            case .int(let start)? where Self.isInRange(start) && start <= elapsed: intervalStart = .nanoseconds(start)
+            default: throw MalformedMessage("interval_start_ns is not a duration of 0 to elapsed_ns")
+            }
         }
         switch object["target_ns"] {
         case nil, .null?:

@@ -1,8 +1,7 @@
 import StopWatchCore
 
 /// The `io.stopwatchd` interface: its name and its description, exactly as SPEC §3 gives
-/// it (what `GetInterfaceDescription` returns), but for `History`, `Interval` and
-/// `TooManyResults`, which the history brings.
+/// it (what `GetInterfaceDescription` returns).
 package enum StopwatchdInterface {
     package static let name = "io.stopwatchd"
 
@@ -19,6 +18,17 @@ type Stopwatch (
   laps_ms: []int,
   # A countdown's length in milliseconds; absent for a plain stopwatch.
   target_ms: ?int
+)
+
+# One counting interval: from a start or resume to the stop or remove that ended it.
+type Interval (
+  name: string,
+  # Wall-clock time of the start, in milliseconds since the Unix epoch.
+  start_ms: int,
+  # Wall-clock time of the end; absent while the interval is still counting.
+  end_ms: ?int,
+  # Time counted in the interval (boot clock: suspend included, clock steps not).
+  elapsed_ms: int
 )
 
 # Starts counting, or resumes a paused stopwatch; creates it if needed.
@@ -43,11 +53,14 @@ method Watch(name: ?string) -> (
   stopwatch: Stopwatch,
   event: (current, tick, start, stop, reset, lap, target, expired, removed)
 )
+# Intervals overlapping [since_ms, until_ms), oldest first, at most 10,000 a reply; "more" streams the rest.
+method History(name: ?string, since_ms: ?int, until_ms: ?int) -> (intervals: []Interval)
 
 error InvalidName (name: string)
 error InvalidTransition (stopwatch: Stopwatch, method: string)
 error TooManyStopwatches (limit: int)
 error TooManyLaps (limit: int)
+error TooManyResults (limit: int)
 error WatchTooSlow (pending: int)
 error ProtocolError (reason: string)
 """

@@ -14,6 +14,9 @@ extension VarlinkError {
     package static func tooManyLaps(limit: Int) -> VarlinkError {
         VarlinkError(name: "io.stopwatchd.TooManyLaps", parameters: ["limit": .int(Int64(limit))])
     }
+    package static func tooManyResults(limit: Int) -> VarlinkError {
+        VarlinkError(name: "io.stopwatchd.TooManyResults", parameters: ["limit": .int(Int64(limit))])
+    }
     package static func watchTooSlow(pending: Int) -> VarlinkError {
         VarlinkError(name: "io.stopwatchd.WatchTooSlow", parameters: ["pending": .int(Int64(pending))])
     }

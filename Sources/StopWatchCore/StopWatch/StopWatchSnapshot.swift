@@ -17,16 +17,24 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// Whether this countdown's expiry was recorded (`expire`) since it last began anew
     /// (`reset`, `countdown`, a new target): it expires once.
     public private(set) var hasExpired: Bool
+    /// While counting: the elapsed time at which this counting interval began (zero after a
+    /// start from stopped or a countdown, the paused time after a resume). Nil otherwise. The
+    /// interval's own time is `intervalElapsed(at:)`; a history of intervals is built on it.
+    public private(set) var elapsedAtIntervalStart: Duration?
 
     /// A stopwatch never started: stopped, at zero, no laps.
     public static let stopped = StopWatchSnapshot(state: .stopped, laps: [], origin: nil)
 
-    private init(state: StopWatchState, laps: [Duration], origin: Duration?, target: Duration? = nil, hasExpired: Bool = false) {
+    private init(
+        state: StopWatchState, laps: [Duration], origin: Duration?, target: Duration? = nil, hasExpired: Bool = false,
+        elapsedAtIntervalStart: Duration? = nil
+    ) {
         self.state = state
         self.laps = laps
         self.origin = origin
         self.target = target
         self.hasExpired = target != nil && hasExpired
+        self.elapsedAtIntervalStart = origin == nil ? nil : elapsedAtIntervalStart ?? .zero
     }
 
     /// A paused stopwatch, as restored from storage.
@@ -36,12 +44,17 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         StopWatchSnapshot(state: .pause(max(elapsed, .zero)), laps: laps, origin: nil, target: target, hasExpired: hasExpired)
     }
 
-    /// A stopwatch counting since `origin` on the clock, measured `now`.
+    /// A stopwatch counting since `origin` on the clock, measured `now`, whose current
+    /// counting interval began at elapsed time `intervalStart` (zero: it has counted without a
+    /// pause since its origin).
     public static func counting(
-        since origin: Duration, laps: [Duration] = [], now: Duration, target: Duration? = nil, hasExpired: Bool = false
+        since origin: Duration, laps: [Duration] = [], now: Duration, target: Duration? = nil, hasExpired: Bool = false,
+        intervalStart: Duration = .zero
     ) -> StopWatchSnapshot {
-        StopWatchSnapshot(
-            state: .counting(max(now - origin, .zero)), laps: laps, origin: origin, target: target, hasExpired: hasExpired
+        let elapsed = max(now - origin, .zero)
+        return StopWatchSnapshot(
+            state: .counting(elapsed), laps: laps, origin: origin, target: target, hasExpired: hasExpired,
+            elapsedAtIntervalStart: min(max(intervalStart, .zero), elapsed)
         )
     }
 
@@ -54,6 +67,20 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     public func elapsed(at now: Duration) -> Duration {
         guard let origin else { return state.elapsed }
         return max(now - origin, .zero)
+    }
+
+    /// The time counted in the current counting interval at clock reading `now` (since the
+    /// start or resume that began it); nil when not counting.
+    public func intervalElapsed(at now: Duration) -> Duration? {
+        guard let elapsedAtIntervalStart, origin != nil else { return nil }
+        return max(elapsed(at: now) - elapsedAtIntervalStart, .zero)
+    }
+
+    /// Whether going from this snapshot to `next` ends a counting interval: a stop, or a
+    /// countdown that begins anew while counting (a new origin). What the history records.
+    public func endsInterval(goingTo next: StopWatchSnapshot) -> Bool {
+        guard let origin, state.isCounting else { return false }
+        return !next.state.isCounting || next.origin != origin
     }
 
     /// The clock reading at which this countdown expires: while it counts towards a target
@@ -86,7 +113,10 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         case (.start, .counting), (.stop, .stopped), (.stop, .pause), (.reset, .stopped):
             return self
         case (.start, _), (.toggle, .stopped), (.toggle, .pause):
-            return .counting(since: now - state.elapsed, laps: laps, now: now, target: target, hasExpired: hasExpired)
+            return .counting(
+                since: now - state.elapsed, laps: laps, now: now, target: target, hasExpired: hasExpired,
+                intervalStart: state.elapsed
+            )
         case (.stop, .counting), (.toggle, .counting):
             return .paused(at: elapsed(at: now), laps: laps, target: target, hasExpired: hasExpired)
         case (.reset, .pause):

@@ -1,0 +1,52 @@
+import Varlink
+
+/// One counting interval, as `History` replies carry it (SPEC §3): from a start or resume to
+/// the stop, toggle, countdown or remove that ended it.
+public struct Interval: Equatable, Sendable {
+    /// The stopwatch it was counted on.
+    public var name: String
+    /// Wall-clock time of the start, in milliseconds since the Unix epoch.
+    public var startMs: Int64
+    /// Wall-clock time of the end; nil while the interval is still counting.
+    public var endMs: Int64?
+    /// Time counted in the interval, in milliseconds (the boot clock: suspend included,
+    /// clock steps not).
+    public var elapsedMs: Int64
+
+    public init(name: String, startMs: Int64, endMs: Int64?, elapsedMs: Int64) {
+        self.name = name
+        self.startMs = startMs
+        self.endMs = endMs
+        self.elapsedMs = elapsedMs
+    }
+
+    package var json: JSONValue {
+        var object: JSONObject = [
+            "name": .string(name),
+            "start_ms": .int(startMs),
+            "elapsed_ms": .int(elapsedMs),
+        ]
+        if let endMs { object["end_ms"] = .int(endMs) }
+        return .object(object)
+    }
+
+    /// Reads an `Interval` object; throws when a field is missing, of the wrong type, or
+    /// out of range (a negative time, an end before the start).
+    package init(json: JSONValue) throws(MalformedMessage) {
+        guard case .object(let object) = json else { throw MalformedMessage("an Interval is not an object") }
+        guard case .string(let name)? = object["name"] else { throw MalformedMessage("Interval.name is not a string") }
+        guard case .int(let startMs)? = object["start_ms"], startMs >= 0 else {
+            throw MalformedMessage("Interval.start_ms is not a time since the epoch")
+        }
+        var endMs: Int64?
+        switch object["end_ms"] {
+        case nil, .null?: break
+        case .int(let value)? where value >= startMs: endMs = value
+        default: throw MalformedMessage("Interval.end_ms is not a time at or after start_ms")
+        }
+        guard case .int(let elapsedMs)? = object["elapsed_ms"], elapsedMs >= 0 else {
+            throw MalformedMessage("Interval.elapsed_ms is not a duration")
+        }
+        self.init(name: name, startMs: startMs, endMs: endMs, elapsedMs: elapsedMs)
+    }
+}
