@@ -93,6 +93,14 @@ _swctl()
             _swctl_reply -W "expired stop change"
             return
             ;;
+        --by)
+            _swctl_reply -W "name day"
+            return
+            ;;
+        --since | --until)
+            _swctl_reply -W "now today yesterday monday tuesday wednesday thursday friday saturday sunday"
+            return
+            ;;
         # A duration: nothing to offer.
         --timeout) return ;;
     esac
@@ -130,6 +138,7 @@ _swctl()
                 timeout=1
                 ;;
             --timeout=*) timeout=1 ;;
+            --since | --until | --by) i=$((i + 1)) ;;
         esac
     done
 
@@ -141,13 +150,15 @@ _swctl()
         [[ $command == timer ]] && ((!timer_option)) && options+=" --keep --off"
         [[ $command == wait ]] && ((!for)) && options+=" --for"
         [[ $command == wait ]] && ((!timeout)) && options+=" --timeout"
+        [[ $command == log || $command == report ]] && options+=" --since --until --csv"
+        [[ $command == report ]] && options+=" --by"
         _swctl_reply -W "$options"
     elif [[ -z $command ]]; then
-        _swctl_reply -W "start stop toggle reset lap status list remove timer wait watch"
+        _swctl_reply -W "start stop toggle reset lap status list remove timer wait watch log report"
     elif ((names == 0)); then
         # timer's first word may be a NAME or the DURATION: names are offered all the same.
         case $command in
-            start | stop | toggle | reset | lap | status | remove | timer | wait | watch)
+            start | stop | toggle | reset | lap | status | remove | timer | wait | watch | log)
                 _swctl_reply -W "$(_swctl_names "$(_swctl_tilde "${words[0]}")" "${socket[@]}")"
                 ;;
         esac

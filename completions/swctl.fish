@@ -10,7 +10,7 @@ function __swctl_args
     for w in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
-        else if contains -- $w --socket --format -f --for --timeout
+        else if contains -- $w --socket --format -f --for --timeout --since --until --by
             set skip 1
         else if not string match -q -- '-*' $w
             echo $w
@@ -45,7 +45,7 @@ end
 function __swctl_needs_name
     set -l args (__swctl_args); or return
     test (count $args) -eq 1
-    and contains -- $args[1] start stop toggle reset lap status remove timer wait watch
+    and contains -- $args[1] start stop toggle reset lap status remove timer wait watch log
 end
 
 # True for a command that is $argv[1], and the cursor not on an option's value.
@@ -80,6 +80,19 @@ function __swctl_format_wanted
     and not string match -q -- '--format=*' $words
 end
 
+# True for log or report (with an argument: only that one), and for the value of one of
+# their options (fish asks the option's condition for its value too).
+function __swctl_history_option_wanted
+    set -l words (commandline -opc)
+    contains -- $words[-1] --since --until --by; and return
+    set -l args (__swctl_args); or return
+    if set -q argv[1]
+        test "$args[1]" = $argv[1]
+    else
+        contains -- "$args[1]" log report
+    end
+end
+
 # The names of the running daemon's stopwatches, asked through the same socket option.
 # Nothing when no daemon answers within a second. `list --json`, not the table: no header
 # line to skip, and names cannot contain '"' ([A-Za-z0-9._-] only).
@@ -103,6 +116,8 @@ complete -c swctl -n __swctl_needs_command -a remove -d 'delete a stopwatch'
 complete -c swctl -n __swctl_needs_command -a timer -d 'start a countdown, or set or clear a target'
 complete -c swctl -n __swctl_needs_command -a wait -d 'block until a countdown expires, it stops, or it changes'
 complete -c swctl -n __swctl_needs_command -a watch -d 'print each update'
+complete -c swctl -n __swctl_needs_command -a log -d 'print the counting intervals'
+complete -c swctl -n __swctl_needs_command -a report -d 'time per name, or per day and name'
 complete -c swctl -n __swctl_needs_name -a '(__swctl_names)' -d stopwatch
 
 # Only one of --socket, --user and --system.
@@ -117,6 +132,10 @@ complete -c swctl -n __swctl_format_wanted -s f -l format -x -a 'plain json wayb
 complete -c swctl -n __swctl_timer_option_wanted -l keep -d 'set the target and count on (a reminder)'
 complete -c swctl -n __swctl_timer_option_wanted -l off -d 'make it a plain stopwatch again'
 complete -c swctl -n '__swctl_wait_option_wanted --for' -l for -x -a 'expired stop change' -d 'what to wait for'
+complete -c swctl -n '__swctl_history_option_wanted' -l since -x -a 'now today yesterday monday tuesday wednesday thursday friday saturday sunday' -d 'from WHEN'
+complete -c swctl -n '__swctl_history_option_wanted' -l until -x -a 'now today yesterday monday tuesday wednesday thursday friday saturday sunday' -d 'until WHEN'
+complete -c swctl -n '__swctl_history_option_wanted' -l csv -d 'CSV with a header row'
+complete -c swctl -n '__swctl_history_option_wanted report' -l by -x -a 'name day' -d 'totals per name or per day and name'
 complete -c swctl -n '__swctl_wait_option_wanted --timeout' -l timeout -x -d 'give up after DURATION (exit 124)'
 
 complete -c stopwatchd -f

@@ -81,6 +81,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case "io.stopwatchd.TooManyStopwatches":
             let limit = if case .int(let limit)? = error.parameters["limit"] { "\(limit)" } else { "its limit of" }
             return "the daemon already keeps \(limit) stopwatches; remove one first ('swctl remove NAME')"
+        case "io.stopwatchd.TooManyResults":
+            return "the history asked for is too long for one reply; narrow it with --since and --until"
         case VarlinkError.permissionDenied.name:
             return "the daemon refused this user; join the group it allows (e.g. 'stopwatch'), or use your own daemon with --user"
         default:

@@ -80,6 +80,26 @@ public struct StopwatchClient: Sendable {
         _ = try call(VarlinkCall(method: "io.stopwatchd.Remove", parameters: ["name": .string(name)]))
     }
 
+    /// The counting intervals that overlap [`since`, `until`) (wall clock, milliseconds since
+    /// the Unix epoch; nil leaves that end open), of stopwatch `name` or, with nil, of every
+    /// stopwatch, removed ones included: a stream of batches read with `next()`, so memory
+    /// holds one batch, not the history. A daemon that predates history refuses with
+    /// `org.varlink.service.MethodNotFound`.
+    public func history(_ name: String? = nil, since: Int64? = nil, until: Int64? = nil) throws(ClientError) -> HistoryStream {
+        let connection = try VarlinkConnection(path: socketPath, timeout: timeout)
+        var parameters = JSONObject()
+        if let name { parameters["name"] = .string(name) }
+        if let since { parameters["since_ms"] = .int(since) }
+        if let until { parameters["until_ms"] = .int(until) }
+        do {
+            try connection.send(VarlinkCall(method: "io.stopwatchd.History", parameters: parameters, more: true))
+        } catch {
+            connection.close()
+            throw error
+        }
+        return HistoryStream(connection: connection)
+    }
+
     /// Calls any method and returns the reply's parameters.
     package func call(_ call: VarlinkCall) throws(ClientError) -> JSONObject {
         let connection = try VarlinkConnection(path: socketPath, timeout: timeout)

@@ -55,6 +55,8 @@ struct CommandRunner {
                 name: name, format: invocation.format, tenths: tenths
             )
             watcher.run()
+        case .log, .report:
+            try HistoryPrinter(invocation: invocation, client: client).run()
         }
     }
 

@@ -4,7 +4,7 @@ import StopwatchProtocol
 /// A `swctl` command line, checked (SPEC §5).
 package struct SwctlInvocation: Equatable, Sendable {
     package enum Command: String, CaseIterable, Sendable {
-        case start, stop, toggle, reset, lap, status, list, remove, timer, wait, watch
+        case start, stop, toggle, reset, lap, status, list, remove, timer, wait, watch, log, report
     }
 
     package enum Action: Equatable, Sendable {
@@ -25,6 +25,13 @@ package struct SwctlInvocation: Equatable, Sendable {
     package var waitFor: WaitCondition?
     /// `wait --timeout`.
     package var waitTimeout: Duration?
+    /// `log`/`report --since`, `--until`: nil leaves that end of the history open.
+    package var since: When?
+    package var until: When?
+    /// `report --by`.
+    package var grouping: ReportGrouping = .name
+    /// `log`/`report --csv`.
+    package var csv = false
 
     package init(command: Command, name: String? = nil) {
         self.command = command
@@ -53,13 +60,25 @@ package struct SwctlInvocation: Equatable, Sendable {
           watch [NAME] [--format plain|json|waybar|i3blocks|polybar|'TEMPLATE']
                            print each update; TEMPLATE uses {name} {state} {elapsed}
                            {elapsed_ms} {laps} {last_lap} {remaining} {target}
+          log [NAME] [--since WHEN] [--until WHEN] [--csv]
+                           the counting intervals (all stopwatches without NAME)
+          report [--since WHEN] [--until WHEN] [--by name|day] [--csv]
+                           time per name (longest first), or per day and name,
+                           with totals; intervals are clipped to the range
 
         options:
           --socket PATH    the daemon's socket (default: $STOPWATCHD_SOCKET, else the
                            user daemon's if running, else the system daemon's)
           --user           the user daemon ($XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock)
           --system         the system daemon (/run/stopwatchd/stopwatchd.sock)
-          --json           print the stopwatch as JSON
+          --json           print the stopwatch as JSON (log: the intervals; report:
+                           the totals)
+          --since WHEN, --until WHEN
+                           with log and report: from/until WHEN (default: all history);
+                           WHEN is now, today, yesterday, monday … sunday (the latest,
+                           00:00), Nd, Nh, Nm (ago), YYYY-MM-DD or YYYY-MM-DDTHH:MM (local)
+          --by name|day    with report: totals per name (default) or per day and name
+          --csv            with log and report: CSV with a header row
           --keep, --off    with timer: keep counting / clear the target
           --for EVENT      with wait: expired, stop or change
           --timeout DURATION
@@ -84,6 +103,10 @@ package struct SwctlInvocation: Equatable, Sendable {
         var off = false
         var waitFor: WaitCondition?
         var waitTimeout: Duration?
+        var since: When?
+        var until: When?
+        var grouping: ReportGrouping?
+        var csv = false
         var words: [String] = []
         var reader = ArgumentReader(arguments)
         while let argument = reader.next() {
@@ -127,6 +150,19 @@ package struct SwctlInvocation: Equatable, Sendable {
                     throw UsageError("--timeout takes a duration like 250ms, 1s, 1.5s, 2m or 1h, not '\(text)'")
                 }
                 waitTimeout = timeout
+            case "--since", "--until":
+                let text = try value()
+                guard let when = When(text) else {
+                    throw UsageError("\(name) takes \(When.forms); not '\(text)'")
+                }
+                if name == "--since" { since = when } else { until = when }
+            case "--by":
+                let word = try value()
+                guard let value = ReportGrouping(rawValue: word) else {
+                    throw UsageError("--by takes name or day, not '\(word)'")
+                }
+                grouping = value
+            case "--csv": csv = true
             case "--":
                 words.append(contentsOf: reader.rest())
             default:
@@ -141,6 +177,12 @@ package struct SwctlInvocation: Equatable, Sendable {
         var names = words.dropFirst()
         if keep || off, command != .timer { throw UsageError("--keep and --off go with timer") }
         if waitFor != nil || waitTimeout != nil, command != .wait { throw UsageError("--for and --timeout go with wait") }
+        let history: Set<Command> = [.log, .report]
+        if since != nil || until != nil || csv, !history.contains(command) {
+            throw UsageError("--since, --until and --csv go with log and report")
+        }
+        if grouping != nil, command != .report { throw UsageError("--by goes with report") }
+        if csv, json { throw UsageError("use either --csv or --json, not both") }
         var timer: TimerAction?
         if command == .timer {
             timer = try timerAction(&names, keep: keep, off: off)
@@ -152,6 +194,7 @@ package struct SwctlInvocation: Equatable, Sendable {
         }
         switch command {
         case .list where name != nil: throw UsageError("list takes no name")
+        case .report where name != nil: throw UsageError("report takes no name: it counts every stopwatch")
         case .remove where name == nil: throw UsageError("remove needs the NAME of the stopwatch to delete")
         default: break
         }
@@ -163,6 +206,10 @@ package struct SwctlInvocation: Equatable, Sendable {
         invocation.timer = timer
         invocation.waitFor = waitFor
         invocation.waitTimeout = waitTimeout
+        invocation.since = since
+        invocation.until = until
+        invocation.grouping = grouping ?? .name
+        invocation.csv = csv
         return .run(invocation)
     }
 

@@ -1,0 +1,88 @@
+import LinuxSystem
+import StopwatchProtocol
+import StopwatchdClient
+import Varlink
+
+/// `swctl log` and `swctl report`: reads `History` a batch at a time and prints as it
+/// goes (log) or adds up as it goes (report), so memory never holds the history.
+struct HistoryPrinter {
+    let invocation: SwctlInvocation
+    let client: StopwatchClient
+
+    func run() throws(ClientError) {
+        let now = Posix.clockTime(.realtime).milliseconds
+        LocalTime.reloadZone()
+        let since = try resolve(invocation.since, "--since", now: now)
+        let until = try resolve(invocation.until, "--until", now: now)
+        if let since, let until, since >= until {
+            Diagnostics.fail("swctl: --since must come before --until (see swctl --help)", status: 2)
+        }
+        let stream = try client.history(invocation.command == .log ? invocation.name : nil, since: since, until: until)
+        defer { stream.close() }
+        if invocation.command == .log {
+            try log(stream)
+        } else {
+            try report(stream, since: since, until: until, now: now)
+        }
+    }
+
+    private func resolve(_ when: When?, _ option: String, now: Int64) throws(ClientError) -> Int64? {
+        guard let when else { return nil }
+        guard let instant = when.instant(now: now) else {
+            Diagnostics.fail("swctl: \(option) names a time this system cannot represent (see swctl --help)", status: 2)
+        }
+        return instant
+    }
+
+    private func log(_ stream: HistoryStream) throws(ClientError) {
+        if invocation.json {
+            // One array, written a batch at a time: `[`, the objects, `]`.
+            var first = true
+            Output.write("[")
+            while let batch = try stream.next() {
+                var text = ""
+                for interval in batch {
+                    text += (first ? "\n" : ",\n") + interval.json.text
+                    first = false
+                }
+                if !text.isEmpty { Output.write(text) }
+            }
+            Output.line(first ? "]" : "\n]")
+        } else if invocation.csv {
+            Output.line(LogText.csvHeader)
+            while let batch = try stream.next() {
+                guard !batch.isEmpty else { continue }
+                Output.write(batch.map { LogText.csv($0) + "\n" }.joined())
+            }
+        } else {
+            // Aligned within what has been seen: the column only widens, between batches of
+            // 10,000 at most (a history of one batch is aligned whole).
+            var nameWidth = 0
+            while let batch = try stream.next() {
+                let width = max(nameWidth, batch.map { DisplayWidth.of($0.name) }.max() ?? 4, 4)
+                if nameWidth == 0, !batch.isEmpty { Output.line(LogText.header(nameWidth: width)) }
+                nameWidth = batch.isEmpty ? nameWidth : width
+                guard !batch.isEmpty else { continue }
+                Output.write(batch.map { LogText.row($0, nameWidth: width) + "\n" }.joined())
+            }
+        }
+    }
+
+    private func report(_ stream: HistoryStream, since: Int64?, until: Int64?, now: Int64) throws(ClientError) {
+        let byDay = invocation.grouping == .day
+        var aggregator = ReportAggregator(since: since, until: until, now: now, byDay: byDay)
+        while let batch = try stream.next() {
+            for interval in batch { aggregator.add(interval) }
+        }
+        let totals = aggregator.totals
+        let lines: [String]
+        if invocation.json {
+            lines = [ReportText.json(totals, byDay: byDay, since: since, until: until).text]
+        } else if invocation.csv {
+            lines = ReportText.csv(totals, byDay: byDay)
+        } else {
+            lines = ReportText.human(totals, byDay: byDay, bars: FileDescriptor.standardOutput.isTerminal)
+        }
+        Output.write(lines.map { $0 + "\n" }.joined())
+    }
+}

@@ -1,0 +1,36 @@
+import StopwatchProtocol
+
+/// `swctl log`'s rows: a table for people, CSV for spreadsheets (the JSON is the
+/// `Interval` objects themselves).
+package enum LogText {
+    package static let csvHeader = "name,start,end,elapsed_ms"
+
+    /// `name,start,end,elapsed_ms`: ISO 8601 local times with their offset; `end` empty while
+    /// the interval counts.
+    package static func csv(_ interval: Interval) -> String {
+        CSVField.row([
+            interval.name, iso8601(interval.startMs), interval.endMs.map(iso8601) ?? "", "\(interval.elapsedMs)",
+        ])
+    }
+
+    /// The header row of the table, the NAME column `nameWidth` cells wide.
+    package static func header(nameWidth: Int) -> String {
+        DisplayWidth.padded("NAME", to: nameWidth) + "  " + DisplayWidth.padded("START", to: 19) + "  "
+            + DisplayWidth.padded("END", to: 19) + "  ELAPSED"
+    }
+
+    /// One row: local times, `counting` for the end of an open interval, elapsed as H:MM:SS.
+    package static func row(_ interval: Interval, nameWidth: Int) -> String {
+        let end = interval.endMs.map(localText) ?? "counting"
+        return DisplayWidth.padded(interval.name, to: nameWidth) + "  " + localText(interval.startMs) + "  "
+            + DisplayWidth.padded(end, to: 19) + "  " + ElapsedText.string(milliseconds: interval.elapsedMs, tenths: false)
+    }
+
+    private static func localText(_ milliseconds: Int64) -> String {
+        LocalTime.dateTime(milliseconds)?.text ?? "\(milliseconds)"
+    }
+
+    package static func iso8601(_ milliseconds: Int64) -> String {
+        LocalTime.dateTime(milliseconds)?.iso8601 ?? "\(milliseconds)"
+    }
+}

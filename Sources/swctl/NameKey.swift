@@ -1,0 +1,21 @@
+/// A stopwatch name as a dictionary key that compares the UTF-8 bytes: names are compared
+/// as given (SPEC §3), while `String`'s own equality treats "café" composed and decomposed
+/// as one name.
+package struct NameKey: Hashable, Sendable {
+    package let name: String
+    private let bytes: [UInt8]
+
+    package init(_ name: String) {
+        self.name = name
+        self.bytes = Array(name.utf8)
+    }
+
+    package static func == (lhs: NameKey, rhs: NameKey) -> Bool { lhs.bytes == rhs.bytes }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
+
+    /// Byte order, the order the daemon's `List` uses.
+    package static func precedes(_ lhs: NameKey, _ rhs: NameKey) -> Bool {
+        lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+    }
+}

@@ -1,0 +1,21 @@
+/// What `swctl report` prints: time per name, or per day and name, with totals. Rows of
+/// names are sorted longest first, then by name (bytes); days oldest first.
+package struct ReportTotals: Equatable, Sendable {
+    package struct Row: Equatable, Sendable {
+        package var name: String
+        package var milliseconds: Int64
+    }
+
+    package struct Day: Equatable, Sendable {
+        /// `2026-11-24`, local.
+        package var day: String
+        package var names: [Row]
+        package var total: Int64
+    }
+
+    /// Per name over the whole range.
+    package var names: [Row]
+    /// Per day (only with `--by day`; empty otherwise).
+    package var days: [Day]
+    package var total: Int64
+}

@@ -1,0 +1,157 @@
+import StopwatchProtocol
+import Testing
+@testable import swctl
+
+/// What `swctl log` and `report` print and read that does not depend on the time zone:
+/// WHEN's forms, CSV fields, bars, display widths, the command line.
+@Suite("swctl log and report: formats")
+struct HistoryOutputTests {
+    @Test(arguments: [
+        ("now", When.now), ("today", .startOfDay(daysAgo: 0)), ("yesterday", .startOfDay(daysAgo: 1)),
+        ("Today", .startOfDay(daysAgo: 0)), ("sunday", .weekday(0)), ("monday", .weekday(1)), ("mon", .weekday(1)),
+        ("saturday", .weekday(6)), ("fri", .weekday(5)), ("7d", .ago(milliseconds: 604_800_000)),
+        ("3h", .ago(milliseconds: 10_800_000)), ("90m", .ago(milliseconds: 5_400_000)), ("0m", .ago(milliseconds: 0)),
+        ("2026-11-24", .local(year: 2026, month: 11, day: 24, hour: 0, minute: 0)),
+        ("2028-02-29", .local(year: 2028, month: 2, day: 29, hour: 0, minute: 0)),
+        ("2026-11-24T09:15", .local(year: 2026, month: 11, day: 24, hour: 9, minute: 15)),
+        ("2026-11-24 23:59", .local(year: 2026, month: 11, day: 24, hour: 23, minute: 59)),
+    ])
+    func whenForms(text: String, expected: When) {
+        #expect(When(text) == expected)
+    }
+
+    @Test(arguments: [
+        "", "tomorrow", "mond", "d", "7", "7w", "-3d", "1234567d", "3.5h", "2026-13-01", "2026-00-10", "2026-02-29",
+        "2026-04-31", "2026-11-24T24:00", "2026-11-24T09:60", "2026-11-24T9:15", "26-11-24", "2026/11/24",
+        "2026-11-24T09:15:00", "1969-12-31", "２０２６-11-24",
+    ])
+    func badWhen(text: String) {
+        #expect(When(text) == nil)
+    }
+
+    @Test func csvEscaping() {
+        #expect(CSVField.escaped("client call") == "client call")
+        #expect(CSVField.escaped("a,b") == "\"a,b\"")
+        #expect(CSVField.escaped("say \"hi\"") == "\"say \"\"hi\"\"\"")
+        #expect(CSVField.escaped("\"") == "\"\"\"\"")
+        #expect(CSVField.escaped("line\nbreak") == "\"line\nbreak\"")
+        #expect(CSVField.row(["a,b", "x", "1"]) == "\"a,b\",x,1")
+    }
+
+    @Test func barsInEighths() {
+        #expect(Bar.string(8, of: 8, width: 1) == "█")
+        #expect(Bar.string(1, of: 8, width: 1) == "▏")
+        #expect(Bar.string(5, of: 8, width: 1) == "▋")
+        #expect(Bar.string(7, of: 8, width: 1) == "▉")
+        #expect(Bar.string(1, of: 1_000_000, width: 20) == "▏")
+        #expect(Bar.string(0, of: 8) == "")
+        #expect(Bar.string(50, of: 100) == String(repeating: "█", count: 10))
+        // The README's example: 0:25:00 beside 3:12:40 is 20.76 eighths, rounded to 21.
+        #expect(Bar.string(1_500_000, of: 11_560_000) == "██▋")
+        #expect(Bar.string(.max, of: .max) == String(repeating: "█", count: 20))
+        #expect(Bar.string(.max / 2, of: .max) == String(repeating: "█", count: 10))
+    }
+
+    @Test func displayWidth() {
+        #expect(DisplayWidth.of("client call") == 11)
+        #expect(DisplayWidth.of("café") == 4)
+        #expect(DisplayWidth.of("cafe\u{301}") == 4)
+        #expect(DisplayWidth.of("タイマー") == 8)
+        #expect(DisplayWidth.of("計時") == 4)
+        #expect(DisplayWidth.of("한글") == 4)
+        #expect(DisplayWidth.of("ｘ") == 2)
+        #expect(DisplayWidth.of("🍅") == 2)
+        #expect(DisplayWidth.padded("タイマー", to: 10) == "タイマー  ")
+    }
+
+    @Test func namesComparedAsGiven() {
+        #expect("café" == "cafe\u{301}")  // what a [String: …] would merge
+        #expect(NameKey("café") != NameKey("cafe\u{301}"))
+        #expect(Set([NameKey("café"), NameKey("cafe\u{301}"), NameKey("café")]).count == 2)
+    }
+
+    @Test func reportTextByName() {
+        let totals = ReportTotals(
+            names: [.init(name: "client call", milliseconds: 11_560_000), .init(name: "café", milliseconds: 1_500_000)],
+            days: [], total: 13_060_000
+        )
+        #expect(ReportText.human(totals, byDay: false, bars: false) == [
+            "NAME         TIME", "client call  3:12:40", "café         0:25:00", "total        3:37:40",
+        ])
+        #expect(ReportText.human(totals, byDay: false, bars: true)[1] == "client call  3:12:40  " + String(repeating: "█", count: 20))
+        #expect(ReportText.human(totals, byDay: false, bars: true)[2] == "café         0:25:00  ██▋")
+        #expect(ReportText.csv(totals, byDay: false) == ["name,elapsed_ms", "client call,11560000", "café,1500000"])
+        #expect(
+            ReportText.json(totals, byDay: false, since: 5, until: nil).text
+                == #"{"since_ms":5,"until_ms":null,"names":[{"name":"client call","elapsed_ms":11560000},{"name":"café","elapsed_ms":1500000}],"total_ms":13060000}"#
+        )
+    }
+
+    @Test func reportTextByDay() {
+        let totals = ReportTotals(
+            names: [],
+            days: [
+                .init(day: "2026-11-24", names: [.init(name: "a,b", milliseconds: 3_600_000), .init(name: "x", milliseconds: 60_000)], total: 3_660_000),
+                .init(day: "2026-11-25", names: [.init(name: "x", milliseconds: 1_830_000)], total: 1_830_000),
+            ],
+            total: 5_490_000
+        )
+        #expect(ReportText.human(totals, byDay: true, bars: false) == [
+            "DAY         NAME   TIME",
+            "2026-11-24  a,b    1:00:00",
+            "            x      0:01:00",
+            "            total  1:01:00",
+            "2026-11-25  x      0:30:30",
+            "            total  0:30:30",
+            "total              1:31:30",
+        ])
+        let withBars = ReportText.human(totals, byDay: true, bars: true)
+        #expect(withBars.suffix(3) == ["", "2026-11-24  1:01:00  " + String(repeating: "█", count: 20), "2026-11-25  0:30:30  ██████████"])
+        #expect(ReportText.csv(totals, byDay: true) == ["day,name,elapsed_ms", "2026-11-24,\"a,b\",3600000", "2026-11-24,x,60000", "2026-11-25,x,1830000"])
+        #expect(
+            ReportText.json(totals, byDay: true, since: nil, until: 9).text
+                == #"{"since_ms":null,"until_ms":9,"days":[{"day":"2026-11-24","names":[{"name":"a,b","elapsed_ms":3600000},{"name":"x","elapsed_ms":60000}],"total_ms":3660000},{"day":"2026-11-25","names":[{"name":"x","elapsed_ms":1830000}],"total_ms":1830000}],"total_ms":5490000}"#
+        )
+    }
+
+    @Test func aggregationByNameClipsAndScales() {
+        var aggregator = ReportAggregator(since: 1_000, until: 10_000, now: 20_000, byDay: false)
+        aggregator.add(Interval(name: "a", startMs: 0, endMs: 2_000, elapsedMs: 2_000))  // 1,000 inside
+        aggregator.add(Interval(name: "a", startMs: 9_000, endMs: 11_000, elapsedMs: 2_000))  // 1,000 inside
+        aggregator.add(Interval(name: "b", startMs: 2_000, endMs: 6_000, elapsedMs: 2_000))  // clock stepped: half
+        aggregator.add(Interval(name: "c", startMs: 8_000, endMs: nil, elapsedMs: 12_000))  // open: to now, 2,000 inside
+        aggregator.add(Interval(name: "d", startMs: 10_000, endMs: 12_000, elapsedMs: 2_000))  // outside
+        aggregator.add(Interval(name: "café", startMs: 1_000, endMs: 1_500, elapsedMs: 500))
+        aggregator.add(Interval(name: "cafe\u{301}", startMs: 1_000, endMs: 1_700, elapsedMs: 700))
+        let totals = aggregator.totals
+        #expect(totals.names.map(\.name) == ["a", "b", "c", "cafe\u{301}", "café"])
+        #expect(totals.names.map(\.milliseconds) == [2_000, 2_000, 2_000, 700, 500])
+        #expect(totals.total == 7_200)
+        #expect(totals.days.isEmpty)
+    }
+
+    @Test func scaledNeverOverflows() {
+        #expect(ReportAggregator.scaled(1, .max, 2) == .max / 2)
+        #expect(ReportAggregator.scaled(.max - 1, .max, .max) == .max - 1)
+        #expect(ReportAggregator.scaled(3, 10, 3) == 10)
+    }
+
+    @Test func commandLine() throws {
+        guard case .run(let log) = try SwctlInvocation.parse(["log", "tea", "--since", "monday", "--csv"]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(log.command == .log && log.name == "tea" && log.since == .weekday(1) && log.until == nil && log.csv)
+        guard case .run(let report) = try SwctlInvocation.parse(["--json", "report", "--by", "day", "--until", "today"]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(report.command == .report && report.grouping == .day && report.until == .startOfDay(daysAgo: 0) && report.json)
+        for bad in [
+            ["report", "tea"], ["log", "--since", "soon"], ["report", "--by", "week"], ["log", "--by", "day"],
+            ["status", "--since", "today"], ["log", "--csv", "--json"], ["list", "--csv"],
+        ] {
+            #expect(throws: UsageError.self, "\(bad)") { try SwctlInvocation.parse(bad) }
+        }
+    }
+}

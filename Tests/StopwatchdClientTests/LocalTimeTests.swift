@@ -1,0 +1,129 @@
+import Glibc
+import StopwatchProtocol
+import Testing
+@testable import swctl
+
+/// Everything that depends on the local time zone. `TZ` is process-wide, so these run one
+/// at a time, each under a POSIX TZ string (no tzdata needed) restored afterwards.
+@Suite("swctl log and report: local time", .serialized)
+struct LocalTimeTests {
+    /// Europe/Berlin's rule: CET, CEST from the last Sunday of March 02:00 to the last
+    /// Sunday of October 03:00.
+    static let berlin = "CET-1CEST,M3.5.0,M10.5.0/3"
+
+    func inZone<T>(_ zone: String, _ body: () throws -> T) rethrows -> T {
+        let saved = getenv("TZ").map { String(cString: $0) }
+        setenv("TZ", zone, 1)
+        tzset()
+        defer {
+            if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") }
+            tzset()
+        }
+        return try body()
+    }
+
+    // Thursday 2026-11-26 10:00 CET.
+    static let thursday: Int64 = 1_795_683_600_000
+    static let hour: Int64 = 3_600_000
+
+    @Test func whenInstants() {
+        inZone(Self.berlin) {
+            let now = Self.thursday
+            #expect(When.now.instant(now: now) == now)
+            #expect(When("today")?.instant(now: now) == 1_795_647_600_000)
+            #expect(When("yesterday")?.instant(now: now) == 1_795_561_200_000)
+            #expect(When("monday")?.instant(now: now) == 1_795_388_400_000)
+            #expect(When("thursday")?.instant(now: now) == 1_795_647_600_000)  // today
+            #expect(When("friday")?.instant(now: now) == 1_795_647_600_000 - 6 * 24 * Self.hour)
+            #expect(When("3h")?.instant(now: now) == now - 3 * Self.hour)
+            #expect(When("2d")?.instant(now: now) == now - 48 * Self.hour)
+            #expect(When("2026-11-24T09:15")?.instant(now: now) == 1_795_508_100_000)
+            #expect(When("2026-11-26")?.instant(now: now) == 1_795_647_600_000)
+            #expect(When("30000d")?.instant(now: now) == 0)
+        }
+    }
+
+    @Test func whenAcrossDaylightSaving() {
+        inZone(Self.berlin) {
+            // Monday 2026-03-30 12:00 CEST; Sunday the 29th had 23 hours.
+            let now: Int64 = 1_774_864_800_000
+            #expect(When("today")?.instant(now: now) == 1_774_821_600_000)
+            #expect(When("yesterday")?.instant(now: now) == 1_774_738_800_000)
+            #expect(When("sunday")?.instant(now: now) == 1_774_738_800_000)
+            #expect(LocalTime.startOfDay(1_774_738_800_000, addingDays: 1) == 1_774_738_800_000 + 23 * Self.hour)
+            #expect(LocalTime.startOfDay(1_792_879_200_000, addingDays: 1) == 1_792_879_200_000 + 25 * Self.hour)
+        }
+    }
+
+    @Test func iso8601Offsets() {
+        inZone(Self.berlin) {
+            #expect(LogText.iso8601(1_795_508_100_000) == "2026-11-24T09:15:00+01:00")
+            #expect(LogText.iso8601(1_782_900_000_000) == "2026-07-01T12:00:00+02:00")
+        }
+        inZone("IST-5:30") {
+            #expect(LogText.iso8601(1_782_900_000_000) == "2026-07-01T15:30:00+05:30")
+        }
+        inZone("NST3:30") {
+            #expect(LogText.iso8601(1_782_900_000_000) == "2026-07-01T06:30:00-03:30")
+        }
+        inZone("UTC0") {
+            #expect(LogText.iso8601(0) == "1970-01-01T00:00:00+00:00")
+        }
+    }
+
+    @Test func logRows() {
+        inZone(Self.berlin) {
+            let closed = Interval(name: "a \"b\", c", startMs: 1_795_508_100_000, endMs: 1_795_511_700_000, elapsedMs: 3_600_000)
+            let open = Interval(name: "タイマー", startMs: 1_795_508_100_000, endMs: nil, elapsedMs: 61_000)
+            #expect(LogText.csv(closed) == "\"a \"\"b\"\", c\",2026-11-24T09:15:00+01:00,2026-11-24T10:15:00+01:00,3600000")
+            #expect(LogText.csv(open) == "タイマー,2026-11-24T09:15:00+01:00,,61000")
+            #expect(LogText.header(nameWidth: 8) == "NAME      START                END                  ELAPSED")
+            #expect(LogText.row(open, nameWidth: 8) == "タイマー  2026-11-24 09:15:00  counting             0:01:01")
+            #expect(LogText.row(closed, nameWidth: 8) == "a \"b\", c  2026-11-24 09:15:00  2026-11-24 10:15:00  1:00:00")
+        }
+    }
+
+    @Test func splitAtMidnightAcrossSpringForward() {
+        inZone(Self.berlin) {
+            var aggregator = ReportAggregator(since: nil, until: nil, now: 0, byDay: true)
+            // Saturday 22:00 CET to Sunday 04:00 CEST: 5 hours, 2 on Saturday.
+            aggregator.add(Interval(name: "x", startMs: 1_774_731_600_000, endMs: 1_774_749_600_000, elapsedMs: 5 * Self.hour))
+            // All of Sunday the 29th: 23 hours.
+            aggregator.add(Interval(name: "y", startMs: 1_774_738_800_000, endMs: 1_774_821_600_000, elapsedMs: 23 * Self.hour))
+            let totals = aggregator.totals
+            #expect(totals.days.map(\.day) == ["2026-03-28", "2026-03-29"])
+            #expect(totals.days.map(\.total) == [2 * Self.hour, 26 * Self.hour])
+            #expect(totals.days[1].names == [.init(name: "y", milliseconds: 23 * Self.hour), .init(name: "x", milliseconds: 3 * Self.hour)])
+            #expect(totals.total == 28 * Self.hour)
+        }
+    }
+
+    @Test func splitAcrossFallBackAndScaled() {
+        inZone(Self.berlin) {
+            var aggregator = ReportAggregator(since: nil, until: nil, now: 0, byDay: true)
+            // Sunday 2026-10-25 had 25 hours; from its 00:00 to Monday 01:00, but a clock
+            // step made the wall span twice the elapsed time: each day gets half its part.
+            let start: Int64 = 1_792_879_200_000
+            aggregator.add(Interval(name: "x", startMs: start, endMs: start + 26 * Self.hour, elapsedMs: 13 * Self.hour))
+            let totals = aggregator.totals
+            #expect(totals.days.map(\.day) == ["2026-10-25", "2026-10-26"])
+            #expect(totals.days.map(\.total) == [12 * Self.hour + 30 * 60_000, 30 * 60_000])
+            #expect(totals.total == 13 * Self.hour)
+        }
+    }
+
+    @Test func clippedToTheRangeAndOpenToNow() {
+        inZone(Self.berlin) {
+            // From Monday 2026-11-23 00:00; an interval Sunday 23:00 to Monday 01:00 counts 1 h.
+            let monday: Int64 = 1_795_388_400_000
+            let now = monday + 10 * Self.hour
+            var aggregator = ReportAggregator(since: monday, until: nil, now: now, byDay: true)
+            aggregator.add(Interval(name: "late", startMs: monday - Self.hour, endMs: monday + Self.hour, elapsedMs: 2 * Self.hour))
+            aggregator.add(Interval(name: "open", startMs: now - 2 * Self.hour, endMs: nil, elapsedMs: 2 * Self.hour))
+            let totals = aggregator.totals
+            #expect(totals.days.map(\.day) == ["2026-11-23"])
+            #expect(totals.names == [.init(name: "open", milliseconds: 2 * Self.hour), .init(name: "late", milliseconds: Self.hour)])
+            #expect(totals.total == 3 * Self.hour)
+        }
+    }
+}
