@@ -91,6 +91,23 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         try Posix.call { fsync(rawValue) }
     }
 
+    /// Flushes the file's data (and only the metadata needed to read it back, such as its
+    /// size) to disk: cheaper than `sync` for an append.
+    package func dataSync() throws(Errno) {
+        try Posix.call { fdatasync(rawValue) }
+    }
+
+    /// Cuts the file (or extends it with zeros) to `size` bytes.
+    package func truncate(to size: Int64) throws(Errno) {
+        try Posix.call { ftruncate(rawValue, off_t(size)) }
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`, without moving the file position
+    /// (`pread`); 0 means end of file.
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(Errno) -> Int {
+        try Posix.call { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
     /// The bytes from the current position to the end; throws `EFBIG` past `limit` bytes.
     package func readAll(limit: Int) throws(Errno) -> [UInt8] {
         var bytes: [UInt8] = []

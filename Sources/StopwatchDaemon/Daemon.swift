@@ -79,6 +79,15 @@ package enum Daemon {
             listener.removeOwnedSocket()
             throw error
         }
+        let history = HistoryJournal(
+            openDirectory: { () throws(Errno) in try store.openHistoryDirectory() },
+            logger: logger,
+            queue: queue,
+            wallClock: SystemWallClock(),
+            keepDays: options.historyDays,
+            problemChanged: { status.historyProblemChanged($0) }
+        )
+        queue.sync { history.start() }
         let service = VarlinkService(info: VarlinkService.Info(
             vendor: Version.vendor, product: "stopwatchd", version: Version.number, url: Version.url
         ))
@@ -92,7 +101,8 @@ package enum Daemon {
             maximumPendingEvents: options.maximumPendingEvents,
             logger: logger,
             changed: { status.changed() },
-            events: { hooks.run($0) }
+            events: { hooks.run($0) },
+            history: history
         )
         service.register(stopwatches.interface)
         let server = VarlinkServer(
@@ -146,7 +156,7 @@ package enum Daemon {
             throw DaemonStartError("cannot wait for clients on \(listener.name): \(startFailure)")
         }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
-        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps)) {
+        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps, history)) {
             CurrentProcess.parkForever()
         }
     }

@@ -32,6 +32,8 @@ package struct DaemonOptions: Equatable, Sendable {
     package var maximumHooksRunning = 4
     /// Hook runs that may wait for a slot; beyond, the oldest waiting is dropped.
     package var maximumHooksWaiting = 256
+    /// Days of history kept: a month whose end is further back is deleted. Nil keeps all.
+    package var historyDays: Int?
 
     package static let minimumTick: Duration = .milliseconds(10)
 
@@ -78,6 +80,8 @@ package struct DaemonOptions: Equatable, Sendable {
           --max-hooks-running N    hooks running at once, at most 64 (default 4)
           --max-hooks-waiting N    hooks waiting for a slot; beyond, the oldest is dropped
                                    (default 256)
+          --history-days N         delete history months that ended more than N days ago
+                                   (default: keep all)
           -h, --help               show this help
           --version                show the version
 
@@ -121,6 +125,7 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--hook-timeout": options.hookTimeout = try duration(value(), for: name, maximum: .seconds(24 * 3600))
             case "--max-hooks-running": options.maximumHooksRunning = try count(value(), for: name, maximum: 64)
             case "--max-hooks-waiting": options.maximumHooksWaiting = try count(value(), for: name, minimum: 0, maximum: 1_000_000)
+            case "--history-days": options.historyDays = try count(value(), for: name, maximum: 1_000_000)
             default:
                 throw UsageError("unknown option '\(argument.raw)'")
             }

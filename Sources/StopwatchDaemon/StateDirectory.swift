@@ -18,6 +18,7 @@ final class StateDirectory {
 
     static let lockName = "stopwatchd.lock"
     static let subdirectoryName = "stopwatches"
+    static let historyName = "history"
 
     /// The state directory, which holds the lock and `stopwatches/`.
     let path: String
@@ -76,6 +77,22 @@ final class StateDirectory {
         }
         stopwatchesDescriptor = stopwatches
         return stopwatches
+    }
+
+    /// `history/`, made 0700 if missing and checked as `stopwatches/` is, once the state
+    /// directory is open and locked (`openStopwatches`). Not kept: the caller owns it.
+    func openHistory() throws(Errno) -> DirectoryDescriptor {
+        guard let state = stateDescriptor, lock != nil else { throw .noEntry }
+        do {
+            return try openTrusted(Self.historyName) { () throws(Errno) in
+                try state.openDirectory(Self.historyName, creatingWith: 0o700)
+            }
+        } catch {
+            switch error {
+            case .refused: throw .notPermitted
+            case .unavailable(_, let errno): throw errno
+            }
+        }
     }
 
     /// `stopwatches/`, only to read what is there, when `openStopwatches` failed as

@@ -107,6 +107,17 @@ final class StateStore: @unchecked Sendable {
         return try reader.readAll(in: stopwatches, removingLeftovers: isLocked, at: clocks())
     }
 
+    /// Opens `history/` in the state directory, once `load` has opened and locked it.
+    func openHistoryDirectory() throws(Errno) -> DirectoryDescriptor {
+        do throws(Errno) {
+            return try stateDirectory.openHistory()
+        } catch where error == .noEntry {
+            // Not open yet (unwritable at start): another try at opening it, as a save does.
+            _ = try? stateDirectory.openStopwatches()
+            return try stateDirectory.openHistory()
+        }
+    }
+
     /// Makes `name`'s state durable; nil removes it. Returns once it is on disk, or once the
     /// failure is logged (the change itself stands).
     func save(_ name: String, _ snapshot: StopWatchSnapshot?) {

@@ -15,6 +15,8 @@ final class StatusReporter: @unchecked Sendable {
     private var isPending = false
     /// Why stopwatches are not being saved, if they are not: shown after the counts.
     private var savingProblem: String?
+    /// What is wrong with the history (writing, a month that cannot be read), if anything.
+    private var historyProblem: String?
 
     init(notifier: SystemdNotifier?, queue: DispatchQueue, delay: Duration = .milliseconds(200), describe: @escaping () -> String) {
         self.notifier = notifier
@@ -35,8 +37,15 @@ final class StatusReporter: @unchecked Sendable {
         changed()
     }
 
+    func historyProblemChanged(_ problem: String?) {
+        historyProblem = problem
+        changed()
+    }
+
     private var text: String {
-        savingProblem.map { "\(describe()); NOT SAVING: \($0)" } ?? describe()
+        var text = savingProblem.map { "\(describe()); NOT SAVING: \($0)" } ?? describe()
+        if let historyProblem { text += "; \(historyProblem)" }
+        return text
     }
 
     func changed() {

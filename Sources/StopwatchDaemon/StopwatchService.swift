@@ -1,4 +1,5 @@
 import Dispatch
+import LinuxSystem
 import StopWatchCore
 import StopwatchProtocol
 import Varlink
@@ -10,6 +11,14 @@ import Varlink
 /// hooks are told: in that order, in `record`, so nobody hears of a command's change before
 /// it is on disk. A countdown's expiry is a change made when its instant comes
 /// (`ExpiryScheduler`), told at once and saved just after (`expire` says why).
+///
+/// A counting interval that ends (a stop, a Countdown over a counting one, a Remove of a
+/// counting one) is appended to the history first, before the state is saved: a crash in
+/// between leaves the interval in the history and the stopwatch still counting in its file,
+/// so the next stop records that stretch again (a duplicate), where the other order would
+/// lose it. Its end is the wall clock now and its start the end minus the time counted on
+/// the boot clock, so a clock step during the interval moves it whole rather than
+/// stretching or shrinking it.
 ///
 /// Not thread-safe: it belongs to the server's queue, with the registry.
 final class StopwatchService {
@@ -27,6 +36,11 @@ final class StopwatchService {
     /// Told of every event but ticks, after it is saved: the hooks.
     private let events: (StopwatchEvent) -> Void
     private let watches: StopwatchWatch.Context
+    /// Where ended intervals go; nil keeps no history (tests of other things).
+    private let history: HistoryJournal?
+    private let wallClock: any WallClock
+    /// Intervals a `History` reply holds at most (SPEC §3: 10,000); smaller in tests.
+    private let historyBatchSize: Int
     /// Lazy: its `due` calls back into the service, which is whole only after `init`.
     private(set) lazy var expiries = ExpiryScheduler(timers: expiryTimers, clock: clock, queue: queue) { [unowned self] in
         self.expire($0)
@@ -45,8 +59,14 @@ final class StopwatchService {
         maximumPendingEvents: Int,
         logger: Logger,
         changed: @escaping () -> Void,
-        events: @escaping (StopwatchEvent) -> Void = { _ in }
+        events: @escaping (StopwatchEvent) -> Void = { _ in },
+        history: HistoryJournal? = nil,
+        wallClock: any WallClock = SystemWallClock(),
+        historyBatchSize: Int = 10_000
     ) {
+        self.history = history
+        self.wallClock = wallClock
+        self.historyBatchSize = historyBatchSize
         self.registry = registry
         self.storage = storage
         self.clock = clock
@@ -83,6 +103,7 @@ final class StopwatchService {
             "List": { _ in self.list() },
             "Remove": { call throws(VarlinkError) in try self.remove(call) },
             "Watch": { call throws(VarlinkError) in try self.watch(call) },
+            "History": { call throws(VarlinkError) in try self.history(call) },
         ])
     }
 
@@ -173,6 +194,7 @@ final class StopwatchService {
         late: Duration = .zero,
         saving order: SaveOrder = .beforeTelling
     ) {
+        if before.endsInterval(goingTo: after) { recordInterval(name, before) }
         if order == .beforeTelling { storage.save(name, after) }
         changed()
         expiries.update(name, after)
@@ -214,6 +236,8 @@ final class StopwatchService {
         guard StopwatchName.isValid(name) else { throw .invalidName(name) }
         if let useCase = registry.created(name) {
             expireIfDue(name, useCase)
+            let before = useCase.state.current
+            if before.state.isCounting { recordInterval(name, before) }
             // On disk before anyone hears of it, watchers included.
             storage.save(name, nil)
             registry.remove(name)
@@ -229,6 +253,52 @@ final class StopwatchService {
         let name = try name(in: call)
         guard call.more else { throw .expectedMore }
         return .stream(StopwatchWatch(name: name, context: watches))
+    }
+
+    /// Appends the counting interval `snapshot` is in, ending now, to the history.
+    private func recordInterval(_ name: String, _ snapshot: StopWatchSnapshot) {
+        let wallNow = wallClock.nowMilliseconds()
+        guard let history, let interval = openInterval(name, snapshot, wallNow: wallNow) else { return }
+        history.append(Interval(name: name, startMs: interval.startMs, endMs: max(wallNow, interval.startMs), elapsedMs: interval.elapsedMs))
+    }
+
+    /// The interval `snapshot` counts in, as of `wallNow`, without an end; nil when it does
+    /// not count.
+    private func openInterval(_ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64) -> Interval? {
+        guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: clock.now()) else { return nil }
+        let elapsedMs = elapsed.milliseconds
+        let (start, overflow) = wallNow.subtractingReportingOverflow(elapsedMs)
+        return Interval(name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs)
+    }
+
+    private func history(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
+        var query = HistoryQuery()
+        switch call.parameters["name"] {
+        case nil, .null?: break
+        case .string(let name)?:
+            guard StopwatchName.isValid(name) else { throw .invalidName(name) }
+            query.name = name
+        default: throw .invalidParameter("name")
+        }
+        query.since = try time(in: call, "since_ms")
+        query.until = try time(in: call, "until_ms")
+        guard let history else { throw .methodNotFound(call.method) }
+        let wallNow = wallClock.nowMilliseconds()
+        // Still counting: the newest, by when they began.
+        let open = registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }
+        let tail = history.unwritten + open.sorted { $0.startMs < $1.startMs }
+        return .stream(HistoryStream(
+            query: query, more: call.more, journal: history, queue: queue, tail: tail, batchSize: historyBatchSize
+        ))
+    }
+
+    /// An optional time parameter, in milliseconds since the epoch.
+    private func time(in call: VarlinkCall, _ key: String) throws(VarlinkError) -> Int64? {
+        switch call.parameters[key] {
+        case nil, .null?: return nil
+        case .int(let value)?: return value
+        default: throw .invalidParameter(key)
+        }
     }
 
     private func reply(_ name: String, _ snapshot: StopWatchSnapshot) -> VarlinkAnswer {

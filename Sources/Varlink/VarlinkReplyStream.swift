@@ -16,6 +16,14 @@ package protocol VarlinkReplyStream: AnyObject {
     func takeEnd() -> VarlinkError?
     /// The connection is closing: nothing more is pulled. Releases what the stream holds.
     func cancel()
+    /// Whether it may answer a call made without `more` as well: it then yields exactly one
+    /// `.last` (the reply, or an error as `VarlinkReply(error).message`). False by default:
+    /// such a call gets `ExpectedMore`.
+    var answersWithoutMore: Bool { get }
+}
+
+extension VarlinkReplyStream {
+    package var answersWithoutMore: Bool { false }
 }
 
 /// One thing a `VarlinkReplyStream` has to write.

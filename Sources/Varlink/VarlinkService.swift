@@ -69,8 +69,9 @@ package final class VarlinkService {
         }
         switch answer(call) {
         case .success(.stream(let stream)):
-            // Oneway, nobody would read it; without `more`, nobody asked for it.
-            guard !call.oneway, call.more else {
+            // Oneway, nobody would read it; without `more`, nobody asked for it, unless the
+            // stream answers with one reply then.
+            guard !call.oneway, call.more || stream.answersWithoutMore else {
                 stream.cancel()
                 return call.oneway ? .nothing : .message(VarlinkReply(.expectedMore).message)
             }

@@ -48,6 +48,8 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     }
     private let told = Told()
     let stopwatches: StopwatchService
+    let wallClock: ManualWallClock
+    let history: HistoryJournal?
 
     /// - Parameters:
     ///   - now: where the manual clock starts.
@@ -57,8 +59,27 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         maximumLaps: Int = 1000,
         maximumPendingEvents: Int = 1024,
         now: Duration = .zero,
-        restored: [(name: String, snapshot: StopWatchSnapshot)] = []
+        restored: [(name: String, snapshot: StopWatchSnapshot)] = [],
+        historyDirectory: String? = nil,
+        wallClock: ManualWallClock = ManualWallClock(1_700_000_000_000),
+        historyBatchSize: Int = 10_000,
+        historyKeepDays: Int? = nil,
+        logged: Locked<[String]> = Locked([])
     ) {
+        self.wallClock = wallClock
+        let queue = self.queue
+        history = historyDirectory.map { path in
+            HistoryJournal(
+                openDirectory: { () throws(Errno) in
+                    try DirectoryDescriptor.open(path, creatingWith: 0o700)
+                },
+                logger: Logger(minimumLevel: .info, journald: false) { line in logged.withLock { $0.append(line) } },
+                queue: queue,
+                wallClock: wallClock,
+                keepDays: historyKeepDays,
+                retryInterval: .seconds(3600)
+            )
+        }
         time = ManualTime(now: now)
         storage = SavedSnapshots(queue: queue)
         let time = self.time
@@ -76,7 +97,10 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             maximumPendingEvents: maximumPendingEvents,
             logger: Logger(minimumLevel: .error, journald: false) { _ in },
             changed: { [told] in told.changes += 1 },
-            events: { [told] in told.events.append($0) }
+            events: { [told] in told.events.append($0) },
+            history: history,
+            wallClock: wallClock,
+            historyBatchSize: historyBatchSize
         )
         service.register(stopwatches.interface)
         let registry = self.registry
@@ -139,6 +163,50 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             }
         }
         return (stream, updates)
+    }
+
+    /// Calls History and pulls every reply as a connection would, turn after turn of the
+    /// queue; each reply's parsed JSON, in order (an error reply included).
+    func historyReplies(_ parameters: JSONObject = [:], more: Bool = true) -> [VarlinkReply] {
+        let call = VarlinkCall(method: "io.stopwatchd.History", parameters: parameters, more: more)
+        let answer = queue.sync { service.answer(call) }
+        switch answer {
+        case .failure(let error): return [VarlinkReply(error)]
+        case .success(.reply(let parameters)): return [VarlinkReply(parameters: parameters)]
+        case .success(.stream(let stream)):
+            let replies = Locked<[VarlinkReply]>([])
+            let done = Locked(false)
+            queue.sync {
+                stream.start {}
+            }
+            settle(turns: 1_000_000) {
+                queue.sync {
+                    while let item = stream.next() {
+                        let bytes: [UInt8]
+                        switch item {
+                        case .message(let message): bytes = message
+                        case .last(let message):
+                            bytes = message
+                            done.withLock { $0 = true }
+                        case .end(let error): bytes = VarlinkReply(error).message
+                        }
+                        if let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))) {
+                            replies.withLock { $0.append(reply) }
+                        }
+                    }
+                }
+                return done.withLock { $0 }
+            }
+            return replies.withLock { $0 }
+        }
+    }
+
+    /// The intervals of every History reply, in order.
+    func historyIntervals(_ parameters: JSONObject = [:]) -> [Interval] {
+        historyReplies(parameters).flatMap { reply -> [Interval] in
+            guard case .array(let values)? = reply.parameters["intervals"] else { return [] }
+            return values.compactMap { try? Interval(json: $0) }
+        }
     }
 
     var changeCount: Int { queue.sync { told.changes } }

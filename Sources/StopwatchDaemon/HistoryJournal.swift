@@ -1,0 +1,365 @@
+import Dispatch
+import Glibc
+import LinuxSystem
+import StopwatchProtocol
+
+/// The history on disk: `history/YYYY-MM.jsonl` in the state directory, one line per
+/// counting interval that ended, in the month of its end (UTC), in the order they ended.
+///
+/// An append writes one line to the current month's file, kept open, and `fdatasync`s it:
+/// O(1) however long the history. A write that fails (ENOSPC, EIO) is cut back off, so a
+/// partial line never stays in the middle of a file; the interval waits in memory, in
+/// order, and is written first once writing works again (at the next append, or on the
+/// retry timer). The failure is logged once per episode and reported in `problem`.
+///
+/// It also keeps what `History` calls learn: the earliest start of each month read whole
+/// (so a later call can skip a month that cannot match), and which files are damaged or
+/// unreadable (logged once each).
+///
+/// Not thread-safe: it belongs to the server's queue.
+// Unchecked Sendable, so the timers' handlers may hold it: every stored property is used
+// only on `queue` (serial), where those handlers and every caller run.
+final class HistoryJournal: @unchecked Sendable {
+    static let directoryName = "history"
+
+    private let openDirectory: () throws(Errno) -> DirectoryDescriptor
+    private let logger: Logger
+    private let queue: DispatchQueue
+    private let wallClock: any WallClock
+    private let retryInterval: Duration
+    /// Months whose end is further back than this many days are deleted; nil keeps all.
+    private let keepDays: Int?
+    private let userID: uid_t
+    /// Told the history's problem when it changes (nil: none).
+    private let problemChanged: (String?) -> Void
+
+    private var directory: DirectoryDescriptor?
+    private var current: (month: HistoryMonth, file: FileDescriptor)?
+    /// Intervals that ended but are not written yet, oldest first.
+    private(set) var unwritten: [Interval] = []
+    /// The earliest `start_ms` of each month read whole, kept up to date by appends.
+    private var earliestStarts: [HistoryMonth: Int64] = [:]
+    /// Files already logged as holding bad lines, or as unreadable: logged once each.
+    private var filesWithBadLines: Set<HistoryMonth> = []
+    private var unreadableFiles: [HistoryMonth: String] = [:]
+    private var writeProblem: String?
+    private var retryTimer: (any DispatchSourceTimer)?
+    private var pruneTimer: (any DispatchSourceTimer)?
+
+    /// - Parameter openDirectory: opens `history/` (made 0700 and checked as `stopwatches/`
+    ///   is); called again while it fails.
+    init(
+        openDirectory: @escaping () throws(Errno) -> DirectoryDescriptor,
+        logger: Logger,
+        queue: DispatchQueue,
+        wallClock: any WallClock,
+        keepDays: Int? = nil,
+        retryInterval: Duration = .seconds(5),
+        userID: uid_t = geteuid(),
+        problemChanged: @escaping (String?) -> Void = { _ in }
+    ) {
+        self.openDirectory = openDirectory
+        self.logger = logger
+        self.queue = queue
+        self.wallClock = wallClock
+        self.keepDays = keepDays
+        self.retryInterval = retryInterval
+        self.userID = userID
+        self.problemChanged = problemChanged
+    }
+
+    /// What is wrong with the history now (writing fails, a month cannot be read), or nil.
+    var problem: String? {
+        var parts: [String] = []
+        if let writeProblem { parts.append(writeProblem) }
+        for month in unreadableFiles.keys.sorted() { parts.append("cannot read \(month): \(unreadableFiles[month]!)") }
+        return parts.isEmpty ? nil : "history: " + parts.joined(separator: "; ")
+    }
+
+    /// At start: cuts off each month's torn last line (a crash mid-append), deletes the
+    /// months `--history-days` no longer keeps, and prunes again once a day.
+    func start() {
+        if let directory = try? directoryDescriptor() {
+            for (month, _) in months(in: directory) { cutTornLine(month, in: directory) }
+        }
+        prune()
+        guard keepDays != nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .seconds(86_400), repeating: .seconds(86_400), leeway: .seconds(60))
+        timer.setEventHandler { [weak self] in self?.prune() }
+        pruneTimer = timer
+        timer.activate()
+    }
+
+    /// Records an interval that ended: on disk when this returns, or waiting in memory,
+    /// in order, if writing fails.
+    func append(_ interval: Interval) {
+        unwritten.append(interval)
+        writeUnwritten()
+    }
+
+    private func writeUnwritten() {
+        var written = 0
+        defer { unwritten.removeFirst(written) }
+        for interval in unwritten {
+            do throws(Errno) {
+                try write(interval)
+                written += 1
+            } catch {
+                failed("cannot write to \(Self.directoryName)/ in the state directory: \(error); \(unwritten.count - written) interval\(unwritten.count - written == 1 ? "" : "s") kept in memory until it works")
+                return
+            }
+        }
+        if let writeProblem {
+            logger.notice("the history is written again (it failed with: \(writeProblem))")
+            self.writeProblem = nil
+            retryTimer?.cancel()
+            retryTimer = nil
+            problemChanged(problem)
+        }
+    }
+
+    private func write(_ interval: Interval) throws(Errno) {
+        let month = HistoryMonth(epochMilliseconds: interval.endMs ?? 0)
+        let file = try file(for: month)
+        let status = try file.status()
+        guard status.kind == .regular, status.ownerID == userID else {
+            closeCurrent()
+            throw Errno(EPERM)
+        }
+        var line: [UInt8] = []
+        line.reserveCapacity(128)
+        HistoryLine.encode(interval, into: &line)
+        do {
+            try file.writeAll(line)
+            try file.dataSync()
+        } catch {
+            // Never a partial line in the middle of the file: the next append would follow it.
+            try? file.truncate(to: status.size)
+            throw error
+        }
+        if let earliest = earliestStarts[month] { earliestStarts[month] = min(earliest, interval.startMs) }
+    }
+
+    /// The month's file, open for appending: the one kept if it is that month's.
+    private func file(for month: HistoryMonth) throws(Errno) -> FileDescriptor {
+        if let current, current.month == month { return current.file }
+        closeCurrent()
+        let directory = try directoryDescriptor()
+        let flags: OpenFlags = [.writeOnly, .create, .noFollow, OpenFlags(rawValue: O_APPEND)]
+        var opened: FileDescriptor?
+        do throws(Errno) {
+            let created = try directory.openFile(month.fileName, flags.union(.exclusive), mode: 0o600)
+            opened = created
+            // A new entry in the directory: durable too, or a crash could lose the file and
+            // the line in it.
+            do throws(Errno) {
+                try directory.sync()
+            } catch {
+                created.close()
+                throw error
+            }
+        } catch where error == .exists {
+            // There already: appended to.
+        }
+        let file: FileDescriptor
+        if let opened {
+            file = opened
+        } else {
+            file = try directory.openFile(month.fileName, flags, mode: 0o600)
+        }
+        current = (month, file)
+        return file
+    }
+
+    private func closeCurrent() {
+        current?.file.close()
+        current = nil
+    }
+
+    private func directoryDescriptor() throws(Errno) -> DirectoryDescriptor {
+        if let directory { return directory }
+        let opened = try openDirectory()
+        directory = opened
+        return opened
+    }
+
+    /// Logs a failure once per episode, and retries while it lasts.
+    private func failed(_ reason: String) {
+        if writeProblem == nil { logger.error(reason) }
+        let changed = writeProblem == nil
+        writeProblem = reason
+        if changed { problemChanged(problem) }
+        // The directory may have been replaced or removed: opened again at the next try.
+        closeCurrent()
+        directory?.close()
+        directory = nil
+        guard retryTimer == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let interval = DispatchTimeInterval.nanoseconds(Int(retryInterval.nanoseconds))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .seconds(1))
+        timer.setEventHandler { [weak self] in self?.retry() }
+        retryTimer = timer
+        timer.activate()
+    }
+
+    /// Tries the waiting intervals again (the retry timer's work; tests call it).
+    func retry() {
+        guard !unwritten.isEmpty else { return }
+        writeUnwritten()
+    }
+
+    // MARK: Reading
+
+    /// The month files there are, oldest first, with their size now: a `History` call
+    /// reads each up to that size, so a line appended meanwhile (an interval that ended
+    /// after the call, and was reported open) is not read as well.
+    func monthsToRead() -> [(month: HistoryMonth, size: Int64)] {
+        guard let directory = try? directoryDescriptor() else { return [] }
+        return months(in: directory)
+    }
+
+    private func months(in directory: DirectoryDescriptor) -> [(month: HistoryMonth, size: Int64)] {
+        let names: [String]
+        do {
+            names = try directory.entries()
+        } catch {
+            logger.error("cannot list \(Self.directoryName)/ in the state directory: \(error)")
+            return []
+        }
+        var months: [(HistoryMonth, Int64)] = []
+        for name in names {
+            guard let month = HistoryMonth(fileName: name) else { continue }
+            let size = (try? directory.status(of: name))??.size ?? 0
+            months.append((month, size))
+        }
+        return months.sorted { $0.0 < $1.0 }
+    }
+
+    /// Opens a month to read: a regular file, never through a link, never waiting on a FIFO.
+    /// A failure is logged once for that file and reported in `problem`.
+    func openToRead(_ month: HistoryMonth) -> FileDescriptor? {
+        do throws(Errno) {
+            let directory = try directoryDescriptor()
+            let file = try directory.openFile(month.fileName, [.readOnly, .noFollow, .nonBlocking])
+            let status: FileStatus
+            do {
+                status = try file.status()
+            } catch {
+                file.close()
+                throw error
+            }
+            guard status.kind == .regular else {
+                file.close()
+                throw Errno(EINVAL)
+            }
+            try file.setNonBlocking(false)
+            return file
+        } catch where error == .noEntry {
+            // Deleted since it was listed (pruned): nothing to read.
+            return nil
+        } catch {
+            unreadable(month, error == Errno(EINVAL) ? "not a regular file" : "\(error)")
+            return nil
+        }
+    }
+
+    func unreadable(_ month: HistoryMonth, _ reason: String) {
+        guard unreadableFiles[month] == nil else { return }
+        unreadableFiles[month] = reason
+        logger.error("cannot read the history's \(month) (\(reason)); History answers without it")
+        problemChanged(problem)
+    }
+
+    /// A month read to its end: whatever was wrong with it before is no more.
+    /// Its earliest start is learned only if nothing was appended since it was listed at
+    /// `size`: an append meanwhile may have begun earlier.
+    func readWhole(_ month: HistoryMonth, earliestStart: Int64?, size: Int64) {
+        if let directory, (try? directory.status(of: month.fileName))??.size == size {
+            earliestStarts[month] = earliestStart ?? Int64.max
+        }
+        if unreadableFiles.removeValue(forKey: month) != nil { problemChanged(problem) }
+    }
+
+    /// Lines that are not intervals were skipped in `month`: logged once for that file.
+    func skippedBadLines(_ month: HistoryMonth, count: Int) {
+        guard filesWithBadLines.insert(month).inserted else { return }
+        logger.warning("the history's \(month) holds \(count) line\(count == 1 ? "" : "s") that are not intervals (not JSON, or out of range); skipped")
+    }
+
+    func earliestStart(of month: HistoryMonth) -> Int64? {
+        earliestStarts[month]
+    }
+
+    // MARK: Upkeep
+
+    /// Cuts a month's last line off when it does not end in a newline (torn by a crash
+    /// mid-append). Reads only the file's tail, back to the last newline.
+    private func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor) {
+        let file: FileDescriptor
+        do {
+            file = try directory.openFile(month.fileName, [.readWrite, .noFollow, .nonBlocking])
+        } catch {
+            unreadable(month, "\(error)")
+            return
+        }
+        defer { file.close() }
+        do throws(Errno) {
+            let status = try file.status()
+            guard status.kind == .regular else { throw Errno(EINVAL) }
+            guard status.size > 0 else { return }
+            var end = status.size
+            var keep: Int64 = 0
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            search: while end > 0 {
+                let length = Int(min(Int64(buffer.count), end))
+                let start = end - Int64(length)
+                let result = buffer.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) -> Int in try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]), at: start) }
+                }
+                let read = try result.get()
+                guard read == length else { throw Errno(EIO) }
+                if end == status.size, buffer[length - 1] == UInt8(ascii: "\n") { return }
+                for index in stride(from: length - 1, through: 0, by: -1) where buffer[index] == UInt8(ascii: "\n") {
+                    keep = start + Int64(index) + 1
+                    break search
+                }
+                end = start
+            }
+            try file.truncate(to: keep)
+            try file.dataSync()
+            logger.warning("the history's \(month) ended with a torn line (\(status.size - keep) bytes, a crash mid-write); cut off")
+        } catch {
+            unreadable(month, error == Errno(EINVAL) ? "not a regular file" : "\(error)")
+        }
+    }
+
+    /// Deletes the months whose end is more than `keepDays` days ago.
+    func prune() {
+        guard let keepDays, let directory = try? directoryDescriptor() else { return }
+        let (days, overflow) = Int64(keepDays).multipliedReportingOverflow(by: 86_400_000)
+        guard !overflow else { return }
+        let limit = wallClock.nowMilliseconds().subtractingReportingOverflow(days).partialValue
+        var removed: [String] = []
+        for (month, _) in months(in: directory) where month.endMilliseconds < limit {
+            if current?.month == month { closeCurrent() }
+            do {
+                try directory.remove(month.fileName)
+                earliestStarts[month] = nil
+                removed.append(month.fileName)
+            } catch {
+                logger.error("cannot delete the history's \(month) (older than --history-days \(keepDays)): \(error)")
+            }
+        }
+        guard !removed.isEmpty else { return }
+        try? directory.sync()
+        logger.info("deleted the history's \(removed.joined(separator: ", ")): older than --history-days \(keepDays)")
+    }
+
+    deinit {
+        retryTimer?.cancel()
+        pruneTimer?.cancel()
+        current?.file.close()
+        directory?.close()
+    }
+}

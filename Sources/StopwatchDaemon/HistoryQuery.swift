@@ -1,0 +1,35 @@
+import StopwatchProtocol
+
+/// What a `History` call asks for: one name or all, and the window [since, until) on the
+/// wall clock, either end open.
+struct HistoryQuery: Sendable {
+    var name: String?
+    var since: Int64?
+    var until: Int64?
+
+    /// Whether `interval` overlaps the window: it begins before `until` and ends after
+    /// `since`; one of no length matches where it lies, `since <= start < until`. An open
+    /// interval (no end yet) ends at `start + elapsed`, now.
+    func matches(_ interval: Interval) -> Bool {
+        if let name, !Self.sameName(interval.name, name) { return false }
+        let end = interval.endMs ?? interval.startMs.addingReportingOverflow(interval.elapsedMs).partialValue
+        if let until, interval.startMs >= until { return false }
+        guard let since else { return true }
+        return end == interval.startMs ? interval.startMs >= since : end > since
+    }
+
+    /// Whether two names are the same stopwatch's. In one place: the rule for names (and
+    /// how they compare) is changing.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a == b
+    }
+
+    /// Whether the month `month` may hold a match, knowing (when known) the earliest start
+    /// in it. A month before `since`'s ended before the window began; one after `until`'s
+    /// matters only for an interval that began before `until` and ended months later.
+    func mayMatch(_ month: HistoryMonth, earliestStart: Int64?) -> Bool {
+        if let since, month < HistoryMonth(epochMilliseconds: since) { return false }
+        if let until, month > HistoryMonth(epochMilliseconds: until), let earliestStart, earliestStart >= until { return false }
+        return true
+    }
+}

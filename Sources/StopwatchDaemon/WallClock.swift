@@ -1,0 +1,5 @@
+/// The wall clock, in milliseconds since the Unix epoch: where the history's intervals are
+/// placed. Injected, so that tests set it by hand (the boot clock alone cannot say when).
+protocol WallClock: Sendable {
+    func nowMilliseconds() -> Int64
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import StopWatchCore
+import StopwatchProtocol
+@testable import StopwatchDaemon
+import Testing
+import Varlink
+
+/// The history: intervals journaled as they end, and History's answers. Manual clocks, a
+/// temporary directory; nothing sleeps.
+@Suite("history")
+final class HistoryServiceTests {
+    let root: String
+    let logged = Locked<[String]>([])
+
+    init() throws {
+        var template = Array("/tmp/swhist-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw Errno(errno) }
+        root = String(cString: made)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func fixture(batchSize: Int = 10_000, keepDays: Int? = nil, wall: Int64 = 1_700_000_000_000) -> StopwatchServiceFixture {
+        StopwatchServiceFixture(
+            now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall), historyBatchSize: batchSize,
+            historyKeepDays: keepDays, logged: logged
+        )
+    }
+
+    func lines() throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: root).sorted()
+        return try names.flatMap { try String(contentsOfFile: root + "/" + $0, encoding: .utf8).split(separator: "\n").map(String.init) }
+    }
+
+    func run(_ f: StopwatchServiceFixture, _ method: String, _ name: String = "tea", advance: Duration = .seconds(10)) {
+        _ = f.reply(method, ["name": .string(name)])
+        f.time.advance(by: advance)
+        f.wallClock.advance(by: advance.milliseconds)
+    }
+
+    @Test("a stop, a toggle that stops, a Countdown over a counting one and a Remove of a counting one end an interval; a lap, a target, a pause's start do not")
+    func appendedOnEnds() throws {
+        let f = fixture()
+        run(f, "Start")
+        run(f, "Lap")
+        _ = f.reply("SetTarget", ["name": .string("tea"), "target_ms": .int(3_600_000)])
+        run(f, "Stop")          // 1: 20 s
+        run(f, "Toggle")
+        run(f, "Toggle")        // 2: 10 s
+        run(f, "Start")
+        _ = f.reply("Countdown", ["name": .string("tea"), "target_ms": .int(3_600_000)])   // 3: 10 s
+        f.time.advance(by: .seconds(5))
+        f.wallClock.advance(by: 5000)
+        _ = f.reply("Remove", ["name": .string("tea")])                                   // 4: 5 s
+        let intervals = f.historyIntervals()
+        #expect(intervals.map(\.elapsedMs) == [20_000, 10_000, 10_000, 5_000])
+        #expect(intervals.allSatisfy { $0.endMs! - $0.startMs == $0.elapsedMs })
+        #expect(try lines().count == 4)
+        #expect(try lines().first == #"{"name":"tea","start_ms":1700000000000,"end_ms":1700000020000,"elapsed_ms":20000}"#)
+    }
+
+    @Test("an expiry ends no interval")
+    func expiryEndsNothing() {
+        let f = fixture()
+        _ = f.reply("Countdown", ["name": .string("tea"), "target_ms": .int(1000)])
+        f.time.advance(by: .seconds(2))
+        f.settle()
+        #expect(f.historyIntervals().count == 1)   // the open one
+        #expect(f.historyIntervals().first?.endMs == nil)
+    }
+
+    @Test("filters: by name, and [since, until) by overlap; a zero-length one where it lies; open ones last")
+    func filters() {
+        let f = fixture()
+        run(f, "Start", "a")                  // a: 0–10 s
+        run(f, "Stop", "a", advance: .zero)
+        run(f, "Start", "b", advance: .zero)  // b: 10 s, zero length
+        run(f, "Stop", "b", advance: .seconds(10))
+        run(f, "Start", "a", advance: .seconds(5))  // a: open, 20 s on
+        let t0: Int64 = 1_700_000_000_000
+        #expect(f.historyIntervals().map(\.name) == ["a", "b", "a"])
+        #expect(f.historyIntervals(["name": .string("a")]).count == 2)
+        #expect(f.historyIntervals(["until_ms": .int(t0 + 10_000)]).map(\.name) == ["a"])
+        #expect(f.historyIntervals(["since_ms": .int(t0 + 10_000), "until_ms": .int(t0 + 10_001)]).map(\.name) == ["b"])
+        #expect(f.historyIntervals(["since_ms": .int(t0 + 10_001)]).map(\.name) == ["a"])
+        #expect(f.historyIntervals(["since_ms": .int(t0 + 10_001)]).first?.endMs == nil)
+        #expect(f.historyReplies(["name": .string("no/good")]).first?.error == "io.stopwatchd.InvalidName")
+    }
+
+    @Test("with more: batches of the injected size, continues on all but the last; none: one empty reply; without more, too many is TooManyResults")
+    func batches() {
+        let f = fixture(batchSize: 2)
+        for _ in 0..<5 {
+            run(f, "Start")
+            run(f, "Stop")
+        }
+        let replies = f.historyReplies()
+        #expect(replies.map(\.continues) == [true, true, false])
+        #expect(f.historyIntervals().count == 5)
+        let none = f.historyReplies(["name": .string("other")])
+        #expect(none.count == 1 && none[0].parameters["intervals"] == JSONValue.array([]))
+        let single = f.historyReplies(["name": .string("tea")], more: false)
+        #expect(single.first?.error == "io.stopwatchd.TooManyResults")
+        #expect(f.historyReplies(["since_ms": .int(1_700_000_070_000)], more: false).first?.continues == false)
+    }
+
+    @Test("a torn last line is cut off at start; bad lines are skipped with one log line per file")
+    func tornAndBad() throws {
+        let good = #"{"name":"tea","start_ms":1000,"end_ms":2000,"elapsed_ms":1000}"#
+        let text = good + "\nnot json\n" + #"{"name":"tea","start_ms":5,"end_ms":1,"elapsed_ms":1}"# + "\n" + good + "\n{\"name\":\"te"
+        try text.write(toFile: root + "/1970-01.jsonl", atomically: false, encoding: .utf8)
+        let f = fixture()
+        f.queue.sync { f.history!.start() }
+        let content = try String(contentsOfFile: root + "/1970-01.jsonl", encoding: .utf8)
+        #expect(content.hasSuffix(good + "\n"))
+        #expect(f.historyIntervals().count == 2)
+        #expect(f.historyIntervals().count == 2)
+        #expect(logged.withLock { $0 }.filter { $0.contains("not intervals") }.count == 1)
+        #expect(logged.withLock { $0 }.filter { $0.contains("torn") }.count == 1)
+    }
+
+    @Test("a month that cannot be read is logged and skipped; the rest is served")
+    func unreadableMonth() throws {
+        try FileManager.default.createDirectory(atPath: root + "/1970-02.jsonl", withIntermediateDirectories: false)
+        let f = fixture()
+        run(f, "Start")
+        run(f, "Stop")
+        #expect(f.historyIntervals().count == 1)
+        #expect(f.queue.sync { f.history!.problem }?.contains("1970-02.jsonl") == true)
+    }
+
+    @Test("an append that fails is kept in memory, in order, and written once writing works")
+    func failedAppend() throws {
+        // A directory where the month's file should be: the append fails.
+        try FileManager.default.createDirectory(atPath: root + "/2023-11.jsonl", withIntermediateDirectories: false)
+        let f = fixture()
+        run(f, "Start")
+        run(f, "Stop")
+        run(f, "Start")
+        run(f, "Stop")
+        #expect(f.queue.sync { f.history!.unwritten.count } == 2)
+        #expect(f.historyIntervals().count == 2)
+        try FileManager.default.removeItem(atPath: root + "/2023-11.jsonl")
+        f.queue.sync { f.history!.retry() }
+        #expect(f.queue.sync { f.history!.unwritten.count } == 0)
+        #expect(try lines().count == 2)
+        #expect(f.historyIntervals().map(\.startMs) == f.historyIntervals().map(\.startMs).sorted())
+    }
+
+    @Test("--history-days deletes the months that ended more than N days ago")
+    func pruning() throws {
+        for month in ["2023-09", "2023-10", "2023-11"] {
+            try "".write(toFile: root + "/\(month).jsonl", atomically: false, encoding: .utf8)
+        }
+        // 2023-11-14: October ended 14 days ago, September 44.
+        let f = fixture(keepDays: 30)
+        f.queue.sync { f.history!.start() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root).sorted() == ["2023-10.jsonl", "2023-11.jsonl"])
+    }
+
+    @Test("months: file names, and the month of an instant in UTC")
+    func months() {
+        #expect(HistoryMonth(epochMilliseconds: 1_700_000_000_000).fileName == "2023-11.jsonl")
+        #expect(HistoryMonth(epochMilliseconds: 0).fileName == "1970-01.jsonl")
+        #expect(HistoryMonth(fileName: "2024-02.jsonl")?.endMilliseconds == 1_709_251_200_000)
+        #expect(HistoryMonth(fileName: "2024-13.jsonl") == nil)
+        #expect(HistoryMonth(fileName: "notes.txt") == nil)
+    }
+}
