@@ -24,7 +24,7 @@ trap cleanup EXIT
 kib() { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status"; }
 
 echo "== generating $count intervals"
-python3 Tests/history/generate-history.py --state-dir "$work/state" --count "$count" >"$work/expected.csv"
+python3 Tests/history/generate-history.py "$work/state" "$count" --totals >"$work/expected.csv"
 
 socket="$work/stopwatchd.sock"
 "$bin/stopwatchd" --socket "$socket" --state-dir "$work/state" 2>"$work/daemon.log" &

@@ -1,0 +1,128 @@
+import Foundation
+import StopwatchProtocol
+import Testing
+import Varlink
+
+/// The history end to end: what the daemon journals, as `swctl log` and `swctl report`
+/// print it (SPEC §4 "History", §5 `log`/`report`).
+@Suite("history: swctl log and report against the daemon")
+struct HistoryEndToEndTests {
+    let directory: TestDirectory
+
+    init() throws {
+        directory = try TestDirectory()
+    }
+
+    var stateDirectory: String { DaemonProcess.stateDirectory(for: directory.socket) }
+
+    func swctl(_ arguments: [String], environment: [String: String] = [:]) throws -> Swctl {
+        try Swctl.run(arguments, socket: directory.socket, environment: environment)
+    }
+
+    func elapsed(_ result: Swctl) throws -> Int64 {
+        try Stopwatch(json: try JSONParser.parse(result.output.trimmingCharacters(in: .newlines))).elapsedMs
+    }
+
+    func log(_ arguments: [String] = []) throws -> [Interval] {
+        let result = try swctl(["--json", "log"] + arguments)
+        #expect(result.status == 0, "\(result.error)")
+        guard case .array(let items) = try JSONParser.parse(result.output.trimmingCharacters(in: .newlines)) else {
+            Issue.record("log --json printed no array: \(result.output)")
+            return []
+        }
+        return try items.map { try Interval(json: $0) }
+    }
+
+    @Test("start and stop cycles: swctl log --json is what was done, in order")
+    func cycles() throws {
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let names = ["work", "tea", "work", "client call", "work"]
+        var stoppedAt: [String: Int64] = [:]
+        var expected: [(name: String, elapsedMs: Int64)] = []
+        for (index, name) in names.enumerated() {
+            #expect(try swctl(["--json", index.isMultiple(of: 2) ? "start" : "toggle", name]).status == 0)
+            let stop = try swctl(["--json", index.isMultiple(of: 2) ? "toggle" : "stop", name])
+            #expect(stop.status == 0, "\(stop.error)")
+            let total = try elapsed(stop)
+            expected.append((name, total - stoppedAt[name, default: 0]))
+            stoppedAt[name] = total
+        }
+        // A lap, a target and a counting one: only the counting one adds an interval, open.
+        #expect(try swctl(["start", "open"]).status == 0)
+        #expect(try swctl(["lap", "open"]).status == 0)
+        #expect(try swctl(["timer", "open", "1h", "--keep"]).status == 0)
+        let intervals = try log()
+        try #require(intervals.count == names.count + 1, "\(intervals)")
+        for (interval, (name, elapsedMs)) in zip(intervals, expected) {
+            #expect(interval.name == name)
+            // The reply's elapsed time is read a moment after the interval's end.
+            #expect(abs(interval.elapsedMs - elapsedMs) <= 2, "\(interval) vs \(elapsedMs)")
+            let end = try #require(interval.endMs)
+            #expect(end - interval.startMs == interval.elapsedMs)
+        }
+        for (earlier, later) in zip(intervals.dropLast(2), intervals.dropFirst().dropLast()) {
+            #expect(earlier.endMs! <= later.endMs!)
+        }
+        let open = try #require(intervals.last)
+        #expect(open.name == "open" && open.endMs == nil)
+        // One name only, and a range that ends before all of it.
+        #expect(try log(["work"]).map(\.name) == ["work", "work", "work"])
+        #expect(try log(["--until", "2000-01-01"]).isEmpty)
+        // A removed stopwatch's history stays; removing a counting one ends its interval.
+        #expect(try swctl(["remove", "open"]).status == 0)
+        let afterRemove = try log(["open"])
+        #expect(afterRemove.count == 1 && afterRemove.first?.endMs != nil)
+        _ = daemon
+    }
+
+    @Test("kill -9 right after a stop's reply: the interval is in the history after a restart")
+    func killedAfterStop() throws {
+        var daemon = try DaemonProcess(socket: directory.socket)
+        #expect(try swctl(["start", "crash"]).status == 0)
+        let stop = try swctl(["--json", "stop", "crash"])
+        #expect(stop.status == 0)
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        daemon = try DaemonProcess(socket: directory.socket)
+        let intervals = try log()
+        #expect(intervals.count == 1)
+        #expect(intervals.first?.name == "crash")
+        #expect(try abs((intervals.first?.elapsedMs ?? -100) - elapsed(stop)) <= 2)
+        _ = daemon
+    }
+
+    /// Central European time as a POSIX rule, which needs no zoneinfo files: +01:00, and
+    /// +02:00 from the last Sunday of March, 02:00, to the last Sunday of October, 03:00.
+    static let berlin = ["TZ": "CET-1CEST,M3.5.0,M10.5.0/3"]
+
+    @Test("report --by day splits at local midnight, through a DST change, under TZ")
+    func byDayAcrossMidnight() throws {
+        // 2026-03-28 22:00 +01:00 to 2026-03-29 03:00 +02:00 (the clocks skip 02:00-03:00):
+        // four hours, two on each day. And 2026-03-29 23:30 +02:00 to 2026-03-30 00:45
+        // +02:00: 30 min on the 29th, 45 on the 30th.
+        let lines = [
+            #"{"name":"night","start_ms":1774731600000,"end_ms":1774746000000,"elapsed_ms":14400000}"#,
+            #"{"name":"late","start_ms":1774819800000,"end_ms":1774824300000,"elapsed_ms":4500000}"#,
+        ]
+        let history = stateDirectory + "/history"
+        try FileManager.default.createDirectory(atPath: history, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: stateDirectory)
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: history + "/2026-03.jsonl"))
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let report = try swctl(["report", "--by", "day", "--csv", "--since", "2026-03-28", "--until", "2026-03-31"], environment: Self.berlin)
+        #expect(report.status == 0, "\(report.error)")
+        #expect(report.lines == [
+            "day,name,elapsed_ms",
+            "2026-03-28,night,7200000",
+            "2026-03-29,night,7200000",
+            "2026-03-29,late,1800000",
+            "2026-03-30,late,2700000",
+        ])
+        // From the 29th on, only what fell on it and later counts.
+        let clipped = try swctl(["report", "--csv", "--since", "2026-03-29"], environment: Self.berlin)
+        #expect(clipped.lines == ["name,elapsed_ms", "night,7200000", "late,4500000"])
+        // The CSV log in local time with offsets, before and after the change.
+        let csv = try swctl(["log", "--csv", "night"], environment: Self.berlin)
+        #expect(csv.lines == ["name,start,end,elapsed_ms", "night,2026-03-28T22:00:00+01:00,2026-03-29T03:00:00+02:00,14400000"])
+        _ = daemon
+    }
+}
