@@ -125,4 +125,54 @@ struct HistoryEndToEndTests {
         #expect(csv.lines == ["name,start,end,elapsed_ms", "night,2026-03-28T22:00:00+01:00,2026-03-29T03:00:00+02:00,14400000"])
         _ = daemon
     }
+
+    /// Writes `lines` as the history's `file`, the state directory made as the daemon would.
+    func writeHistory(_ file: String, _ text: String) throws {
+        let history = stateDirectory + "/history"
+        try FileManager.default.createDirectory(atPath: history, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: stateDirectory)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: history + "/" + file))
+    }
+
+    @Test("a torn last line (a crash mid-append) is cut off at start, and the rest is served")
+    func tornLine() throws {
+        let whole = #"{"name":"kept","start_ms":1767261600000,"end_ms":1767265200000,"elapsed_ms":3600000}"# + "\n"
+        try writeHistory("2026-01.jsonl", whole + whole + #"{"name":"torn","start_ms":17672"#)
+        let daemon = try DaemonProcess(socket: directory.socket)
+        #expect(daemon.waitForLog(containing: "torn line"))
+        #expect(try log().map(\.name) == ["kept", "kept"])
+        let size = try FileManager.default.attributesOfItem(atPath: stateDirectory + "/history/2026-01.jsonl")[.size] as? Int
+        #expect(size == 2 * whole.utf8.count)
+    }
+
+    @Test("History over a raw connection: batches of 10,000 with more, TooManyResults without, and the connection goes on")
+    func batches() throws {
+        let line = #"{"name":"many","start_ms":1767261600000,"end_ms":1767261601000,"elapsed_ms":1000}"# + "\n"
+        try writeHistory("2026-01.jsonl", String(repeating: line, count: 10_001))
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let connection = try RawConnection(daemon.socket)
+        try connection.call("io.stopwatchd.History", #"{"name":"many"}"#, more: true)
+        var sizes: [Int] = []
+        var continues: [Bool] = []
+        while let reply = try connection.reply() {
+            guard case .array(let intervals)? = (reply["parameters"]).flatMap({ if case .object(let p) = $0 { p["intervals"] } else { nil } }) else {
+                Issue.record("not an intervals reply: \(reply)")
+                break
+            }
+            sizes.append(intervals.count)
+            let more = reply["continues"] == .bool(true)
+            continues.append(more)
+            if !more { break }
+        }
+        #expect(sizes == [10_000, 1])
+        #expect(continues == [true, false])
+        try connection.call("io.stopwatchd.History", "{}")
+        let refused = try #require(try connection.reply())
+        #expect(refused["error"] == .string("io.stopwatchd.TooManyResults"))
+        // Still served: the refusal does not close the connection.
+        try connection.call("io.stopwatchd.History", #"{"since_ms":1767261601000}"#)
+        let none = try #require(try connection.reply())
+        #expect(none["error"] == nil)
+        #expect(none["parameters"] == .object(["intervals": .array([])]))
+    }
 }
