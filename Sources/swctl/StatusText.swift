@@ -37,7 +37,7 @@ package enum StatusText {
         let header = ["NAME", "STATE", "ELAPSED"] + (countdowns ? ["REMAINING"] : []) + ["LAPS"]
         let alignments: [Alignment] = [.left, .left, .right] + (countdowns ? [.right] : []) + [.right]
         let rows = stopwatches.map { stopwatch in
-            [stopwatch.name, stateWord(stopwatch.state), ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)]
+            [StopwatchName.printable(stopwatch.name), stateWord(stopwatch.state), ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)]
                 + (countdowns ? [RemainingText.string(for: stopwatch, tenths: tenths) ?? "-"] : [])
                 + [String(stopwatch.lapsMs.count)]
         }
@@ -63,7 +63,9 @@ package enum StatusText {
         } else {
             time = ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)
         }
-        var text = "\(stopwatch.name) \(stateWord(stopwatch.state)) \(time)"
+        // Printable: the name comes from the daemon, which another program may play, and
+        // a control character in it could move the terminal's cursor.
+        var text = "\(StopwatchName.printable(stopwatch.name)) \(stateWord(stopwatch.state)) \(time)"
         if !stopwatch.lapsMs.isEmpty {
             text += " (\(lapCount(stopwatch.lapsMs.count)))"
         }

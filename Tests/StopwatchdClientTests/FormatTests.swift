@@ -354,6 +354,13 @@ struct FormatTests {
         )
     }
 
+    @Test("status and list never print a control character a daemon put in a name")
+    func controlCharactersShown() {
+        let hostile = Stopwatch(name: "a\u{1B}[2Jb", state: .stopped, elapsedMs: 0)
+        #expect(StatusText.summary(of: hostile, tenths: false) == #"a\u{1B}[2Jb stopped 0:00:00"#)
+        #expect(StatusText.table([hostile], tenths: false).allSatisfy { !$0.unicodeScalars.contains(where: StopwatchName.isControl) })
+    }
+
     @Test("list: columns line up in terminal cells, CJK and emoji two, combining accents none")
     func tableWidths() {
         #expect(TerminalWidth.of("タイマー") == 8)
