@@ -51,19 +51,71 @@ _swctl_reply()
 # a second.
 _swctl_names()
 {
-    local swctl=$1 out re='"name":"([^"]*)"'
+    local swctl=$1 out name re='"name":"(([^"\\]|\\.)*)"'
     shift
     # `list --json`, not the table: no header line to skip (a stopwatch may well be
-    # called NAME), and names cannot contain '"' ([A-Za-z0-9._-] only).
+    # called NAME), and a name holding spaces stays one. A name has no control
+    # characters, so its only JSON escapes are \" and \\.
     if type -P timeout >/dev/null; then
         out=$(timeout 1 "$swctl" "$@" --json list 2>/dev/null </dev/null)
     else
         out=$("$swctl" "$@" --json list 2>/dev/null </dev/null)
     fi
     while [[ $out =~ $re ]]; do
-        printf '%s\n' "${BASH_REMATCH[1]}"
+        _swctl_unescaped "${BASH_REMATCH[1]}"
+        printf '%s\n' "$REPLY"
         out=${out#*"${BASH_REMATCH[0]}"}
     done
+}
+
+# REPLY = $1 with each backslash escape taken as the character it escapes.
+_swctl_unescaped()
+{
+    local s=$1 i c
+    REPLY=""
+    for ((i = 0; i < ${#s}; i++)); do
+        c=${s:i:1}
+        if [[ $c == \\ ]]; then
+            i=$((i + 1))
+            c=${s:i:1}
+        fi
+        REPLY+=$c
+    done
+}
+
+# REPLY = $1 with a backslash before each character the shell would take for syntax, so
+# that a name such as `client call` or `R&D` is one word on the line.
+_swctl_escaped()
+{
+    local s=$1 i c
+    REPLY=""
+    for ((i = 0; i < ${#s}; i++)); do
+        c=${s:i:1}
+        [[ $c == [[:space:]\"\'\\\$\`\!\&\|\;\(\)\<\>\*\?\[\]\{\}\~\#] ]] && REPLY+=\\
+        REPLY+=$c
+    done
+}
+
+# COMPREPLY = the stopwatch names (from `_swctl_names "$@"`) that begin with the word
+# typed, each one word for the line: `client\ call` after `cli` (or `client\ c`), and
+# `client call` after an opening quote (`"cli`), since readline puts it after the quote.
+_swctl_name_reply()
+{
+    local name typed quoted=0
+    case $cur in
+        \"* | \'*) quoted=1 typed=${cur:1} ;;
+        *) _swctl_unescaped "$cur" && typed=$REPLY ;;
+    esac
+    COMPREPLY=()
+    while IFS= read -r name; do
+        [[ -n $name && $name == "$typed"* ]] || continue
+        if ((quoted)); then
+            COMPREPLY+=("$name")
+        else
+            _swctl_escaped "$name"
+            COMPREPLY+=("$REPLY")
+        fi
+    done < <(_swctl_names "$@")
 }
 
 # `~/x` as typed -> $HOME/x (the only expansion worth doing for a path on the line).
@@ -159,7 +211,7 @@ _swctl()
         # timer's first word may be a NAME or the DURATION: names are offered all the same.
         case $command in
             start | stop | toggle | reset | lap | status | remove | timer | wait | watch | log)
-                _swctl_reply -W "$(_swctl_names "$(_swctl_tilde "${words[0]}")" "${socket[@]}")"
+                _swctl_name_reply "$(_swctl_tilde "${words[0]}")" "${socket[@]}"
                 ;;
         esac
     fi

@@ -95,13 +95,15 @@ end
 
 # The names of the running daemon's stopwatches, asked through the same socket option.
 # Nothing when no daemon answers within a second. `list --json`, not the table: no header
-# line to skip, and names cannot contain '"' ([A-Za-z0-9._-] only).
+# line to skip, and a name holding spaces stays one. A name has no control characters, so
+# its only JSON escapes are \" and \\. fish escapes each name for the line.
 function __swctl_names
     set -l swctl (commandline -opc)[1]
     set -l timeout
     command -q timeout; and set timeout timeout 1
     $timeout $swctl (__swctl_socket_option) --json list 2>/dev/null </dev/null \
-        | string match -ra '"name":"[^"]*"' | string replace -r '^"name":"(.*)"$' '$1'
+        | string match -ra '"name":"(?:[^"\\\\]|\\\\.)*"' | string replace -r '^"name":"(.*)"$' '$1' \
+        | string replace -ra '\\\\(.)' '$1'
 end
 
 complete -c swctl -f

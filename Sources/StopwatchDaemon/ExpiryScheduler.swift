@@ -22,8 +22,9 @@ final class ExpiryScheduler: @unchecked Sendable {
     private let batch: Int
     private let due: (_ expiries: [(name: String, instant: Duration)]) -> Void
     private var deadlines = Deadlines()
-    /// The pending expiry of each countdown that has one, and its token in `deadlines`.
-    private var pending: [String: (instant: Duration, token: UInt64)] = [:]
+    /// The pending expiry of each countdown that has one, and its token in `deadlines`; by
+    /// exact name.
+    private var pending: [StopwatchKey: (instant: Duration, token: UInt64)] = [:]
     private var nextToken: UInt64 = 0
     /// Made once the first countdown needs it, then kept: one timer for the daemon's life.
     private var timer: (any TickTimer)?
@@ -52,19 +53,20 @@ final class ExpiryScheduler: @unchecked Sendable {
     var count: Int { pending.count }
 
     /// The expiry instant of `name`, if it waits for one.
-    func instant(of name: String) -> Duration? { pending[name]?.instant }
+    func instant(of name: String) -> Duration? { pending[StopwatchKey(name)]?.instant }
 
     /// `name` is now `snapshot` (nil: removed): its expiry is scheduled, moved or dropped.
     func update(_ name: String, _ snapshot: StopWatchSnapshot?) {
+        let key = StopwatchKey(name)
         let instant = snapshot?.expiry
-        guard pending[name]?.instant != instant else { return }
-        if let old = pending.removeValue(forKey: name) { deadlines.remove(old.token) }
+        guard pending[key]?.instant != instant else { return }
+        if let old = pending.removeValue(forKey: key) { deadlines.remove(old.token) }
         if let instant {
             let token = nextToken
             nextToken += 1
-            pending[name] = (instant, token)
+            pending[key] = (instant, token)
             deadlines.insert(token, at: instant) { [unowned self] in
-                self.pending[name] = nil
+                self.pending[key] = nil
                 self.dueNow.append((name, instant))
             }
         }

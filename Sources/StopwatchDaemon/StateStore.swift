@@ -34,10 +34,10 @@ final class StateStore: @unchecked Sendable {
     private(set) var problem: String? {
         didSet { if problem != oldValue { problemChanged(problem) } }
     }
-    private var unsaved: Set<String> = []
+    private var unsaved: Set<StopwatchKey> = []
     /// Names `saveSoon` is to write, in order, and whether a turn of the queue is asked for.
     private var dueSoon: [String] = []
-    private var dueSoonNames: Set<String> = []
+    private var dueSoonNames: Set<StopwatchKey> = []
     /// The error of the last write that failed, for the log.
     private var lastWriteError: Errno?
     private var retryTimer: (any DispatchSourceTimer)?
@@ -121,11 +121,11 @@ final class StateStore: @unchecked Sendable {
     /// Makes `name`'s state durable; nil removes it. Returns once it is on disk, or once the
     /// failure is logged (the change itself stands).
     func save(_ name: String, _ snapshot: StopWatchSnapshot?) {
-        dueSoonNames.remove(name)
+        dueSoonNames.remove(StopwatchKey(name))
         if write(name, snapshot) {
             if problem != nil { retryUnsaved() }
         } else {
-            unsaved.insert(name)
+            unsaved.insert(StopwatchKey(name))
         }
     }
 
@@ -134,7 +134,7 @@ final class StateStore: @unchecked Sendable {
     /// name saved meanwhile (`save`) is not written again.
     func saveSoon(_ names: [String]) {
         let wasEmpty = dueSoon.isEmpty
-        for name in names where dueSoonNames.insert(name).inserted {
+        for name in names where dueSoonNames.insert(StopwatchKey(name)).inserted {
             dueSoon.append(name)
         }
         if wasEmpty, !dueSoon.isEmpty { scheduleDueSoon() }
@@ -147,7 +147,7 @@ final class StateStore: @unchecked Sendable {
     private func saveDueSoon(atMost limit: Int = .max) {
         let names = dueSoon.prefix(limit)
         dueSoon.removeFirst(names.count)
-        for name in names where dueSoonNames.contains(name) {
+        for name in names where dueSoonNames.contains(StopwatchKey(name)) {
             save(name, currentSnapshot(name))
         }
         if !dueSoon.isEmpty, limit != .max { scheduleDueSoon() }
@@ -201,14 +201,14 @@ final class StateStore: @unchecked Sendable {
         retryUnsaved()
         if !unsaved.isEmpty {
             let reason = lastWriteError.map { "\($0)" } ?? "unknown error"
-            logger.error("stopping with unsaved changes to \(unsaved.sorted().joined(separator: ", ")) in \(directory) (\(reason)); they are lost")
+            logger.error("stopping with unsaved changes to \(unsaved.sorted().map(\.name).joined(separator: ", ")) in \(directory) (\(reason)); they are lost")
         }
     }
 
     private func retryUnsaved() {
-        for name in unsaved.sorted() {
-            guard write(name, currentSnapshot(name)) else { return }
-            unsaved.remove(name)
+        for key in unsaved.sorted() {
+            guard write(key.name, currentSnapshot(key.name)) else { return }
+            unsaved.remove(key)
         }
         if let problem {
             logger.notice("the state directory \(directory) is writable again (it failed with: \(problem))")

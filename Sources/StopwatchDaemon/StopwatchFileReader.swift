@@ -51,9 +51,9 @@ struct StopwatchFileReader {
                 if removingLeftovers { try? stopwatches.remove(file) }
                 continue
             }
-            guard let name = StopwatchFileName.stopwatchName(of: file) else { continue }
+            guard StopwatchFileName.isStopwatchFile(file) else { continue }
             switch try read(file, in: stopwatches, at: now) {
-            case .success(let snapshot): restored.append((name, snapshot))
+            case .success(let stopwatch): restored.append(stopwatch)
             case .failure(let badContent): moveAside(file, because: badContent.reason, in: stopwatches, at: now)
             }
         }
@@ -64,12 +64,14 @@ struct StopwatchFileReader {
         let reason: String
     }
 
-    /// The stopwatch in `file`, or why its content is bad; throws when it cannot be read.
+    /// The stopwatch in `file`, or why its content is bad; throws when it cannot be read. The
+    /// name is the record's, which is the file's only if it is stored under that name: a long
+    /// name's file name is cut and hashed (`StopwatchFileName`) and does not say it whole.
     private func read(
         _ file: String,
         in stopwatches: DirectoryDescriptor,
         at now: ClockReading
-    ) throws(DaemonStartError) -> Result<StopWatchSnapshot, BadContent> {
+    ) throws(DaemonStartError) -> Result<(name: String, snapshot: StopWatchSnapshot), BadContent> {
         func unreadable(_ error: Errno) -> DaemonStartError {
             DaemonStartError("cannot read the stopwatch file \(directory)/\(file): \(error); it is left as it is: fix its permissions (or move it away) and start again")
         }
@@ -101,9 +103,12 @@ struct StopwatchFileReader {
         }
         do {
             let record = try StopwatchRecord(json: try JSONParser.parse(bytes))
-            guard StopwatchFileName.of(record.name) == file else { throw MalformedMessage("it holds stopwatch '\(record.name)'") }
+            // By bytes: the file of "café" in NFD must not load as the NFC one's.
+            guard StopwatchFileName.of(record.name).utf8.elementsEqual(file.utf8) else {
+                throw MalformedMessage("it holds stopwatch '\(record.name)'")
+            }
             try record.checkRange(at: now)
-            return .success(record.snapshot(restoredAt: now))
+            return .success((record.name, record.snapshot(restoredAt: now)))
         } catch {
             return .failure(BadContent(reason: "\(error)"))
         }

@@ -19,7 +19,8 @@ final class StopwatchRegistry {
         var watchers: Int { fanOut?.count ?? 0 }
     }
 
-    private var entries: [String: Entry] = [:]
+    /// By exact name (`StopwatchKey`): two spellings of "café" are two stopwatches.
+    private var entries: [StopwatchKey: Entry] = [:]
     private(set) var createdCount = 0
     let limit: Int
     private var nextWatcherID = 1
@@ -35,21 +36,21 @@ final class StopwatchRegistry {
 
     /// The stopwatch `name` if it was created.
     func created(_ name: String) -> StopWatchUseCase? {
-        guard let entry = entries[name], entry.isCreated else { return nil }
+        guard let entry = entries[StopwatchKey(name)], entry.isCreated else { return nil }
         return entry.useCase
     }
 
     /// The stopwatch `name`, created now if it was not.
     func create(_ name: String, from snapshot: StopWatchSnapshot = .stopped) throws(VarlinkError) -> StopWatchUseCase {
-        if let entry = entries[name], entry.isCreated { return entry.useCase }
+        if let entry = entries[StopwatchKey(name)], entry.isCreated { return entry.useCase }
         guard createdCount < limit else { throw .tooManyStopwatches(limit: limit) }
         createdCount += 1
-        if let entry = entries[name] {
-            entries[name]!.isCreated = true
+        if let entry = entries[StopwatchKey(name)] {
+            entries[StopwatchKey(name)]!.isCreated = true
             return entry.useCase
         }
         let useCase = makeUseCase(snapshot)
-        entries[name] = Entry(useCase: useCase, isCreated: true)
+        entries[StopwatchKey(name)] = Entry(useCase: useCase, isCreated: true)
         return useCase
     }
 
@@ -60,10 +61,10 @@ final class StopwatchRegistry {
     func beginWatching(_ name: String, _ receive: @escaping WatchFanOut.Receive) -> Int {
         let watcher = nextWatcherID
         nextWatcherID += 1
-        var entry = entries[name] ?? Entry(useCase: makeUseCase(.stopped), isCreated: false)
+        var entry = entries[StopwatchKey(name)] ?? Entry(useCase: makeUseCase(.stopped), isCreated: false)
         let fanOut = entry.fanOut ?? WatchFanOut(of: entry.useCase, on: queue)
         entry.fanOut = fanOut
-        entries[name] = entry
+        entries[StopwatchKey(name)] = entry
         // Stored first: the newest state may reach the watcher at once, and its connection
         // may close (and end its watch) on the spot.
         fanOut.add(watcher, receive)
@@ -71,34 +72,35 @@ final class StopwatchRegistry {
     }
 
     func endWatching(_ name: String, watcher: Int) {
-        guard var entry = entries[name], let fanOut = entry.fanOut else { return }
+        guard var entry = entries[StopwatchKey(name)], let fanOut = entry.fanOut else { return }
         fanOut.remove(watcher)
         if fanOut.count == 0 { entry.fanOut = nil }
-        entries[name] = entry.fanOut == nil && !entry.isCreated ? nil : entry
+        entries[StopwatchKey(name)] = entry.fanOut == nil && !entry.isCreated ? nil : entry
     }
 
     /// Deletes `name`. Its watchers stay, are told `removed`, and from then on watch a
     /// stopwatch never started in its place. Returns whether it existed.
     @discardableResult
     func remove(_ name: String) -> Bool {
-        guard let entry = entries[name], entry.isCreated else { return false }
+        guard let entry = entries[StopwatchKey(name)], entry.isCreated else { return false }
         createdCount -= 1
         // Its tick timer goes with it, once nothing subscribes (the fan-out lets go below).
         if let fanOut = entry.fanOut {
             let successor = makeUseCase(.stopped)
             // In place before the watchers are told: one that leaves as it is told (its
             // client gone) ends its watch on this entry, and the last one out frees it.
-            entries[name] = Entry(useCase: successor, isCreated: false, fanOut: fanOut)
+            entries[StopwatchKey(name)] = Entry(useCase: successor, isCreated: false, fanOut: fanOut)
             fanOut.removed(replacedBy: successor)
         } else {
-            entries[name] = nil
+            entries[StopwatchKey(name)] = nil
         }
         return true
     }
 
-    /// The created stopwatches, sorted by name.
+    /// The created stopwatches, sorted by name's UTF-8 bytes (code point order: stable, and
+    /// the same whatever the locale or Unicode version).
     var createdStopwatches: [(name: String, useCase: StopWatchUseCase)] {
-        entries.filter(\.value.isCreated).map { ($0.key, $0.value.useCase) }.sorted { $0.name < $1.name }
+        entries.filter(\.value.isCreated).sorted { $0.key < $1.key }.map { ($0.key.name, $0.value.useCase) }
     }
 
     var countingCount: Int { entries.values.count { $0.isCreated && $0.useCase.state.current.state.isCounting } }

@@ -13,7 +13,7 @@ final class WatchReplyCache {
     private var last: (name: String, snapshot: StopWatchSnapshot, event: WatchEvent, message: [UInt8])?
 
     func message(for name: String, _ snapshot: StopWatchSnapshot, _ event: WatchEvent) -> [UInt8] {
-        if let last, last.name == name, last.snapshot == snapshot, last.event == event { return last.message }
+        if let last, last.name.utf8.elementsEqual(name.utf8), last.snapshot == snapshot, last.event == event { return last.message }
         // Where the snapshot was taken: the clock reading at which it was this state.
         let takenAt = (snapshot.origin ?? .zero) + snapshot.state.elapsed
         let update = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: snapshot, at: takenAt), event: event)

@@ -1,29 +1,58 @@
-/// The rule for stopwatch names: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`, checked by
-/// `isValid`, and said to people by `rule`: both here, so that they cannot drift apart.
+/// The rule for stopwatch names (SPEC §3), checked by `isValid`, and said to people by
+/// `rule`: both here, so that they cannot drift apart.
+///
+/// A valid name is 1 to 64 Unicode scalars, none a control character (C0, DEL or C1) or
+/// `/`, not `.` or `..`, with no Unicode white space at either end. Those limits keep a
+/// name printable on one line, usable as one shell word once quoted, and encodable as one
+/// file name (`StopwatchFileName`). Names are compared as given, scalar by scalar: see
+/// `StopwatchKey` in the daemon.
 package enum StopwatchName {
     /// The name used when a call gives none.
     package static let defaultName = "default"
+    /// In Unicode scalars, not bytes or characters: what a person counts is closest to
+    /// scalars, and unlike characters their count does not change with Unicode versions.
     package static let maximumLength = 64
 
     /// The rule as a person reads it: what to write instead of a name that is not valid.
-    package static let rule = "up to \(maximumLength) letters, digits, '.', '_' or '-', starting with a letter or digit"
+    package static let rule = "1 to \(maximumLength) characters, no control characters or '/', not '.' or '..', no space at either end"
 
-    /// What is wrong with `name`, an invalid name, and what to write instead.
+    /// What is wrong with `name`, an invalid name, and what to write instead. Control
+    /// characters in it are shown as `\u{…}` escapes: the message goes to a terminal or a log.
     package static func invalidNameMessage(_ name: String) -> String {
-        "'\(name)' is not a valid name: use \(rule)"
+        "'\(printable(name))' is not a valid name: use \(rule)"
     }
 
     package static func isValid(_ name: String) -> Bool {
-        let bytes = name.utf8
-        guard let first = bytes.first, bytes.count <= maximumLength, isAlphanumeric(first) else { return false }
-        return bytes.dropFirst().allSatisfy {
-            isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+        let scalars = name.unicodeScalars
+        guard let first = scalars.first, let last = scalars.last, !first.properties.isWhitespace,
+            !last.properties.isWhitespace, name != ".", name != ".."
+        else { return false }
+        var count = 0
+        for scalar in scalars {
+            count += 1
+            guard count <= maximumLength, !isControl(scalar), scalar != "/" else { return false }
         }
+        return true
     }
 
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-            || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    /// C0 controls, DEL and C1 controls: none prints, some move a terminal's cursor, and
+    /// NUL ends a C string (a hook's environment).
+    package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// `text` with each control character written as `\u{XX}`, so that printing it cannot
+    /// move a terminal's cursor or split a log line.
+    package static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var shown = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                shown.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                shown.append(scalar)
+            }
+        }
+        return String(shown)
     }
 }

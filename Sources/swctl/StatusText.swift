@@ -24,7 +24,8 @@ package enum StatusText {
     }
 
     /// A table of `stopwatches`, one row each under a `NAME STATE ELAPSED LAPS` header; times
-    /// and counts are right-aligned so their digits line up. When any is a countdown, a
+    /// and counts are right-aligned so their digits line up, and columns are measured in
+    /// terminal cells, so a name in CJK does not push its row out of line. When any is a countdown, a
     /// `REMAINING` column comes before `LAPS` (`0:03:59`, `+0:00:12` in overtime, `-` for a
     /// plain stopwatch, so that every row has as many words); a list without countdowns
     /// keeps the table it always had.
@@ -36,12 +37,12 @@ package enum StatusText {
         let header = ["NAME", "STATE", "ELAPSED"] + (countdowns ? ["REMAINING"] : []) + ["LAPS"]
         let alignments: [Alignment] = [.left, .left, .right] + (countdowns ? [.right] : []) + [.right]
         let rows = stopwatches.map { stopwatch in
-            [stopwatch.name, stateWord(stopwatch.state), ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)]
+            [StopwatchName.printable(stopwatch.name), stateWord(stopwatch.state), ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)]
                 + (countdowns ? [RemainingText.string(for: stopwatch, tenths: tenths) ?? "-"] : [])
                 + [String(stopwatch.lapsMs.count)]
         }
         let widths = header.indices.map { column in
-            ([header] + rows).map { $0[column].count }.max() ?? 0
+            ([header] + rows).map { TerminalWidth.of($0[column]) }.max() ?? 0
         }
         return ([header] + rows).map { cells in
             cells.indices
@@ -62,7 +63,9 @@ package enum StatusText {
         } else {
             time = ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)
         }
-        var text = "\(stopwatch.name) \(stateWord(stopwatch.state)) \(time)"
+        // Printable: the name comes from the daemon, which another program may play, and
+        // a control character in it could move the terminal's cursor.
+        var text = "\(StopwatchName.printable(stopwatch.name)) \(stateWord(stopwatch.state)) \(time)"
         if !stopwatch.lapsMs.isEmpty {
             text += " (\(lapCount(stopwatch.lapsMs.count)))"
         }
@@ -85,8 +88,9 @@ package enum StatusText {
 
     enum Alignment { case left, right }
 
+    /// `text` with spaces up to `width` terminal cells (`TerminalWidth`).
     static func padded(_ text: String, to width: Int, alignment: Alignment) -> String {
-        let padding = String(repeating: " ", count: max(0, width - text.count))
+        let padding = String(repeating: " ", count: max(0, width - TerminalWidth.of(text)))
         return alignment == .left ? text + padding : padding + text
     }
 }

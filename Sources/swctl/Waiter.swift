@@ -50,7 +50,8 @@ struct Waiter {
                     case .checkListed:
                         // Removed or reset while we were away. A failure here is handled as
                         // the watch's own: the next connection asks again.
-                        let listed = try client.list().contains { $0.name == shownName }
+                        // Byte for byte: names are compared as given, and "café" has two spellings.
+                        let listed = try client.list().contains { $0.name.utf8.elementsEqual(shownName.utf8) }
                         if let outcome = machine.listed(listed) { finish(outcome) }
                     }
                 }

@@ -8,7 +8,8 @@ package enum WatchFormat: Equatable, Sendable {
     /// The `Stopwatch` object as the daemon sends it.
     case json
     /// A waybar custom module line: `{"text":…,"tooltip":…,"class":…}`, class = wire state,
-    /// or `expired` for a countdown that has reached its target.
+    /// or `expired` for a countdown that has reached its target. Text and tooltip are Pango
+    /// markup (Waybar renders it), so the name in the tooltip is escaped (`PangoMarkup`).
     case waybar
     /// The elapsed time (a countdown's remaining time), then the state unless counting: for
     /// bars that take plain lines.
@@ -18,7 +19,8 @@ package enum WatchFormat: Equatable, Sendable {
     /// Shown where the time would be while the daemon cannot be reached.
     static let noElapsed = "--:--:--"
 
-    /// A format by name, or a template when the argument holds a `{`.
+    /// A format by name, or a template when the argument holds a `{`. A template's values,
+    /// `{name}` included, are put in as they are: it cannot know which bar reads it.
     package init(argument: String) throws(WatchFormatError) {
         switch argument {
         case "plain": self = .plain
@@ -53,9 +55,11 @@ package enum WatchFormat: Equatable, Sendable {
             // `expired` from the expiry on, while it counts past the target and also when
             // paused there: the bar keeps saying the time is up until it is reset or restarted.
             let className = stopwatch.hasReachedTarget ? "expired" : stopwatch.state.rawValue
-            return Self.waybarLine(text: shown, tooltip: tooltip, class: className)
+            return Self.waybarLine(text: shown, tooltip: PangoMarkup.escaped(tooltip), class: className)
         case .i3blocks, .polybar:
             // Status bars have little room and may not render non-ASCII: no name, ASCII only.
+            // That also keeps out of the line what the bar would read as markup (a name's
+            // `%{` is a polybar tag, its `<` Pango in i3blocks' `markup=pango`).
             return stopwatch.state == .counting ? shown : "\(shown) \(StatusText.stateWord(stopwatch.state))"
         case .template(let template):
             return template.render(stopwatch, tenths: tenths)
@@ -71,7 +75,7 @@ package enum WatchFormat: Equatable, Sendable {
         case .json:
             return JSONValue.object(["error": .string("unavailable"), "reason": .string(reason)]).text
         case .waybar:
-            return Self.waybarLine(text: Self.noElapsed, tooltip: message, class: "unavailable")
+            return Self.waybarLine(text: Self.noElapsed, tooltip: PangoMarkup.escaped(message), class: "unavailable")
         case .i3blocks, .polybar:
             return Self.noElapsed
         case .template(let template):

@@ -1,5 +1,6 @@
 import Foundation
 import StopWatchCore
+import StopwatchDaemon
 import StopwatchProtocol
 import StopwatchdClient
 import Testing
@@ -57,6 +58,11 @@ struct BadInputTests {
         #"{"method":"\#(method)","parameters":\#(parameters)}"#
     }
 
+    /// A Start of a name holding `raw` bytes, which are not always UTF-8.
+    static func named(_ raw: [UInt8]) -> [UInt8] {
+        Array(#"{"method":"io.stopwatchd.Start","parameters":{"name":""#.utf8) + raw + Array(#""}}"#.utf8) + [0]
+    }
+
     static let invalidName = "io.stopwatchd.InvalidName"
     static let invalidParameter = "org.varlink.service.InvalidParameter"
 
@@ -98,11 +104,33 @@ struct BadInputTests {
         Case("name of 65 characters", call("io.stopwatchd.Start", #"{"name":"\#(String(repeating: "n", count: 65))"}"#), .error(invalidName)),
         Case("name with a slash", call("io.stopwatchd.Start", #"{"name":"../etc"}"#), .error(invalidName)),
         Case("name ..", call("io.stopwatchd.Start", #"{"name":".."}"#), .error(invalidName)),
-        Case("name with a space", call("io.stopwatchd.Start", #"{"name":"a b"}"#), .error(invalidName)),
+        Case("name with a space (valid)", call("io.stopwatchd.Get", #"{"name":"client call"}"#), .success),
         Case("name with a control character", call("io.stopwatchd.Start", #"{"name":"a\u0001"}"#), .error(invalidName)),
         Case("name with an escaped NUL", call("io.stopwatchd.Start", #"{"name":"a\u0000"}"#), .error(invalidName)),
-        Case("non-ASCII name", call("io.stopwatchd.Start", #"{"name":"café"}"#), .error(invalidName)),
-        Case("name starting with a dash", call("io.stopwatchd.Start", #"{"name":"-x"}"#), .error(invalidName)),
+        Case("non-ASCII name (valid)", call("io.stopwatchd.Get", #"{"name":"café タイマー"}"#), .success),
+        Case("name starting with a dash (valid)", call("io.stopwatchd.Get", #"{"name":"-x"}"#), .success),
+        Case("name .", call("io.stopwatchd.Start", #"{"name":"."}"#), .error(invalidName)),
+        Case("Remove of .", call("io.stopwatchd.Remove", #"{"name":"."}"#), .error(invalidName)),
+        Case("name a/b", call("io.stopwatchd.Start", #"{"name":"a/b"}"#), .error(invalidName)),
+        Case("name with a leading space", call("io.stopwatchd.Start", #"{"name":" a"}"#), .error(invalidName)),
+        Case("name with a trailing space", call("io.stopwatchd.Start", #"{"name":"a "}"#), .error(invalidName)),
+        Case("name with a leading NBSP", call("io.stopwatchd.Start", "{\"name\":\"\u{A0}a\"}"), .error(invalidName)),
+        Case("name with a trailing escaped NBSP", call("io.stopwatchd.Start", #"{"name":"a\u00a0"}"#), .error(invalidName)),
+        Case("name with NEL (U+0085, C1)", call("io.stopwatchd.Start", "{\"name\":\"a\u{85}b\"}"), .error(invalidName)),
+        Case("name with an escaped NEL", call("io.stopwatchd.Start", #"{"name":"a\u0085b"}"#), .error(invalidName)),
+        Case("name with DEL", call("io.stopwatchd.Start", #"{"name":"a\u007fb"}"#), .error(invalidName)),
+        Case("name of 65 four-byte scalars", call("io.stopwatchd.Start", #"{"name":"\#(String(repeating: "😀", count: 65))"}"#), .error(invalidName)),
+        Case("name of 64 four-byte scalars (valid)", call("io.stopwatchd.Get", #"{"name":"\#(String(repeating: "😀", count: 64))"}"#), .success),
+        Case("escaped surrogate pair (valid: 😀)", call("io.stopwatchd.Get", #"{"name":"\uD83D\uDE00"}"#), .success),
+        Case("escaped lone high surrogate", call("io.stopwatchd.Start", #"{"name":"a\uD800"}"#), .protocolError),
+        Case("escaped lone low surrogate", call("io.stopwatchd.Start", #"{"name":"\uDC00a"}"#), .protocolError),
+        Case("escaped surrogates reversed", call("io.stopwatchd.Start", #"{"name":"\uDE00\uD83D"}"#), .protocolError),
+        Case("overlong UTF-8 '/' (C0 AF)", bytes: named([0xC0, 0xAF]), .protocolError),
+        Case("overlong UTF-8, 3 bytes (E0 80 AF)", bytes: named([0x61, 0xE0, 0x80, 0xAF]), .protocolError),
+        Case("UTF-8-encoded surrogate (ED A0 80)", bytes: named([0x61, 0xED, 0xA0, 0x80]), .protocolError),
+        Case("truncated UTF-8 sequence", bytes: named([0xE3, 0x82, 0x61]), .protocolError),
+        Case("byte F5", bytes: named([0x61, 0xF5, 0x80, 0x80, 0x80]), .protocolError),
+        Case("byte FF", bytes: named([0xFF]), .protocolError),
         Case("Countdown of 0 ms", call("io.stopwatchd.Countdown", #"{"name":"keep","target_ms":0}"#), .error(invalidParameter)),
         Case("Countdown of a negative time", call("io.stopwatchd.Countdown", #"{"name":"keep","target_ms":-5}"#), .error(invalidParameter)),
         Case("Countdown of 366 days + 1 ms", call("io.stopwatchd.Countdown", #"{"name":"keep","target_ms":31622400001}"#), .error(invalidParameter)),
@@ -117,7 +145,7 @@ struct BadInputTests {
         Case("Watch without more", call("io.stopwatchd.Watch", "{}"), .error("org.varlink.service.ExpectedMore")),
         Case("Watch with more false", #"{"method":"io.stopwatchd.Watch","more":false}"#, .error("org.varlink.service.ExpectedMore")),
         Case("Watch with more and oneway", #"{"method":"io.stopwatchd.Watch","more":true,"oneway":true}"#, .noReply),
-        Case("oneway with a bad name", #"{"method":"io.stopwatchd.Start","parameters":{"name":"a b"},"oneway":true}"#, .noReply),
+        Case("oneway with a bad name", #"{"method":"io.stopwatchd.Start","parameters":{"name":"a/b"},"oneway":true}"#, .noReply),
         Case("oneway unknown method", #"{"method":"io.stopwatchd.Nope","oneway":true}"#, .noReply),
         Case("more on a plain method", #"{"method":"io.stopwatchd.Get","more":true}"#, .success),
         Case("null parameters", #"{"method":"io.stopwatchd.Get","parameters":null}"#, .success),
@@ -182,5 +210,79 @@ struct BadInputTests {
         #expect(now.map(\.name) == before.map(\.name))
         #expect(now.first { $0.name == "held" } == before.first { $0.name == "held" })
         #expect(now.first { $0.name == "keep" }?.state == .counting)
+    }
+
+    // MARK: Names as people write them, kept and restored
+
+    static func stopwatchFiles(of directory: TestDirectory) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: DaemonProcess.stateDirectory(for: directory.socket) + "/stopwatches")
+            .filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    @Test("names differing only by normalization are two stopwatches, in two files, after a restart too")
+    func normalization() throws {
+        let directory = try TestDirectory()
+        let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+        var daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: directory.socket)
+        _ = try client.start(nfc)
+        _ = try client.start(nfd)
+        _ = try client.stop(nfd)
+        func check() throws {
+            let listed = try client.list()
+            // In byte order: "cafe\u{301}" (65 CC 81) before "café" (C3 A9).
+            #expect(listed.map { Array($0.name.utf8) } == [Array(nfd.utf8), Array(nfc.utf8)])
+            #expect(listed.map(\.state) == [.pause, .counting])
+        }
+        try check()
+        #expect(try Self.stopwatchFiles(of: directory) == ["caf%C3%A9.json", "cafe%CC%81.json"])
+        #expect(daemon.stop() == 0)
+
+        daemon = try DaemonProcess(socket: directory.socket)
+        try check()
+        try client.remove(nfd)
+        #expect(try client.list().map { Array($0.name.utf8) } == [Array(nfc.utf8)])
+        #expect(try Self.stopwatchFiles(of: directory) == ["caf%C3%A9.json"])
+        withExtendedLifetime(daemon) {}
+    }
+
+    @Test("64 four-byte scalars: a cut and hashed file name, restored whole")
+    func longestName() throws {
+        let directory = try TestDirectory()
+        let name = String(repeating: "😀", count: 64)
+        let sibling = String(repeating: "😀", count: 63) + "😁"
+        var daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: directory.socket)
+        _ = try client.start(name)
+        _ = try client.lap(name)
+        _ = try client.start(sibling)
+        let files = try Self.stopwatchFiles(of: directory)
+        #expect(files.count == 2)
+        #expect(files.allSatisfy { $0.contains("~") && $0.utf8.count <= 205 })
+        #expect(daemon.stop() == 0)
+
+        daemon = try DaemonProcess(socket: directory.socket)
+        let listed = try client.list()
+        #expect(listed.map { Array($0.name.utf8) } == [Array(name.utf8), Array(sibling.utf8)])
+        #expect(listed.first?.lapsMs.count == 1)
+        withExtendedLifetime(daemon) {}
+    }
+
+    @Test("a state file of a first-protocol name loads unchanged, and is written under the same name")
+    func oldFileName() throws {
+        let directory = try TestDirectory()
+        let stopwatches = DaemonProcess.stateDirectory(for: directory.socket) + "/stopwatches"
+        try FileManager.default.createDirectory(atPath: stopwatches, withIntermediateDirectories: true)
+        let record = StopwatchRecord(name: "tea.break_1-x", snapshot: .paused(at: .milliseconds(1_234), laps: []), at: ClockReading.now())
+        #expect(FileManager.default.createFile(atPath: stopwatches + "/tea.break_1-x.json", contents: Data(record.json.serialized)))
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: directory.socket)
+        let listed = try client.list()
+        #expect(listed.map(\.name) == ["tea.break_1-x"])
+        #expect(listed.first?.state == .pause)
+        #expect(listed.first?.elapsedMs == 1_234)
+        _ = try client.start("tea.break_1-x")
+        #expect(try Self.stopwatchFiles(of: directory) == ["tea.break_1-x.json"])
+        withExtendedLifetime(daemon) {}
     }
 }

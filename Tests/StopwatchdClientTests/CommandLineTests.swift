@@ -22,11 +22,24 @@ struct CommandLineTests {
 
     @Test("names", arguments: [
         ("default", true), ("a", true), ("A9._-x", true), (String(repeating: "x", count: 64), true),
-        ("", false), (String(repeating: "x", count: 65), false), ("-lead", false), (".hidden", false),
-        ("..", false), ("a/b", false), ("a b", false), ("tab\t", false), ("é", false), ("a\u{0}", false),
+        ("client call", true), ("café", true), ("cafe\u{301}", true), ("タイマー", true), ("-lead", true),
+        (".hidden", true), ("...", true), ("a\\b \"q\" <&> %{F#f00} {elapsed}", true), ("😀", true),
+        (String(repeating: "😀", count: 64), true), ("mid\u{00A0}dle", true),
+        ("", false), (String(repeating: "x", count: 65), false), (String(repeating: "😀", count: 65), false),
+        (".", false), ("..", false), ("a/b", false), ("/", false), ("tab\t", false), ("a\u{0}", false),
+        ("a\u{1B}[2J", false), ("del\u{7F}", false), ("nel\u{85}", false), ("c1\u{9F}", false),
+        (" lead", false), ("trail ", false), ("\u{A0}nbsp", false), ("nbsp\u{A0}", false), ("ideo\u{3000}", false),
+        ("line\u{2028}", false), (" ", false),
     ])
     func names(name: String, valid: Bool) {
         #expect(StopwatchName.isValid(name) == valid)
+    }
+
+    @Test("an invalid name is shown with its control characters escaped")
+    func invalidNameMessage() {
+        let message = StopwatchName.invalidNameMessage("a\u{1B}[2J\nb")
+        #expect(message.hasPrefix(#"'a\u{1B}[2J\u{A}b' is not a valid name"#))
+        #expect(!message.unicodeScalars.contains(where: StopwatchName.isControl))
     }
 
     @Test("swctl command lines")

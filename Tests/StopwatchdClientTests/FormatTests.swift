@@ -277,7 +277,7 @@ struct FormatTests {
         )
         #expect(
             WatchFormat.waybar.line(for: Self.awkward, tenths: false)
-                == #"{"text":"0:00:01","tooltip":"a\"b\\c ü😀\u0001: counting at 0:00:01","class":"counting"}"#
+                == #"{"text":"0:00:01","tooltip":"a&quot;b\\c ü😀\u0001: counting at 0:00:01","class":"counting"}"#
         )
         #expect(WatchFormat.i3blocks.line(for: Self.awkward, tenths: false) == "0:00:01")
     }
@@ -299,7 +299,7 @@ struct FormatTests {
             Issue.record("tooltip is not a string: \(line)")
             return
         }
-        #expect(tooltip.hasPrefix(stopwatch.name + ": "))
+        #expect(tooltip.hasPrefix(PangoMarkup.escaped(stopwatch.name) + ": "))
     }
 
     @Test("json lines and unavailable lines parse back", arguments: [stopped, countingWithLaps, awkward])
@@ -310,7 +310,7 @@ struct FormatTests {
         #expect(
             try JSONParser.parse(unavailable) == .object([
                 "text": .string("--:--:--"),
-                "tooltip": .string("stopwatchd unavailable: " + stopwatch.name),
+                "tooltip": .string(PangoMarkup.escaped("stopwatchd unavailable: " + stopwatch.name)),
                 "class": .string("unavailable"),
             ])
         )
@@ -318,6 +318,66 @@ struct FormatTests {
             try JSONParser.parse(WatchFormat.json.unavailableLine(name: stopwatch.name, reason: stopwatch.name))
                 == .object(["error": .string("unavailable"), "reason": .string(stopwatch.name)])
         )
+    }
+
+    /// A name as people now write them, with every character some output format gives a
+    /// meaning to: JSON, Pango markup, polybar tags, templates.
+    static let markup = Stopwatch(name: #"R&D <b>"x" 'y' \ 100% %{F#f00} {elapsed}"#, state: .pause, elapsedMs: 2_000)
+
+    @Test("waybar: the name is Pango-escaped inside JSON; the text has no name")
+    func waybarMarkup() throws {
+        let line = WatchFormat.waybar.line(for: Self.markup, tenths: false)
+        #expect(line.hasPrefix(#"{"text":"0:00:02","tooltip":"R&amp;D &lt;b&gt;"#))
+        guard case .object(let object) = try JSONParser.parse(line), case .string(let tooltip)? = object["tooltip"] else {
+            Issue.record("not a waybar line: \(line)")
+            return
+        }
+        #expect(tooltip == #"R&amp;D &lt;b&gt;&quot;x&quot; &apos;y&apos; \ 100% %{F#f00} {elapsed}: paused at 0:00:02"#)
+        #expect(PangoMarkup.escaped("plain café") == "plain café")
+        #expect(PangoMarkup.escaped("&amp;") == "&amp;amp;")
+    }
+
+    @Test("i3blocks and polybar lines never carry the name, so no `%{` tag or markup from it")
+    func barsWithoutName() {
+        for format in [WatchFormat.i3blocks, .polybar] {
+            #expect(format.line(for: Self.markup, tenths: false) == "0:00:02 paused")
+            #expect(format.unavailableLine(name: Self.markup.name, reason: "gone") == "--:--:--")
+        }
+    }
+
+    @Test("a template puts a name holding `{elapsed}` in literally, once")
+    func templateNameIsLiteral() throws {
+        let template = try WatchFormat(argument: "[{name}] {elapsed}")
+        #expect(template.line(for: Self.markup, tenths: false) == #"[R&D <b>"x" 'y' \ 100% %{F#f00} {elapsed}] 0:00:02"#)
+        #expect(
+            template.unavailableLine(name: "{state}{{", reason: "gone") == "[{state}{{] --:--:--"
+        )
+    }
+
+    @Test("status and list never print a control character a daemon put in a name")
+    func controlCharactersShown() {
+        let hostile = Stopwatch(name: "a\u{1B}[2Jb", state: .stopped, elapsedMs: 0)
+        #expect(StatusText.summary(of: hostile, tenths: false) == #"a\u{1B}[2Jb stopped 0:00:00"#)
+        #expect(StatusText.table([hostile], tenths: false).allSatisfy { !$0.unicodeScalars.contains(where: StopwatchName.isControl) })
+    }
+
+    @Test("list: columns line up in terminal cells, CJK and emoji two, combining accents none")
+    func tableWidths() {
+        #expect(TerminalWidth.of("タイマー") == 8)
+        #expect(TerminalWidth.of("cafe\u{301}") == 4)
+        #expect(TerminalWidth.of("😀 a") == 4)
+        #expect(TerminalWidth.of("client call") == 11)
+        let table = StatusText.table([
+            Stopwatch(name: "タイマー", state: .counting, elapsedMs: 1_000),
+            Stopwatch(name: "cafe\u{301}", state: .stopped, elapsedMs: 0),
+            Stopwatch(name: "client call", state: .pause, elapsedMs: 2_000),
+        ], tenths: false)
+        #expect(table == [
+            "NAME         STATE     ELAPSED  LAPS",
+            "タイマー     counting  0:00:01     0",
+            "cafe\u{301}         stopped   0:00:00     0",
+            "client call  paused    0:00:02     0",
+        ])
     }
 
     // MARK: Unavailable daemon

@@ -54,6 +54,30 @@ mkdir -p "$XDG_RUNTIME_DIR"
 for name in work walk other; do swctl start "$name" >/dev/null; done
 names="other walk work"
 
+# A second daemon, with names that need quoting on a command line: the names must come
+# back as one word each, quoted as each shell quotes.
+quoted_socket=$work/q.sock
+"$STOPWATCHD" --socket "$quoted_socket" --state-dir "$work/state-q" 2>"$work/daemon-q.log" &
+pids+=($!)
+deadline=$((SECONDS + 10))
+until [ -S "$quoted_socket" ]; do
+    ((SECONDS < deadline)) || { echo "FAIL: the daemon did not make $quoted_socket" >&2; exit 1; }
+    sleep 0.05
+done
+for name in "client call" client 'R&D "q" \x' "café au lait"; do
+    swctl --socket "$quoted_socket" start "$name" >/dev/null
+done
+
+# The drivers print the candidates of a line on one line, joined by $COMPLETION_SEPARATOR
+# (a space unless set): a name holding a space is told apart from two names with ",".
+mkdir "$work/bin"
+cat >"$work/bin/completion-join" <<'EOF'
+#!/bin/sh
+exec awk 'BEGIN { sep = ENVIRON["COMPLETION_SEPARATOR"]; if (sep == "") sep = " " } { s = s (NR > 1 ? sep : "") $0 } END { print s }'
+EOF
+chmod +x "$work/bin/completion-join"
+export PATH=$work/bin:$PATH
+
 # What the --help texts name, which the completions must offer.
 commands=$(swctl --help | awk '/^commands:/ { on = 1; next } /^$/ { on = 0 } on && /^  [a-z]/ { print $1 }' | sort | xargs)
 formats=$(swctl --help | sed -n "s/.*--format \([a-z0-9|]*\)|'TEMPLATE'.*/\1/p" | tr '|' '\n' | sort | xargs)
@@ -77,14 +101,30 @@ fi
 
 # --- drivers: each prints, for each LINE given, the candidates on one line, sorted -----
 # bash: sets COMP_WORDS as bash would for a line typed with the cursor at its end (words
-# split at blanks, `=` a word of its own; the lines here hold no quotes), calls the function.
+# split at blanks outside quotes and backslash escapes, each kept as typed; `=` a word of
+# its own), calls the function.
 cat >"$work/bash-driver.bash" <<'EOF'
 [ "$1" = with-bash-completion ] && source /usr/share/bash-completion/bash_completion
 shift
 source completions/swctl.bash
 for line; do
     COMP_LINE=$line COMP_POINT=${#line} COMP_WORDS=() COMPREPLY=()
-    read -ra parts <<<"$line"
+    parts=() part="" quote=""
+    for ((i = 0; i < ${#line}; i++)); do
+        c=${line:i:1}
+        if [[ -n $quote ]]; then
+            part+=$c
+            [[ $c == "$quote" ]] && quote=""
+            continue
+        fi
+        case $c in
+            \\) part+=$c${line:i+1:1} i=$((i + 1)) ;;
+            \" | \') part+=$c quote=$c ;;
+            " ") [[ -n $part ]] && parts+=("$part") part="" ;;
+            *) part+=$c ;;
+        esac
+    done
+    [[ -n $part ]] && parts+=("$part")
     for w in "${parts[@]}"; do
         while [[ $w == *=* ]]; do
             [[ -n ${w%%=*} ]] && COMP_WORDS+=("${w%%=*}")
@@ -96,7 +136,7 @@ for line; do
     [[ $line == *' ' ]] && COMP_WORDS+=("")
     COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
     "_${COMP_WORDS[0]}"
-    printf '%s\n' "${COMPREPLY[@]}" | sort -u | xargs
+    printf '%s\n' "${COMPREPLY[@]}" | sort -u | completion-join
 done
 EOF
 # zsh: completion needs the line editor, so an interactive zsh runs in a pseudo-terminal
@@ -126,7 +166,7 @@ for line; do
     zpty -r -t z junk 2>/dev/null # drain the terminal so zsh never blocks writing to it
     sleep 0.05
   done
-  grep -vx '=DONE=' $capture | sort -u | xargs
+  grep -vx '=DONE=' $capture | sort -u | completion-join
   : >$capture
   zpty -w -n z $'\C-u' # clear the line for the next one
 done
@@ -139,7 +179,7 @@ ln -s "$PWD/completions/swctl.fish" "$work/fish/swctl.fish"
 ln -s "$PWD/completions/swctl.fish" "$work/fish/stopwatchd.fish"
 fish_driver='set -g fish_complete_path $FISH_DIR
 for line in $argv
-    complete -C $line | string replace -r "\t.*" "" | sort -u | xargs
+    complete -C $line | string replace -r "\t.*" "" | sort -u | completion-join
 end'
 
 complete_in() { # SHELL LINE...
@@ -161,6 +201,24 @@ check() {
         wanted+=("$(xargs <<<"$expected")")
     done
     mapfile -t got < <(complete_in "$shell" "${lines[@]}")
+    for i in "${!lines[@]}"; do
+        if [ "${got[i]-}" = "${wanted[i]}" ]; then
+            pass
+        else
+            fail "$shell: completing '${lines[i]}': expected [${wanted[i]}], got [${got[i]-}]"
+        fi
+    done
+}
+
+# check_exact SHELL: like check, but EXPECTED is the candidates exactly as the shell has
+# them, joined by ",".
+check_exact() {
+    local shell=$1 line expected lines=() wanted=() got=() i
+    while IFS='|' read -r line expected; do
+        lines+=("$line")
+        wanted+=("$expected")
+    done
+    mapfile -t got < <(COMPLETION_SEPARATOR=, complete_in "$shell" "${lines[@]}")
     for i in "${!lines[@]}"; do
         if [ "${got[i]-}" = "${wanted[i]}" ]; then
             pass
@@ -217,6 +275,15 @@ for shell in bash bash+bash-completion; do
     fi
     echo "== $shell"
     check_all $shell
+    # Escaped with backslashes for the line, or as they are after a quote typed there.
+    check_exact $shell <<EOF
+swctl --socket $quoted_socket start cli|client,client\ call
+swctl --socket $quoted_socket start client\ c|client\ call
+swctl --socket $quoted_socket start "cli|client,client call
+swctl --socket $quoted_socket start R|R\&D\ \"q\"\ \\\\x
+swctl --socket $quoted_socket start caf|café\ au\ lait
+swctl --socket $quoted_socket remove |R\&D\ \"q\"\ \\\\x,café\ au\ lait,client,client\ call
+EOF
     check $shell <<EOF
 swctl |$commands
 swctl watch --format=p|plain polybar
@@ -239,6 +306,15 @@ if ! command -v zsh >/dev/null; then
 else
     zsh -n completions/_swctl && pass || fail "zsh -n completions/_swctl: does not parse"
     check_all zsh
+    # As zsh inserts them: escaped, or as they are after a quote typed on the line. (Not
+    # café: in the C locale these tests run in, zsh writes its é as $'\303'$'\251'.)
+    check_exact zsh <<EOF
+swctl --socket $quoted_socket start cli|client,client\\ call
+swctl --socket $quoted_socket start client\\ c|client\\ call
+swctl --socket $quoted_socket start "cli|client,client call
+swctl --socket $quoted_socket start R|R\\&D\\ \\"q\\"\\ \\\\x
+swctl --socket $quoted_socket remove cl|client,client\\ call
+EOF
     check zsh <<EOF
 swctl |$commands
 swctl watch --format=p|plain polybar
@@ -261,6 +337,14 @@ if ! command -v fish >/dev/null; then
 else
     fish -n completions/swctl.fish && pass || fail "fish -n completions/swctl.fish: does not parse"
     check_all fish
+    # The names as they are: fish escapes what it inserts.
+    check_exact fish <<EOF
+swctl --socket $quoted_socket start cli|client,client call
+swctl --socket $quoted_socket start client\\ c|client call
+swctl --socket $quoted_socket start "cli|client,client call
+swctl --socket $quoted_socket start R|R&D "q" \\x
+swctl --socket $quoted_socket remove |R&D "q" \\x,café au lait,client,client call
+EOF
     check fish <<EOF
 swctl |$commands
 swctl watch --format=p|--format=plain --format=polybar

@@ -1,0 +1,29 @@
+/// How many terminal cells a text takes, so that `list`'s columns line up under names in
+/// CJK (two cells a character) or with emoji, or with combining accents (none).
+///
+/// Close to `wcwidth`, without the C library's locale: East Asian Wide and Fullwidth
+/// characters and emoji presented as emoji take two cells, a cluster takes the widest of
+/// its scalars, and everything else one. A terminal may disagree on rare characters; that
+/// costs a column's alignment, nothing else.
+enum TerminalWidth {
+    static func of(_ text: String) -> Int {
+        var width = 0
+        for character in text {
+            width += character.unicodeScalars.contains(where: isWide) ? 2 : 1
+        }
+        return width
+    }
+
+    private static func isWide(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.properties.isEmojiPresentation { return true }
+        switch scalar.value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+            0xA000...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19,
+            0xFE30...0xFE6F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1B000...0x1B2FF, 0x1F200...0x1F2FF,
+            0x20000...0x2FFFD, 0x30000...0x3FFFD:
+            return true
+        default:
+            return false
+        }
+    }
+}
