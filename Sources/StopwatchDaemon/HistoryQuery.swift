@@ -18,10 +18,10 @@ struct HistoryQuery: Sendable {
         return end == interval.startMs ? interval.startMs >= since : end > since
     }
 
-    /// Whether two names are the same stopwatch's. In one place: the rule for names (and
-    /// how they compare) is changing.
+    /// Whether two names are the same stopwatch's: compared as given, by their bytes, as
+    /// `StopwatchKey` does (`String`'s `==` would take "café" in NFC and in NFD for one).
     static func sameName(_ a: String, _ b: String) -> Bool {
-        a == b
+        StopwatchKey(a) == StopwatchKey(b)
     }
 
     /// Whether the month `month` may hold a match, knowing (when known) the earliest start

@@ -72,6 +72,14 @@ struct HistoryEndToEndTests {
         #expect(try swctl(["remove", "open"]).status == 0)
         let afterRemove = try log(["open"])
         #expect(afterRemove.count == 1 && afterRemove.first?.endMs != nil)
+        // Names as given: "café" in NFC and in NFD are two stopwatches with two histories.
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        for name in [composed, decomposed, decomposed] {
+            #expect(try swctl(["start", name]).status == 0)
+            #expect(try swctl(["stop", name]).status == 0)
+        }
+        #expect(try log([composed]).map { Array($0.name.utf8) } == [Array(composed.utf8)])
+        #expect(try log([decomposed]).map { Array($0.name.utf8) } == [Array(decomposed.utf8), Array(decomposed.utf8)])
         _ = daemon
     }
 
