@@ -108,6 +108,11 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         try Posix.call { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
+    /// Writes at `offset`, leaving the file position where it is; the count written.
+    package func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(Errno) -> Int {
+        try Posix.call { pwrite(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
     /// The bytes from the current position to the end; throws `EFBIG` past `limit` bytes.
     package func readAll(limit: Int) throws(Errno) -> [UInt8] {
         var bytes: [UInt8] = []

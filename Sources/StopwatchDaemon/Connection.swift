@@ -84,6 +84,12 @@ final class Connection {
         pump()
     }
 
+    /// Streaming the replies of a call that ends by itself: later calls wait, not refused.
+    private var isAwaitingFiniteStream: Bool {
+        if case .streaming(let stream) = phase { return stream.isFinite }
+        return false
+    }
+
     /// Reads while serving or streaming, and only when no call waits for an answer.
     private var wantsInput: Bool { phase.readsCalls && unansweredCalls.isEmpty }
 
@@ -97,7 +103,8 @@ final class Connection {
         defer { isPumping = false }
         while !isClosed {
             pullStream()
-            while output.hasRoom, !unansweredCalls.isEmpty, !isClosed {
+            // Calls behind a stream that ends by itself (History) wait for its end.
+            while output.hasRoom, !unansweredCalls.isEmpty, !isClosed, !isAwaitingFiniteStream {
                 answer(unansweredCalls.removeFirst())
                 // A stream's first reply goes before the answer to any later call.
                 if case .streaming = phase { break }

@@ -126,6 +126,7 @@ package enum Daemon {
             status.send(["STOPPING=1"])
             server.stop()
             store.saveBeforeExit()
+            history.writeBeforeExit()
             listener.removeOwnedSocket()
             CurrentProcess.exit(exitStatus)
         }

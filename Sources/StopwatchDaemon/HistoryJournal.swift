@@ -121,8 +121,15 @@ final class HistoryJournal: @unchecked Sendable {
 
     private func write(_ interval: Interval) throws(Errno) {
         let month = HistoryMonth(epochMilliseconds: interval.endMs ?? 0)
-        let file = try file(for: month)
-        let status = try file.status()
+        var file = try file(for: month)
+        var status = try file.status()
+        if status.linkCount == 0 {
+            // Deleted or moved away while kept open (by hand, by a backup tool): lines
+            // written there would be lost with it. The month's file is made again.
+            closeCurrent()
+            file = try self.file(for: month)
+            status = try file.status()
+        }
         guard status.kind == .regular, status.ownerID == userID else {
             closeCurrent()
             throw Errno(EPERM)
@@ -146,7 +153,9 @@ final class HistoryJournal: @unchecked Sendable {
         if let current, current.month == month { return current.file }
         closeCurrent()
         let directory = try directoryDescriptor()
-        let flags: OpenFlags = [.writeOnly, .create, .noFollow, OpenFlags(rawValue: O_APPEND)]
+        // Non-blocking: a FIFO planted in the file's place must fail the open (ENXIO), not
+        // hold the serving queue until someone reads it. (No effect on a regular file.)
+        let flags: OpenFlags = [.writeOnly, .create, .noFollow, .nonBlocking, OpenFlags(rawValue: O_APPEND)]
         var opened: FileDescriptor?
         do throws(Errno) {
             let created = try directory.openFile(month.fileName, flags.union(.exclusive), mode: 0o600)
@@ -201,6 +210,15 @@ final class HistoryJournal: @unchecked Sendable {
         timer.setEventHandler { [weak self] in self?.retry() }
         retryTimer = timer
         timer.activate()
+    }
+
+    /// One last try before the daemon exits, for intervals still waiting for writing to
+    /// work; what still cannot be written is named in the log, since it is lost.
+    func writeBeforeExit() {
+        retry()
+        guard !unwritten.isEmpty else { return }
+        let names = Set(unwritten.map(\.name)).sorted().joined(separator: ", ")
+        logger.error("stopping with \(unwritten.count) interval\(unwritten.count == 1 ? "" : "s") of \(names) not written to the history (\(writeProblem ?? "unknown error")); they are lost")
     }
 
     /// Tries the waiting intervals again (the retry timer's work; tests call it).
@@ -308,27 +326,36 @@ final class HistoryJournal: @unchecked Sendable {
             let status = try file.status()
             guard status.kind == .regular else { throw Errno(EINVAL) }
             guard status.size > 0 else { return }
-            var end = status.size
-            var keep: Int64 = 0
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            search: while end > 0 {
-                let length = Int(min(Int64(buffer.count), end))
-                let start = end - Int64(length)
-                let result = buffer.withUnsafeMutableBytes { raw in
-                    Result { () throws(Errno) -> Int in try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]), at: start) }
-                }
-                let read = try result.get()
-                guard read == length else { throw Errno(EIO) }
-                if end == status.size, buffer[length - 1] == UInt8(ascii: "\n") { return }
-                for index in stride(from: length - 1, through: 0, by: -1) where buffer[index] == UInt8(ascii: "\n") {
-                    keep = start + Int64(index) + 1
-                    break search
-                }
-                end = start
+            // The tail after the last newline, searched for no further back than a line may
+            // be long: a longer one is no interval, whatever precedes it.
+            let searched = min(status.size, Int64(HistoryStream.maximumLineLength) + 1)
+            var tail = [UInt8](repeating: 0, count: Int(searched))
+            let read = try tail.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) -> Int in try file.read(into: raw, at: status.size - searched) }
+            }.get()
+            guard read == tail.count else { throw Errno(EIO) }
+            guard tail.last != UInt8(ascii: "\n") else { return }
+            let lastNewline = tail.lastIndex(of: UInt8(ascii: "\n"))
+            let fragment = tail[(lastNewline.map { $0 + 1 } ?? 0)...]
+            let isWhole = lastNewline != nil || searched == status.size
+            if isWhole, fragment.withUnsafeBytes({ HistoryLine.parse($0) }) == nil {
+                // Torn by a crash mid-append: cut off, the rest kept.
+                let keep = status.size - Int64(fragment.count)
+                try file.truncate(to: keep)
+                try file.dataSync()
+                logger.warning("the history's \(month) ended with a torn line (\(fragment.count) bytes, a crash mid-write); cut off")
+            } else {
+                // A whole interval that lost only its newline (or was written by hand without
+                // one), or a line too long to be one: ended, so the next append starts a line
+                // of its own. Nothing is cut that could be an interval.
+                let newline: [UInt8] = [UInt8(ascii: "\n")]
+                let written = try newline.withUnsafeBytes { raw in
+                    Result { () throws(Errno) -> Int in try file.write(raw, at: status.size) }
+                }.get()
+                guard written == 1 else { throw Errno(EIO) }
+                try file.dataSync()
+                logger.notice("the history's \(month) ended without a newline; one was added")
             }
-            try file.truncate(to: keep)
-            try file.dataSync()
-            logger.warning("the history's \(month) ended with a torn line (\(status.size - keep) bytes, a crash mid-write); cut off")
         } catch {
             unreadable(month, error == Errno(EINVAL) ? "not a regular file" : "\(error)")
         }

@@ -12,8 +12,8 @@ import Varlink
 enum HistoryLine {
     /// Elapsed time beyond this is out of range (SPEC §4: more than 100 years).
     static let maximumElapsedMilliseconds: Int64 = 100 * 366 * 86_400_000
-    /// The end of 9999 (UTC): a time past it is out of range.
-    static let maximumTimeMilliseconds: Int64 = 253_402_300_799_999
+    /// The end of 9999 (UTC): a time past it is out of range (the client refuses it too).
+    static let maximumTimeMilliseconds = Interval.latestMs
 
     /// The line for `interval`, newline included.
     static func encode(_ interval: Interval, into bytes: inout [UInt8]) {

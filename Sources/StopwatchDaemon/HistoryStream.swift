@@ -75,8 +75,9 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         buffer.deallocate()
     }
 
-    /// Answers a call without `more` too: it then sends exactly one `.last`.
-    var answersWithoutMore: Bool { true }
+    /// Ends by itself: answers a call without `more` too (exactly one `.last`), and calls
+    /// pipelined behind it wait for its end.
+    var isFinite: Bool { true }
 
     func start(ready: @escaping () -> Void) {
         self.ready = ready
@@ -156,8 +157,8 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         ready?()
     }
 
-    /// Reads lines of the current month (opening the next one as needed); the number read,
-    /// or nil once every month is read.
+    /// Reads lines of the current month (opening the next one as needed); the work done, in
+    /// lines (or in bytes / 64, when that is more), or nil once every month is read.
     private func readSome(atMost limit: Int) -> Int? {
         guard let reading = reading ?? openNextMonth() else { return nil }
         let remaining = reading.size - offset
@@ -203,7 +204,9 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             lineStart = count
         }
         offset += Int64(lineStart)
-        return lines
+        // Bytes count too, a line per 64 of them: a month of megabytes without a newline
+        // (garbage, zeros after a crash) must not hold one turn for seconds.
+        return max(lines, count / 64)
     }
 
     private func line(_ bytes: UnsafeRawBufferPointer) {

@@ -13,6 +13,10 @@ public struct Interval: Equatable, Sendable {
     /// clock steps not).
     public var elapsedMs: Int64
 
+    /// The latest time an interval may carry: the end of year 9999 (UTC). Anything later is
+    /// damaged, and would cost a reader that walks its days billions of them.
+    package static let latestMs: Int64 = 253_402_300_799_999
+
     public init(name: String, startMs: Int64, endMs: Int64?, elapsedMs: Int64) {
         self.name = name
         self.startMs = startMs
@@ -35,16 +39,16 @@ public struct Interval: Equatable, Sendable {
     package init(json: JSONValue) throws(MalformedMessage) {
         guard case .object(let object) = json else { throw MalformedMessage("an Interval is not an object") }
         guard case .string(let name)? = object["name"] else { throw MalformedMessage("Interval.name is not a string") }
-        guard case .int(let startMs)? = object["start_ms"], startMs >= 0 else {
-            throw MalformedMessage("Interval.start_ms is not a time since the epoch")
+        guard case .int(let startMs)? = object["start_ms"], (0...Self.latestMs).contains(startMs) else {
+            throw MalformedMessage("Interval.start_ms is not a time from the epoch to the year 9999")
         }
         var endMs: Int64?
         switch object["end_ms"] {
         case nil, .null?: break
-        case .int(let value)? where value >= startMs: endMs = value
-        default: throw MalformedMessage("Interval.end_ms is not a time at or after start_ms")
+        case .int(let value)? where (startMs...Self.latestMs).contains(value): endMs = value
+        default: throw MalformedMessage("Interval.end_ms is not a time from start_ms to the year 9999")
         }
-        guard case .int(let elapsedMs)? = object["elapsed_ms"], elapsedMs >= 0 else {
+        guard case .int(let elapsedMs)? = object["elapsed_ms"], (0...Self.latestMs).contains(elapsedMs) else {
             throw MalformedMessage("Interval.elapsed_ms is not a duration")
         }
         self.init(name: name, startMs: startMs, endMs: endMs, elapsedMs: elapsedMs)

@@ -3,7 +3,7 @@ package enum VarlinkAnswer {
     /// One reply with these parameters.
     case reply(JSONObject)
     /// Replies that come over time, for a call made with `more` (or one reply, for a stream
-    /// that `answersWithoutMore`): the connection writes them as its socket takes them,
+    /// that `isFinite`): the connection writes them as its socket takes them,
     /// until the stream ends or the connection does.
     case stream(any VarlinkReplyStream)
 }

@@ -16,14 +16,17 @@ package protocol VarlinkReplyStream: AnyObject {
     func takeEnd() -> VarlinkError?
     /// The connection is closing: nothing more is pulled. Releases what the stream holds.
     func cancel()
-    /// Whether it may answer a call made without `more` as well: it then yields exactly one
-    /// `.last` (the reply, or an error as `VarlinkReply(error).message`). False by default:
-    /// such a call gets `ExpectedMore`.
-    var answersWithoutMore: Bool { get }
+    /// Whether it ends by itself, with a `.last` (a query's results), unlike a watch that
+    /// goes on until the client leaves. Such a stream may also answer a call made without
+    /// `more` (then it yields exactly one `.last`: the reply, or an error as
+    /// `VarlinkReply(error).message`), and calls that follow it on the connection wait for
+    /// its end instead of being refused. False by default: a call without `more` gets
+    /// `ExpectedMore`, and a call during the stream ends the connection.
+    var isFinite: Bool { get }
 }
 
 extension VarlinkReplyStream {
-    package var answersWithoutMore: Bool { false }
+    package var isFinite: Bool { false }
 }
 
 /// One thing a `VarlinkReplyStream` has to write.

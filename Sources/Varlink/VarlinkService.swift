@@ -71,7 +71,7 @@ package final class VarlinkService {
         case .success(.stream(let stream)):
             // Oneway, nobody would read it; without `more`, nobody asked for it, unless the
             // stream answers with one reply then.
-            guard !call.oneway, call.more || stream.answersWithoutMore else {
+            guard !call.oneway, call.more || stream.isFinite else {
                 stream.cancel()
                 return call.oneway ? .nothing : .message(VarlinkReply(.expectedMore).message)
             }

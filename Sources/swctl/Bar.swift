@@ -8,11 +8,10 @@ package enum Bar {
         guard maximum > 0, value > 0, width > 0 else { return "" }
         let value = min(value, maximum)
         let cells = Int64(width) * 8
-        // Exact in Int64 for any realistic time; a Double beyond that is precise enough.
-        let (product, overflow) = value.multipliedReportingOverflow(by: cells)
-        let total = overflow
-            ? Int64((Double(value) / Double(maximum) * Double(cells)).rounded())
-            : (product + maximum / 2) / maximum
+        // value × cells / maximum, rounded half up, in 128 bits: exact for any value a daemon
+        // may send, and at most `cells` (value ≤ maximum), so it fits.
+        let (quotient, remainder) = maximum.dividingFullWidth(value.multipliedFullWidth(by: cells))
+        let total = quotient + (remainder >= maximum - remainder ? 1 : 0)
         let parts = max(1, total)
         let full = Int(parts / 8)
         let rest = Int(parts % 8)

@@ -36,21 +36,27 @@ struct HistoryPrinter {
 
     private func log(_ stream: HistoryStream) throws(ClientError) {
         if invocation.json {
-            // One array, written a batch at a time: `[`, the objects, `]`.
+            // One array, written a batch at a time: `[`, the objects, `]`; begun only once the
+            // daemon has answered, so that a refusal leaves no half array on standard output.
             var first = true
+            var pending = try stream.next()
             Output.write("[")
-            while let batch = try stream.next() {
+            while let batch = pending {
                 var text = ""
                 for interval in batch {
                     text += (first ? "\n" : ",\n") + interval.json.text
                     first = false
                 }
                 if !text.isEmpty { Output.write(text) }
+                pending = try stream.next()
             }
             Output.line(first ? "]" : "\n]")
         } else if invocation.csv {
+            // The header too waits for the daemon's first answer.
+            var pending = try stream.next()
             Output.line(LogText.csvHeader)
-            while let batch = try stream.next() {
+            while let batch = pending {
+                pending = try stream.next()
                 guard !batch.isEmpty else { continue }
                 Output.write(batch.map { LogText.csv($0) + "\n" }.joined())
             }
@@ -59,7 +65,7 @@ struct HistoryPrinter {
             // 10,000 at most (a history of one batch is aligned whole).
             var nameWidth = 0
             while let batch = try stream.next() {
-                let width = max(nameWidth, batch.map { DisplayWidth.of($0.name) }.max() ?? 4, 4)
+                let width = max(nameWidth, batch.map { LogText.width($0.name) }.max() ?? 4, 4)
                 if nameWidth == 0, !batch.isEmpty { Output.line(LogText.header(nameWidth: width)) }
                 nameWidth = batch.isEmpty ? nameWidth : width
                 guard !batch.isEmpty else { continue }

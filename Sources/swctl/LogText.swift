@@ -15,15 +15,26 @@ package enum LogText {
 
     /// The header row of the table, the NAME column `nameWidth` cells wide.
     package static func header(nameWidth: Int) -> String {
-        DisplayWidth.padded("NAME", to: nameWidth) + "  " + DisplayWidth.padded("START", to: 19) + "  "
-            + DisplayWidth.padded("END", to: 19) + "  ELAPSED"
+        TerminalWidth.padded("NAME", to: nameWidth) + "  " + TerminalWidth.padded("START", to: 19) + "  "
+            + TerminalWidth.padded("END", to: 19) + "  ELAPSED"
     }
 
     /// One row: local times, `counting` for the end of an open interval, elapsed as H:MM:SS.
     package static func row(_ interval: Interval, nameWidth: Int) -> String {
         let end = interval.endMs.map(localText) ?? "counting"
-        return DisplayWidth.padded(interval.name, to: nameWidth) + "  " + localText(interval.startMs) + "  "
-            + DisplayWidth.padded(end, to: 19) + "  " + ElapsedText.string(milliseconds: interval.elapsedMs, tenths: false)
+        return TerminalWidth.padded(shown(interval.name), to: nameWidth) + "  " + localText(interval.startMs) + "  "
+            + TerminalWidth.padded(end, to: 19) + "  " + ElapsedText.string(milliseconds: interval.elapsedMs, tenths: false)
+    }
+
+    /// A name as the table shows it: control characters escaped, so that printing it cannot
+    /// drive the terminal (CSV and JSON carry it as it is).
+    package static func shown(_ name: String) -> String {
+        StopwatchName.printable(name)
+    }
+
+    /// The cells `name` takes in the table.
+    package static func width(_ name: String) -> Int {
+        TerminalWidth.of(shown(name))
     }
 
     private static func localText(_ milliseconds: Int64) -> String {

@@ -41,13 +41,35 @@ package struct ReportAggregator {
             record(key, Self.scaled(upper - start, elapsed, end - start) - Self.scaled(lower - start, elapsed, end - start), on: lower)
             return
         }
+        let wall = end - start
         var from = lower
         while from < upper {
             // A day Glibc cannot compute ends the splitting: the rest counts on this day.
             let next = LocalTime.startOfDay(from, addingDays: 1).map { $0 > from ? min($0, upper) : upper } ?? upper
-            record(key, Self.scaled(next - start, elapsed, end - start) - Self.scaled(from - start, elapsed, end - start), on: from)
+            let counted = Self.scaled(from - start, elapsed, wall)
+            let share = Self.scaled(next - start, elapsed, wall) - counted
+            if share > 0 {
+                record(key, share, on: from)
+            } else if next < upper {
+                // Days with nothing counted on them (an interval whose span is far longer than
+                // its time, as only a damaged one is) are skipped, not walked one by one: to
+                // the day where the count next grows, if it does.
+                guard counted < elapsed else { return }
+                let grows = start + Self.span(reaching: counted + 1, elapsed, wall)
+                if grows > next {
+                    from = max(next, LocalTime.startOfDay(min(grows, upper)) ?? next)
+                    continue
+                }
+            }
             from = next
         }
+    }
+
+    /// The least `part` with `scaled(part, elapsed, wall) >= count`: ⌈`count` × `wall` /
+    /// `elapsed`⌉, for 0 < `count` ≤ `elapsed`, in 128 bits; at most `wall`.
+    static func span(reaching count: Int64, _ elapsed: Int64, _ wall: Int64) -> Int64 {
+        let (quotient, remainder) = elapsed.dividingFullWidth(count.multipliedFullWidth(by: wall))
+        return remainder > 0 ? quotient + 1 : quotient
     }
 
     /// The totals so far.

@@ -9,31 +9,31 @@ package enum ReportText {
     }
 
     private static func humanByName(_ totals: ReportTotals, bars: Bool) -> [String] {
-        let width = ([4, 5] + totals.names.map { DisplayWidth.of($0.name) }).max() ?? 5
+        let width = ([4, 5] + totals.names.map { LogText.width($0.name) }).max() ?? 5
         let times = totals.names.map { ElapsedText.string(milliseconds: $0.milliseconds, tenths: false) }
         let totalTime = ElapsedText.string(milliseconds: totals.total, tenths: false)
         let timeWidth = (times + [totalTime, "TIME"]).map(\.count).max() ?? 4
         let longest = totals.names.first?.milliseconds ?? 0
-        var lines = [DisplayWidth.padded("NAME", to: width) + "  TIME"]
+        var lines = [TerminalWidth.padded("NAME", to: width) + "  TIME"]
         for (row, time) in zip(totals.names, times) {
-            var line = DisplayWidth.padded(row.name, to: width) + "  " + leftPadded(time, timeWidth)
+            var line = TerminalWidth.padded(LogText.shown(row.name), to: width) + "  " + leftPadded(time, timeWidth)
             if bars { line += "  " + Bar.string(row.milliseconds, of: longest) }
             lines.append(trimmed(line))
         }
-        lines.append(DisplayWidth.padded("total", to: width) + "  " + leftPadded(totalTime, timeWidth))
+        lines.append(TerminalWidth.padded("total", to: width) + "  " + leftPadded(totalTime, timeWidth))
         return lines
     }
 
     private static func humanByDay(_ totals: ReportTotals, bars: Bool) -> [String] {
         let dayWidth = 10
-        let width = ([5] + totals.days.flatMap { $0.names.map { DisplayWidth.of($0.name) } }).max() ?? 5
+        let width = ([5] + totals.days.flatMap { $0.names.map { LogText.width($0.name) } }).max() ?? 5
         let time = { (milliseconds: Int64) in ElapsedText.string(milliseconds: milliseconds, tenths: false) }
         let timeWidth = ([time(totals.total), "TIME"] + totals.days.map { time($0.total) }).map(\.count).max() ?? 4
         let row = { (day: String, name: String, milliseconds: Int64) in
-            DisplayWidth.padded(day, to: dayWidth) + "  " + DisplayWidth.padded(name, to: width) + "  "
+            TerminalWidth.padded(day, to: dayWidth) + "  " + TerminalWidth.padded(LogText.shown(name), to: width) + "  "
                 + leftPadded(time(milliseconds), timeWidth)
         }
-        var lines = [trimmed(DisplayWidth.padded("DAY", to: dayWidth) + "  " + DisplayWidth.padded("NAME", to: width) + "  TIME")]
+        var lines = [trimmed(TerminalWidth.padded("DAY", to: dayWidth) + "  " + TerminalWidth.padded("NAME", to: width) + "  TIME")]
         for day in totals.days {
             for (index, name) in day.names.enumerated() {
                 lines.append(row(index == 0 ? day.day : "", name.name, name.milliseconds))

@@ -1,17 +1,32 @@
-/// How many terminal cells a text takes, so that `list`'s columns line up under names in
-/// CJK (two cells a character) or with emoji, or with combining accents (none).
+/// How many terminal cells a text takes, so that columns line up under names in CJK (two
+/// cells a character), with emoji, or with combining accents (none): `list`, `log` and
+/// `report` measure with it.
 ///
-/// Close to `wcwidth`, without the C library's locale: East Asian Wide and Fullwidth
-/// characters and emoji presented as emoji take two cells, a cluster takes the widest of
-/// its scalars, and everything else one. A terminal may disagree on rare characters; that
-/// costs a column's alignment, nothing else.
-enum TerminalWidth {
-    static func of(_ text: String) -> Int {
+/// Close to `wcwidth`, without the C library's locale: per character (a cluster, as a
+/// terminal draws it), two cells when any of its scalars is East Asian Wide or Fullwidth or
+/// an emoji presented as one, none when all of them are zero-width (combining and enclosing
+/// marks, format characters such as U+200B), one otherwise. A terminal may disagree on rare
+/// characters; that costs a column's alignment, nothing else.
+package enum TerminalWidth {
+    package static func of(_ text: String) -> Int {
         var width = 0
         for character in text {
+            if character.unicodeScalars.allSatisfy(isZeroWidth) { continue }
             width += character.unicodeScalars.contains(where: isWide) ? 2 : 1
         }
         return width
+    }
+
+    /// `text` followed by spaces up to `width` cells.
+    package static func padded(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - of(text)))
+    }
+
+    private static func isZeroWidth(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: true
+        default: false
+        }
     }
 
     private static func isWide(_ scalar: Unicode.Scalar) -> Bool {

@@ -13,7 +13,7 @@ package enum When: Equatable, Sendable {
     case local(year: Int, month: Int, day: Int, hour: Int, minute: Int)
 
     package static let forms =
-        "now, today, yesterday, a weekday (monday … sunday, or mon … sun), Nd, Nh or Nm ago (7d, 3h, 90m), YYYY-MM-DD or YYYY-MM-DDTHH:MM (local time)"
+        "now, today, yesterday, a weekday (monday … sunday, or mon … sun), Nd, Nh or Nm ago (7d, 3h, 90m; N of at most 6 digits), YYYY-MM-DD or YYYY-MM-DDTHH:MM (local time)"
 
     private static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 

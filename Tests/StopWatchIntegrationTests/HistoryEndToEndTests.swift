@@ -183,4 +183,40 @@ struct HistoryEndToEndTests {
         #expect(none["error"] == nil)
         #expect(none["parameters"] == .object(["intervals": .array([])]))
     }
+
+    @Test("a last line that lost only its newline is kept (a newline is added), not cut")
+    func lastLineWithoutNewline() throws {
+        let whole = #"{"name":"kept","start_ms":1767261600000,"end_ms":1767265200000,"elapsed_ms":3600000}"#
+        try writeHistory("2026-01.jsonl", whole + "\n" + whole)
+        let daemon = try DaemonProcess(socket: directory.socket)
+        #expect(try log().map(\.name) == ["kept", "kept"])
+        let text = try String(contentsOfFile: stateDirectory + "/history/2026-01.jsonl", encoding: .utf8)
+        #expect(text == whole + "\n" + whole + "\n")
+        _ = daemon
+    }
+
+    @Test("calls pipelined behind a History stream wait for its end, with or without more")
+    func pipelinedBehindHistory() throws {
+        let line = #"{"name":"many","start_ms":1767261600000,"end_ms":1767261601000,"elapsed_ms":1000}"# + "\n"
+        try writeHistory("2026-01.jsonl", String(repeating: line, count: 10_001))
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let connection = try RawConnection(daemon.socket)
+        try connection.send(
+            #"{"method":"io.stopwatchd.History","parameters":{"name":"many"},"more":true}"# + "\u{0}"
+                + #"{"method":"io.stopwatchd.History","parameters":{"name":"nobody"}}"# + "\u{0}"
+                + #"{"method":"io.stopwatchd.Get","parameters":{"name":"x"}}"#
+        )
+        var kinds: [String] = []
+        for _ in 0..<4 {
+            guard let reply = try connection.reply() else { break }
+            if let error = reply["error"] { kinds.append("\(error)"); continue }
+            guard case .object(let parameters)? = reply["parameters"] else { kinds.append("?"); continue }
+            if case .array(let intervals)? = parameters["intervals"] {
+                kinds.append("\(intervals.count)\(reply["continues"] == .bool(true) ? "+" : "")")
+            } else if parameters["stopwatch"] != nil {
+                kinds.append("stopwatch")
+            }
+        }
+        #expect(kinds == ["10000+", "1", "0", "stopwatch"])
+    }
 }

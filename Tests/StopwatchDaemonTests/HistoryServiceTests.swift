@@ -170,4 +170,30 @@ final class HistoryServiceTests {
         #expect(HistoryMonth(fileName: "2024-13.jsonl") == nil)
         #expect(HistoryMonth(fileName: "notes.txt") == nil)
     }
+
+    @Test("a month file deleted while kept open is made again: later intervals are not written into the void")
+    func deletedWhileOpen() throws {
+        let f = fixture()
+        run(f, "Start")
+        run(f, "Stop")
+        for file in try FileManager.default.contentsOfDirectory(atPath: root) {
+            try FileManager.default.removeItem(atPath: root + "/" + file)
+        }
+        run(f, "Start")
+        run(f, "Stop")
+        #expect(try lines().count == 1)
+        #expect(f.historyIntervals().count == 1)
+    }
+
+    @Test("a FIFO in the month file's place fails the append at once (kept in memory), never blocks the queue")
+    func fifoInPlace() throws {
+        let month = HistoryMonth(epochMilliseconds: 1_700_000_000_000).fileName
+        #expect(mkfifo(root + "/" + month, 0o600) == 0)
+        let f = fixture()
+        run(f, "Start")
+        let stopped = f.reply("Stop", ["name": .string("tea")])
+        #expect(stopped?["stopwatch"] != nil)
+        // Not written, but kept and served.
+        #expect(f.historyIntervals().count == 1)
+    }
 }

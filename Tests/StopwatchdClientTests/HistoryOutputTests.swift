@@ -1,5 +1,6 @@
 import StopwatchProtocol
 import Testing
+import Varlink
 @testable import swctl
 
 /// What `swctl log` and `report` print and read that does not depend on the time zone:
@@ -46,6 +47,11 @@ struct HistoryOutputTests {
         #expect(Bar.string(1, of: 1_000_000, width: 20) == "▏")
         #expect(Bar.string(0, of: 8) == "")
         #expect(Bar.string(50, of: 100) == String(repeating: "█", count: 10))
+        // Where value × 160 fits in Int64 but adding half the maximum would not: no trap.
+        let huge = Int64.max / 160
+        #expect(Bar.string(huge, of: huge) == String(repeating: "█", count: 20))
+        #expect(Bar.string(huge / 2, of: huge) == String(repeating: "█", count: 10))
+        #expect(Bar.string(.max, of: .max) == String(repeating: "█", count: 20))
         // The README's example: 0:25:00 beside 3:12:40 is 20.76 eighths, rounded to 21.
         #expect(Bar.string(1_500_000, of: 11_560_000) == "██▋")
         #expect(Bar.string(.max, of: .max) == String(repeating: "█", count: 20))
@@ -53,15 +59,20 @@ struct HistoryOutputTests {
     }
 
     @Test func displayWidth() {
-        #expect(DisplayWidth.of("client call") == 11)
-        #expect(DisplayWidth.of("café") == 4)
-        #expect(DisplayWidth.of("cafe\u{301}") == 4)
-        #expect(DisplayWidth.of("タイマー") == 8)
-        #expect(DisplayWidth.of("計時") == 4)
-        #expect(DisplayWidth.of("한글") == 4)
-        #expect(DisplayWidth.of("ｘ") == 2)
-        #expect(DisplayWidth.of("🍅") == 2)
-        #expect(DisplayWidth.padded("タイマー", to: 10) == "タイマー  ")
+        #expect(TerminalWidth.of("client call") == 11)
+        #expect(TerminalWidth.of("café") == 4)
+        #expect(TerminalWidth.of("cafe\u{301}") == 4)
+        #expect(TerminalWidth.of("タイマー") == 8)
+        #expect(TerminalWidth.of("計時") == 4)
+        #expect(TerminalWidth.of("한글") == 4)
+        #expect(TerminalWidth.of("ｘ") == 2)
+        #expect(TerminalWidth.of("🍅") == 2)
+        #expect(TerminalWidth.padded("タイマー", to: 10) == "タイマー  ")
+        // Per character, as a terminal draws it: a flag, a skin tone, a ZWJ sequence.
+        #expect(TerminalWidth.of("🇫🇷") == 2)
+        #expect(TerminalWidth.of("👍🏽") == 2)
+        #expect(TerminalWidth.of("👩‍💻") == 2)
+        #expect(TerminalWidth.of("a\u{200B}b") == 2)
     }
 
     @Test func namesComparedAsGiven() {
@@ -153,5 +164,13 @@ struct HistoryOutputTests {
         ] {
             #expect(throws: UsageError.self, "\(bad)") { try SwctlInvocation.parse(bad) }
         }
+    }
+
+    @Test("intervals past the year 9999 are refused as damaged")
+    func intervalRange() throws {
+        let far = JSONValue.object(["name": .string("x"), "start_ms": .int(0), "end_ms": .int(.max), "elapsed_ms": .int(1)])
+        #expect(throws: MalformedMessage.self) { try Interval(json: far) }
+        let latest = JSONValue.object(["name": .string("x"), "start_ms": .int(0), "end_ms": .int(Interval.latestMs), "elapsed_ms": .int(1)])
+        #expect(try Interval(json: latest).endMs == Interval.latestMs)
     }
 }

@@ -126,4 +126,17 @@ struct LocalTimeTests {
             #expect(totals.total == 3 * Self.hour)
         }
     }
+
+    @Test("a span of millennia with a second counted: the days with nothing are skipped, not walked")
+    func longSpanSkipsEmptyDays() {
+        inZone(Self.berlin) {
+            var aggregator = ReportAggregator(since: nil, until: nil, now: Interval.latestMs, byDay: true)
+            aggregator.add(Interval(name: "odd", startMs: 0, endMs: Interval.latestMs, elapsedMs: 1_000))
+            let totals = aggregator.totals
+            #expect(totals.total == 1_000)
+            // A millisecond on each of a thousand days, out of nearly three million.
+            #expect(totals.days.count == 1_000)
+            #expect(totals.days.allSatisfy { $0.total == 1 })
+        }
+    }
 }
