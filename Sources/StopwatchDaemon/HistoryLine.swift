@@ -17,6 +17,13 @@ enum HistoryLine {
 
     /// The line for `interval`, newline included.
     static func encode(_ interval: Interval, into bytes: inout [UInt8]) {
+        encodeObject(interval, into: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
+    /// `interval` as the JSON object a line and a `History` reply both hold, written
+    /// straight to bytes (no `JSONValue` tree: a reply holds 10,000 of them).
+    static func encodeObject(_ interval: Interval, into bytes: inout [UInt8]) {
         bytes.append(contentsOf: #"{"name":"#.utf8)
         JSONValue.writeString(interval.name, into: &bytes)
         bytes.append(contentsOf: #","start_ms":"#.utf8)
@@ -27,7 +34,7 @@ enum HistoryLine {
         }
         bytes.append(contentsOf: #","elapsed_ms":"#.utf8)
         bytes.append(contentsOf: String(interval.elapsedMs).utf8)
-        bytes.append(contentsOf: "}\n".utf8)
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// The interval a line (without its newline) holds, or nil when it is not one: not

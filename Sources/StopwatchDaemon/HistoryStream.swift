@@ -272,17 +272,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         bytes.append(contentsOf: #"{"parameters":{"intervals":["#.utf8)
         for (index, interval) in intervals.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: #"{"name":"#.utf8)
-            JSONValue.writeString(interval.name, into: &bytes)
-            bytes.append(contentsOf: #","start_ms":"#.utf8)
-            bytes.append(contentsOf: String(interval.startMs).utf8)
-            if let end = interval.endMs {
-                bytes.append(contentsOf: #","end_ms":"#.utf8)
-                bytes.append(contentsOf: String(end).utf8)
-            }
-            bytes.append(contentsOf: #","elapsed_ms":"#.utf8)
-            bytes.append(contentsOf: String(interval.elapsedMs).utf8)
-            bytes.append(UInt8(ascii: "}"))
+            HistoryLine.encodeObject(interval, into: &bytes)
         }
         bytes.append(contentsOf: "]}".utf8)
         if continues { bytes.append(contentsOf: #","continues":true"#.utf8) }
