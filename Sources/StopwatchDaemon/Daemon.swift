@@ -45,13 +45,18 @@ package enum Daemon {
         let status = StatusReporter(notifier: SystemdNotifier(environment), queue: queue) {
             "\(registry.createdCount) stopwatch\(registry.createdCount == 1 ? "" : "es"), \(registry.countingCount) counting, \(registry.watcherCount) watched"
         }
+        // Told by every part that can keep the daemon busy; nil without --exit-idle.
+        let idleExit = options.exitIdle.map { IdleExit(period: $0, queue: queue, clock: clock, timers: DispatchTickTimerFactory()) }
         let store = StateStore(
             directory: stateDirectory,
             maximumLaps: options.maximumLaps,
             logger: logger,
             queue: queue,
             currentSnapshot: { registry.created($0)?.state.current },
-            problemChanged: { status.savingProblemChanged($0) }
+            problemChanged: {
+                status.savingProblemChanged($0)
+                idleExit?.activityMayHaveChanged()
+            }
         )
         // A counting stopwatch's file keeps its origin on the wall clock, for after a reboot:
         // written again after a step, the step is neither added nor lost then. Watched from
@@ -85,7 +90,10 @@ package enum Daemon {
             queue: queue,
             wallClock: SystemWallClock(),
             keepDays: options.historyDays,
-            problemChanged: { status.historyProblemChanged($0) }
+            problemChanged: {
+                status.historyProblemChanged($0)
+                idleExit?.activityMayHaveChanged()
+            }
         )
         queue.sync { history.start() }
         let service = VarlinkService(info: VarlinkService.Info(
@@ -100,7 +108,11 @@ package enum Daemon {
             maximumLaps: options.maximumLaps,
             maximumPendingEvents: options.maximumPendingEvents,
             logger: logger,
-            changed: { status.changed() },
+            changed: {
+                status.changed()
+                // Countdowns' expiries change with the stopwatches.
+                idleExit?.activityMayHaveChanged()
+            },
             events: { hooks.run($0) },
             history: history
         )
@@ -122,8 +134,8 @@ package enum Daemon {
         )
 
         // On the queue: no client is served, and nothing changes, once it begins.
-        let stopAndExit: @Sendable (CInt) -> Never = { exitStatus in
-            status.send(["STOPPING=1"])
+        let stopAndExit: @Sendable (CInt, String?) -> Never = { exitStatus, note in
+            status.send(["STOPPING=1"], note: note)
             server.stop()
             store.saveBeforeExit()
             history.writeBeforeExit()
@@ -132,7 +144,7 @@ package enum Daemon {
         }
         let signalSources = handleTerminationSignals(on: queue) { signal in
             logger.info("received \(Signals.name(of: signal)), stopping")
-            stopAndExit(0)
+            stopAndExit(0, nil)
         }
         let watchdog = startWatchdog(environment, on: queue)
         let startFailure: Errno? = queue.sync {
@@ -140,7 +152,7 @@ package enum Daemon {
                 try server.start { failure in
                     // EX_SOFTWARE: a failure, so that systemd starts it again.
                     logger.error("\(failure); stopping")
-                    stopAndExit(70)
+                    stopAndExit(70, nil)
                 }
             } catch {
                 return error
@@ -148,6 +160,11 @@ package enum Daemon {
             // A countdown that expired while the daemon was down is due at once: its expiry is
             // told in the queue's next turn, with how late it is.
             stopwatches.resumeCountdowns()
+            if let idleExit {
+                startIdleExit(idleExit, server: server, hooks: hooks, stopwatches: stopwatches, store: store, history: history, logger: logger) {
+                    stopAndExit(0, $0)
+                }
+            }
             // Listening and restored: clients may come.
             status.send(["READY=1"])
             return nil
@@ -157,9 +174,38 @@ package enum Daemon {
             throw DaemonStartError("cannot wait for clients on \(listener.name): \(startFailure)")
         }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
-        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps, history)) {
+        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps, history, idleExit)) {
             CurrentProcess.parkForever()
         }
+    }
+
+    /// On the queue, once serving: wires what keeps the daemon busy to `idleExit`, and starts
+    /// it. Busy: a client connected (a watcher is one), a hook running, waiting or not yet
+    /// read, a countdown still to expire, or stopwatches or history intervals not written
+    /// yet (exiting would lose them). A counting stopwatch is none of these: its time is on
+    /// disk.
+    private static func startIdleExit(
+        _ idleExit: IdleExit,
+        server: VarlinkServer,
+        hooks: HookRunner,
+        stopwatches: StopwatchService,
+        store: StateStore,
+        history: HistoryJournal,
+        logger: Logger,
+        stop: @escaping (_ note: String) -> Void
+    ) {
+        server.connectionsChanged = { idleExit.activityMayHaveChanged() }
+        hooks.whenIdle { idleExit.activityMayHaveChangedElsewhere() }
+        idleExit.start(
+            isBusy: {
+                server.connectionCount > 0 || !hooks.isIdle || stopwatches.expiries.count > 0
+                    || store.problem != nil || !history.unwritten.isEmpty
+            },
+            exit: { idleFor in
+                logger.info("idle for \(DurationText.string(idleFor)): exiting; the socket starts stopwatchd again")
+                stop("exited after \(DurationText.string(idleExit.period)) idle; the socket starts it again")
+            }
+        )
     }
 
     /// Pets systemd's watchdog at half its interval, if it set one. The timer runs on the
@@ -194,13 +240,27 @@ package enum Daemon {
         logger.info("restored \(restored.count - dropped.count) stopwatches (\(counting) counting) from \(store.directory) in \(DurationText.string(ContinuousClock.now - start))")
     }
 
+    /// Refuses options that cannot work together with this environment, before anything is
+    /// opened: `--exit-idle` without socket activation would exit for good.
+    package static func checkUsage(_ options: DaemonOptions, environment: ProcessEnvironment) throws(UsageError) {
+        guard options.exitIdle != nil, explicitSocketPath(options: options, environment: environment) != nil
+            || !ListeningSocket.isPassed(environment)
+        else { return }
+        throw UsageError("--exit-idle is only for a daemon started by socket activation (a socket passed by systemd, with no --socket or $STOPWATCHD_SOCKET): without it, nothing would start stopwatchd again after it exits")
+    }
+
+    /// --socket > $STOPWATCHD_SOCKET: a path chosen over systemd's socket (SPEC §4).
+    private static func explicitSocketPath(options: DaemonOptions, environment: ProcessEnvironment) -> String? {
+        options.socketPath ?? environment["STOPWATCHD_SOCKET"]
+    }
+
     private static func listeningSocket(
         options: DaemonOptions,
         environment: ProcessEnvironment,
         group: gid_t?
     ) throws(DaemonStartError) -> ListeningSocket {
         // --socket > $STOPWATCHD_SOCKET > systemd's socket > the default path (SPEC §4).
-        if let path = options.socketPath ?? environment["STOPWATCHD_SOCKET"] {
+        if let path = explicitSocketPath(options: options, environment: environment) {
             return try ListeningSocket.bind(path: path, group: group)
         }
         if let activated = ListeningSocket.activated(environment) {

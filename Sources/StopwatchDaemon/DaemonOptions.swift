@@ -34,6 +34,9 @@ package struct DaemonOptions: Equatable, Sendable {
     package var maximumHooksWaiting = 256
     /// Days of history kept: a month whose end is further back is deleted. Nil keeps all.
     package var historyDays: Int?
+    /// Exit (status 0) after this long with nothing to do (`IdleExit`); only under socket
+    /// activation, which starts the daemon again. Nil: run until stopped.
+    package var exitIdle: Duration?
 
     package static let minimumTick: Duration = .milliseconds(10)
 
@@ -82,10 +85,13 @@ package struct DaemonOptions: Equatable, Sendable {
                                    (default 256)
           --history-days N         delete history months that ended more than N days ago
                                    (default: keep all)
+          --exit-idle DUR          exit after DUR (at most 24h) with no client, no hook
+                                   running and no countdown to expire; only when
+                                   socket-activated (default: never)
           -h, --help               show this help
           --version                show the version
 
-        durations: 250ms, 1s, 1.5s, 2m
+        durations: 250ms, 1s, 1.5s, 2m (or 2min), 1h
         """
 
     /// Reads the arguments (without the program name).
@@ -126,6 +132,7 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--max-hooks-running": options.maximumHooksRunning = try count(value(), for: name, maximum: 64)
             case "--max-hooks-waiting": options.maximumHooksWaiting = try count(value(), for: name, minimum: 0, maximum: 1_000_000)
             case "--history-days": options.historyDays = try count(value(), for: name, maximum: 1_000_000)
+            case "--exit-idle": options.exitIdle = try duration(value(), for: name, maximum: .seconds(24 * 3600))
             default:
                 throw UsageError("unknown option '\(argument.raw)'")
             }

@@ -12,8 +12,8 @@ import LinuxSystem
 /// hands its slot back to the queue when it ends.
 final class HookRunner: @unchecked Sendable {
     // @unchecked Sendable: `pool`, `failingToStart` and `directory` are used only on `queue` (each method
-    // touching them says so, and is only reached through `queue.async`); `inbox` is under
-    // its lock; everything else is immutable and Sendable.
+    // touching them says so, and is only reached through `queue.async`); `inbox` and
+    // `becameIdle` are under their locks; everything else is immutable and Sendable.
 
     struct Limits: Sendable {
         var timeout: Duration = .seconds(30)
@@ -50,6 +50,8 @@ final class HookRunner: @unchecked Sendable {
     private var pool: HookQueue<Job>
     /// Hooks whose last start failed, said once (only on `queue`).
     private var failingToStart: Set<String> = []
+    /// Called (on the runner's queue) each time it becomes idle: exit on idle waits for it.
+    private let becameIdle = Locked<(@Sendable () -> Void)?>(nil)
 
     init(directory: HookDirectory, limits: Limits, logger: Logger, environment: [String]) {
         self.directory = directory
@@ -91,18 +93,36 @@ final class HookRunner: @unchecked Sendable {
 
     /// Whether no event waits to be read and no hook runs or waits (for exit on idle).
     var isIdle: Bool {
-        inbox.withLock { !$0.draining && $0.events.isEmpty && $0.runs == 0 }
+        inbox.withLock { Self.isIdle($0) }
+    }
+
+    private static func isIdle(_ inbox: Inbox) -> Bool {
+        !inbox.draining && inbox.events.isEmpty && inbox.runs == 0
+    }
+
+    /// `handler` is called, on the runner's own queue, each time `isIdle` becomes true
+    /// (maybe more often): it is to hop to its own queue.
+    func whenIdle(_ handler: @escaping @Sendable () -> Void) {
+        becameIdle.withLock { $0 = handler }
+    }
+
+    private func tellIfIdle(_ idle: Bool) {
+        guard idle, let handler = becameIdle.withLock({ $0 }) else { return }
+        handler()
     }
 
     /// On `queue`: reads the hooks for each event in the inbox until it is empty.
     private func drain() {
         while true {
-            let (events, lost) = inbox.withLock { inbox in
+            let (events, lost, idle) = inbox.withLock { inbox in
                 defer { inbox.events.removeAll(); inbox.lost = 0 }
                 if inbox.events.isEmpty, inbox.lost == 0 { inbox.draining = false }
-                return (inbox.events, inbox.lost)
+                return (inbox.events, inbox.lost, Self.isIdle(inbox))
             }
-            if events.isEmpty, lost == 0 { return }
+            if events.isEmpty, lost == 0 {
+                tellIfIdle(idle)
+                return
+            }
             perform(pool.lost(lost))
             for event in events {
                 for hook in directory.hooks() {
@@ -127,7 +147,11 @@ final class HookRunner: @unchecked Sendable {
             }
         }
         let runs = pool.running + pool.waiting
-        inbox.withLock { $0.runs = runs }
+        let idle = inbox.withLock { inbox in
+            inbox.runs = runs
+            return Self.isIdle(inbox)
+        }
+        tellIfIdle(idle)
     }
 
     /// On `queue`: starts `job`'s run and a thread to watch it; false if it did not start.

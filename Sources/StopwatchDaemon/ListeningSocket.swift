@@ -20,9 +20,7 @@ struct ListeningSocket {
     /// The socket systemd passed (`LISTEN_PID` is this process, `LISTEN_FDS` ≥ 1: fd 3), made
     /// non-blocking, with the variables unset so children do not take it for theirs.
     static func activated(_ environment: ProcessEnvironment) -> ListeningSocket? {
-        guard let pid = environment["LISTEN_PID"].flatMap({ pid_t($0) }), pid == CurrentProcess.id,
-            let count = environment["LISTEN_FDS"].flatMap({ Int($0) }), count >= 1
-        else { return nil }
+        guard isPassed(environment), let count = environment["LISTEN_FDS"].flatMap({ Int($0) }) else { return nil }
         for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { ProcessEnvironment.unset(name) }
         let descriptor = FileDescriptor(rawValue: 3)
         try? descriptor.setNonBlocking()
@@ -32,6 +30,15 @@ struct ListeningSocket {
             try? FileDescriptor(rawValue: CInt(extra)).setCloseOnExec()
         }
         return ListeningSocket(descriptor: descriptor, ownedPath: nil, name: "the socket passed by systemd", instanceLock: nil, directory: nil)
+    }
+
+    /// Whether systemd passed this process a socket (`LISTEN_PID` is this process,
+    /// `LISTEN_FDS` ≥ 1), without taking it.
+    static func isPassed(_ environment: ProcessEnvironment) -> Bool {
+        guard let pid = environment["LISTEN_PID"].flatMap({ pid_t($0) }), pid == CurrentProcess.id,
+            let count = environment["LISTEN_FDS"].flatMap({ Int($0) })
+        else { return false }
+        return count >= 1
     }
 
     /// Binds and listens at `path`. A daemon already answering there is left alone (and this

@@ -25,9 +25,11 @@ final class StatusReporter: @unchecked Sendable {
         self.describe = describe
     }
 
-    /// Sends `fields` with the current status at once (READY=1, STOPPING=1).
-    func send(_ fields: [String]) {
-        let text = self.text
+    /// Sends `fields` with the current status at once (READY=1, STOPPING=1), and `note`
+    /// after it (why it stops).
+    func send(_ fields: [String], note: String? = nil) {
+        var text = self.text
+        if let note { text += "; \(note)" }
         lastSent = text
         notifier?.notify(fields + ["STATUS=\(text)"])
     }

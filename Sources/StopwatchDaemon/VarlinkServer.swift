@@ -32,6 +32,12 @@ final class VarlinkServer: @unchecked Sendable {
     private var nextConnectionID = 1
     /// At the connection limit since the last warning: warn once per episode.
     private var isRefusing = false
+    /// Called on the queue when a connection is admitted or closed (exit on idle counts
+    /// them); set before `start`.
+    var connectionsChanged: () -> Void = {}
+
+    /// Clients connected now.
+    var connectionCount: Int { connections.count }
 
     init(
         listener: FileDescriptor,
@@ -146,6 +152,7 @@ final class VarlinkServer: @unchecked Sendable {
             }
             // The last client gone: hand the memory the busy time needed back to the system.
             if self.connections.isEmpty { Memory.releaseFree() }
+            self.connectionsChanged()
         }
         do {
             try connection.start()
@@ -156,6 +163,7 @@ final class VarlinkServer: @unchecked Sendable {
         }
         connections[id] = connection
         if isShared { connectionsByUser[peer.uid, default: 0] += 1 }
+        connectionsChanged()
     }
 
     /// Tells the client why (as far as the socket buffer takes it at once) and closes.

@@ -1,8 +1,9 @@
-/// Durations as options write them: a number and a unit, `250ms`, `1s`, `1.5s`, `2m`, `1h`.
+/// Durations as options write them: a number and a unit, `250ms`, `1s`, `1.5s`, `2m`, `1h`;
+/// `min` reads as `m` too, since systemd writes minutes so (`--exit-idle 5min` in a unit).
 package enum DurationText {
     package static func parse(_ text: String) -> Duration? {
         let units: [(suffix: String, nanoseconds: Double)] = [
-            ("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9),
+            ("ms", 1e6), ("s", 1e9), ("min", 60e9), ("m", 60e9), ("h", 3600e9),
         ]
         for unit in units where text.hasSuffix(unit.suffix) {
             let number = text.dropLast(unit.suffix.count)

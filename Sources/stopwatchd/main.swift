@@ -14,6 +14,7 @@ do {
     case .version:
         print("stopwatchd \(Version.number)")
     case .run(let options):
+        try Daemon.checkUsage(options, environment: .current)
         try Daemon.run(options: options, environment: .current)
     }
 } catch let error as UsageError {

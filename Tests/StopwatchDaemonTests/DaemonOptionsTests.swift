@@ -63,6 +63,55 @@ struct DaemonOptionsTests {
         #expect(DaemonOptions.usage.contains("--max-hooks-waiting N"))
     }
 
+    @Test("--exit-idle: a positive duration up to 24h, minutes written 5m or 5min")
+    func exitIdleOption() throws {
+        guard case .run(let defaults) = try DaemonOptions.parse([]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(defaults.exitIdle == nil)
+        for (text, expected) in [("5min", Duration.seconds(300)), ("5m", .seconds(300)), ("1s", .seconds(1)), ("24h", .seconds(86_400))] {
+            guard case .run(let options) = try DaemonOptions.parse(["--exit-idle", text]) else {
+                Issue.record("not a run")
+                return
+            }
+            #expect(options.exitIdle == expected, "\(text)")
+        }
+        #expect(throws: UsageError("--exit-idle: '0s' is not a duration like 500ms, 30s or 2m")) { try DaemonOptions.parse(["--exit-idle", "0s"]) }
+        #expect(throws: UsageError("--exit-idle: 'never' is not a duration like 500ms, 30s or 2m")) { try DaemonOptions.parse(["--exit-idle", "never"]) }
+        #expect(throws: UsageError("--exit-idle: 1441min is longer than the maximum, 1440m")) { try DaemonOptions.parse(["--exit-idle", "1441min"]) }
+        #expect(throws: UsageError("--exit-idle needs a value")) { try DaemonOptions.parse(["--exit-idle"]) }
+        #expect(DaemonOptions.usage.contains("--exit-idle DUR"))
+    }
+
+    @Test("--exit-idle only with the socket systemd passed, and only when no path overrides it")
+    func exitIdleNeedsActivation() throws {
+        var options = DaemonOptions()
+        let passed = ["LISTEN_PID": "\(CurrentProcess.id)", "LISTEN_FDS": "1"]
+        // Without --exit-idle, anything goes.
+        try Daemon.checkUsage(options, environment: ProcessEnvironment([:]))
+        options.exitIdle = .seconds(1)
+        try Daemon.checkUsage(options, environment: ProcessEnvironment(passed))
+        let refusals: [(DaemonOptions, [String: String])] = [
+            (options, [:]),
+            // For another process, or none passed.
+            (options, ["LISTEN_PID": "1", "LISTEN_FDS": "1"]),
+            (options, ["LISTEN_PID": "\(CurrentProcess.id)", "LISTEN_FDS": "0"]),
+            // A path chosen over systemd's socket.
+            (options, passed.merging(["STOPWATCHD_SOCKET": "/tmp/s"]) { $1 }),
+            ({ var withPath = options; withPath.socketPath = "/tmp/s"; return withPath }(), passed),
+        ]
+        for (options, environment) in refusals {
+            #expect(throws: UsageError.self, "\(environment)") { try Daemon.checkUsage(options, environment: ProcessEnvironment(environment)) }
+        }
+        do {
+            try Daemon.checkUsage(options, environment: ProcessEnvironment([:]))
+        } catch {
+            #expect(error.message.contains("socket activation"))
+            #expect(error.message.contains("nothing would start stopwatchd again"))
+        }
+    }
+
     @Test("where the hooks are")
     func hookLocation() {
         #expect(HookLocation.path(option: "/x", environment: ProcessEnvironment([:]), isRoot: false) == "/x")

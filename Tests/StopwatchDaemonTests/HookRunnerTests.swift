@@ -91,6 +91,22 @@ final class HookRunnerTests {
         #expect(ids.hasPrefix("argv0=/proc/self/fd/3"), "\(ids)")
     }
 
+    @Test("whenIdle: told once the last run has ended, not while a hook runs (exit on idle waits for it)")
+    func toldWhenIdle() throws {
+        try hook("hold", "touch \(root)/started; while [ ! -e \(root)/go ]; do sleep 0.02; done")
+        let runner = runner()
+        let told = Locked(0)
+        runner.whenIdle { told.withLock { $0 += 1 } }
+        runner.run(Self.event(.start))
+        #expect(!runner.isIdle)
+        #expect(wait { contents("started") != nil })
+        #expect(!runner.isIdle)
+        #expect(told.withLock { $0 } == 0)
+        #expect(FileManager.default.createFile(atPath: root + "/go", contents: nil))
+        #expect(wait { told.withLock { $0 } >= 1 })
+        #expect(runner.isIdle)
+    }
+
     @Test("hooks run in name order, and one added meanwhile runs at the next event")
     func addedLater() throws {
         let runner = runner(running: 1)

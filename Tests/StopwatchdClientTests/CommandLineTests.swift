@@ -10,12 +10,13 @@ struct CommandLineTests {
     @Test("durations", arguments: [
         ("250ms", Duration.milliseconds(250)), ("1s", .seconds(1)), ("1.5s", .milliseconds(1500)),
         ("2m", .seconds(120)), ("1h", .seconds(3600)), ("0.01s", .milliseconds(10)),
+        ("5min", .seconds(300)), ("1.5min", .seconds(90)),
     ])
     func durations(text: String, expected: Duration) {
         #expect(DurationText.parse(text) == expected)
     }
 
-    @Test("not durations", arguments: ["", "1", "s", "ms", "-1s", "1e3s", "inf s", "nans", "1..5s", ".s", "1 s", "9999999999h"])
+    @Test("not durations", arguments: ["", "1", "s", "ms", "-1s", "1e3s", "inf s", "nans", "1..5s", ".s", "1 s", "9999999999h", "min", "5mins", "5 min", "5mn"])
     func notDurations(text: String) {
         #expect(DurationText.parse(text) == nil)
     }

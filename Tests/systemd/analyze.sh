@@ -34,8 +34,8 @@ actual=$(cd "$work/package" && find . \( -type f -printf '%P\n' \) -o \( -type l
 [ "$actual" = "$expected" ] || fail "installed files differ:\n$actual"
 grep -qx 'ExecStart=/usr/bin/stopwatchd --allow-group stopwatch --hook-dir /etc/stopwatchd/hooks' "$work/package/usr/lib/systemd/system/stopwatchd.service" \
     || fail "the system unit's ExecStart does not point at /usr/bin/stopwatchd with the system's hook directory"
-grep -qx 'ExecStart=/usr/bin/stopwatchd' "$work/package/usr/lib/systemd/user/stopwatchd.service" \
-    || fail "the user unit's ExecStart does not point at /usr/bin/stopwatchd"
+grep -qx 'ExecStart=/usr/bin/stopwatchd --exit-idle 5min' "$work/package/usr/lib/systemd/user/stopwatchd.service" \
+    || fail "the user unit's ExecStart does not point at /usr/bin/stopwatchd with --exit-idle 5min"
 "$work/package/usr/bin/swctl" --version | grep -q '^swctl ' || fail "the installed swctl does not run"
 [ "$(stat -c %a "$work/package/usr/share/stopwatchd/hooks/notify")" = 755 ] || fail "the notify hook is not installed 0755"
 sh -n "$work/package/usr/share/stopwatchd/hooks/notify" || fail "the notify hook is not valid sh"

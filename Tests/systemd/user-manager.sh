@@ -3,7 +3,7 @@
 # boot-time tmpfiles step would empty the host's /tmp). Installs with `make install` into a
 # temporary prefix, links the user units in, and checks socket activation, Type=notify and
 # STATUS=, restarts that keep a counting stopwatch counting, Restart=on-failure after
-# kill -9, and a clean stop. Runs in CI and when called; skips where systemd is absent.
+# kill -9, a clean stop, and exit on idle (a drop-in shortens the units' 5min to 1s). Runs in CI and when called; skips where systemd is absent.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -94,5 +94,50 @@ systemctl --user stop stopwatchd.service
 state=$(find "$XDG_STATE_HOME/stopwatchd" "$XDG_CONFIG_HOME/stopwatchd" -name default.json 2>/dev/null | head -n 1 || true)
 [ -n "$state" ] || fail "no state file in the user's StateDirectory"
 echo "state kept in $state"
+
+echo "== exit on idle (a drop-in sets --exit-idle 1s): the service stops by itself, the socket starts it again"
+dropin="$XDG_CONFIG_HOME/systemd/user/stopwatchd.service.d"
+mkdir -p "$dropin"
+printf '[Service]\nExecStart=\nExecStart=%s --exit-idle 1s\n' "$work/prefix/bin/stopwatchd" >"$dropin/exit-idle.conf"
+systemctl --user daemon-reload
+systemctl --user show -p ExecStart --value stopwatchd.service | grep -q -- "--exit-idle 1s" \
+    || fail "the drop-in's ExecStart is not used: $(systemctl --user show -p ExecStart --value stopwatchd.service)"
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+inactive() { [ "$(show ActiveState)" = inactive ]; }
+"$swctl" --user status | grep -q "default counting" || fail "swctl status through the socket"
+eventually test "$(show ActiveState)" = active || fail "the service did not start for a client"
+pid=$(show MainPID)
+before=$(elapsed)
+read_at=$(now_ms)
+eventually inactive || fail "the service did not stop when idle (state $(show ActiveState))"
+echo "idle exit after $(( $(now_ms) - read_at )) ms (or less): Result=$(show Result), ExecMainStatus=$(show ExecMainStatus)"
+[ "$(show Result)" = success ] || fail "Result after the idle exit: $(show Result)"
+[ "$(show ExecMainStatus)" = 0 ] || fail "ExecMainStatus after the idle exit: $(show ExecMainStatus)"
+[ "$(systemctl --user show -p ActiveState --value stopwatchd.socket)" = active ] || fail "the socket is not listening after the idle exit"
+kill -0 "$pid" 2>/dev/null && fail "the daemon's process $pid still exists"
+sleep 2
+inactive || fail "the service started again with nobody calling"
+asked=$(now_ms)
+status_json=$("$swctl" --user --json status)
+after=$(echo "$status_json" | sed -n 's/.*"elapsed_ms":\([0-9]*\).*/\1/p')
+gap=$(( asked - read_at ))
+echo "$status_json" | grep -q '"state":"counting"' || fail "not counting after the idle exit: $status_json"
+[ "$after" -ge $(( before + gap - 50 )) ] || fail "elapsed ${after} ms is short of ${before} + ${gap} ms"
+[ "$(show MainPID)" != "$pid" ] || fail "the same process answered"
+echo "started again as $(show MainPID): ${before} ms, then ${after} ms after ${gap} ms"
+eventually inactive || fail "the service did not stop when idle again"
+
+echo "== exit on idle: a pending countdown keeps the service until it expires"
+set_at=$(now_ms)
+"$swctl" --user timer egg 3s | grep -q "egg counting" || fail "swctl timer egg 3s"
+sleep 2
+[ "$(show ActiveState)" = active ] || fail "the service stopped with a countdown pending (state $(show ActiveState))"
+eventually inactive || fail "the service did not stop after the countdown expired"
+took=$(( $(now_ms) - set_at ))
+echo "a 3 s countdown: inactive ${took} ms after it was set"
+[ "$took" -ge 3900 ] || fail "inactive ${took} ms after a 3 s countdown was set: before its expiry and the idle period"
+[ "$(show Result)" = success ] || fail "Result after the countdown's idle exit: $(show Result)"
+rm -r "$dropin"
+systemctl --user daemon-reload
 
 echo "systemd user manager test passed"
