@@ -57,8 +57,9 @@ struct Waiter {
                 }
             } catch {
                 // No daemon at the start is exit 69 at once: nothing to wait for yet, and
-                // most likely a wrong socket. Later, it is a restart: wait for it.
-                guard connectedOnce, case .unreachable = error else {
+                // most likely a wrong socket (or host). Later, it is a restart (or an ssh
+                // connection lost): wait for it.
+                guard connectedOnce, error.isUnreachable else {
                     Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
                 }
                 var pause = retry
