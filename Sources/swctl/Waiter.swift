@@ -30,12 +30,14 @@ struct Waiter {
             do {
                 let stream = try client.openWatch(name)
                 defer { stream.close() }
-                connectedOnce = true
                 var first = true
                 while true {
                     let update: WatchUpdate
                     if first {
                         update = try stream.firstUpdate(within: client.timeout)
+                        // Connected once the daemon answered: through ssh, a watch opened
+                        // is only an ssh started, which may still fail to connect.
+                        connectedOnce = true
                         first = false
                     } else if let deadline {
                         guard let next = try stream.nextUpdate(before: deadline) else { finish(.timedOut) }
