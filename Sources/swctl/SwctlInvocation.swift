@@ -69,8 +69,8 @@ package struct SwctlInvocation: Equatable, Sendable {
                            time per name (longest first), or per day and name,
                            with totals; intervals are clipped to the range
           bridge           relay standard input to the daemon's socket and the socket to
-                           standard output (for 'ssh HOST swctl bridge': --host, varlink
-                           clients' --bridge)
+                           standard output (for 'ssh HOST swctl bridge': --host, and
+                           varlink clients that speak through a command)
 
         options:
           --socket PATH    the daemon's socket (default: $STOPWATCHD_SOCKET, else the
