@@ -30,13 +30,15 @@ struct Waiter {
             do {
                 let stream = try client.openWatch(name)
                 defer { stream.close() }
+                // A socket connected is a daemon there (which may die before it answers: a
+                // restart to wait for). Through ssh it is only an ssh started, which may still
+                // fail to connect: connected once the daemon answered.
+                if case .socket = client.endpoint { connectedOnce = true }
                 var first = true
                 while true {
                     let update: WatchUpdate
                     if first {
                         update = try stream.firstUpdate(within: client.timeout)
-                        // Connected once the daemon answered: through ssh, a watch opened
-                        // is only an ssh started, which may still fail to connect.
                         connectedOnce = true
                         first = false
                     } else if let deadline {
