@@ -137,6 +137,11 @@ _swctl()
             _swctl_reply -f
             return
             ;;
+        --host)
+            # bash-completion's hosts (~/.ssh/config, known_hosts) when it is loaded.
+            declare -F _known_hosts_real >/dev/null && _known_hosts_real -- "$cur"
+            return
+            ;;
         --format | -f)
             _swctl_reply -W "$_swctl_formats"
             return
@@ -172,6 +177,11 @@ _swctl()
                 socket=(--socket "$(_swctl_tilde "${words[i]}")")
                 ;;
             --socket=*) socket=(--socket "$(_swctl_tilde "${w#*=}")") ;;
+            --host)
+                i=$((i + 1))
+                socket=(--host "${words[i]}")
+                ;;
+            --host=*) socket=(--host "${w#*=}") ;;
             --user | --system) socket=("$w") ;;
             --json) json=1 ;;
             --format | -f)
@@ -196,7 +206,7 @@ _swctl()
 
     if [[ $cur == -* ]] && ((!dashdash)); then
         local options="--help --version"
-        ((${#socket[@]})) || options+=" --socket --user --system"
+        ((${#socket[@]})) || options+=" --socket --user --system --host"
         ((json)) || options+=" --json"
         [[ $command == watch ]] && ((!format)) && options+=" --format"
         [[ $command == timer ]] && ((!timer_option)) && options+=" --keep --off"
@@ -206,7 +216,7 @@ _swctl()
         [[ $command == report ]] && options+=" --by"
         _swctl_reply -W "$options"
     elif [[ -z $command ]]; then
-        _swctl_reply -W "start stop toggle reset lap status list remove timer wait watch log report"
+        _swctl_reply -W "start stop toggle reset lap status list remove timer wait watch log report bridge"
     elif ((names == 0)); then
         # timer's first word may be a NAME or the DURATION: names are offered all the same.
         case $command in

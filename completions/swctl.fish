@@ -10,7 +10,7 @@ function __swctl_args
     for w in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
-        else if contains -- $w --socket --format -f --for --timeout --since --until --by
+        else if contains -- $w --socket --host --format -f --for --timeout --since --until --by
             set skip 1
         else if not string match -q -- '-*' $w
             echo $w
@@ -19,16 +19,16 @@ function __swctl_args
     test $skip = 0
 end
 
-# The socket option on the line (--socket PATH, --socket=PATH, --user or --system), if
-# any, with status 1 when none; a `--socket` still waiting for its PATH does not count.
+# The socket option on the line (--socket PATH, --socket=PATH, --user, --system, or
+# --host HOST), if any, with status 1 when none; one still waiting for its value does not count.
 function __swctl_socket_option
     set -l words (commandline -opc)
     set -l found
     for i in (seq 2 (count $words))
         switch $words[$i]
-            case --socket
-                test $i -lt (count $words); and set found --socket $words[(math $i + 1)]
-            case '--socket=*' --user --system
+            case --socket --host
+                test $i -lt (count $words); and set found $words[$i] $words[(math $i + 1)]
+            case '--socket=*' '--host=*' --user --system
                 set found $words[$i]
         end
     end
@@ -120,12 +120,14 @@ complete -c swctl -n __swctl_needs_command -a wait -d 'block until a countdown e
 complete -c swctl -n __swctl_needs_command -a watch -d 'print each update'
 complete -c swctl -n __swctl_needs_command -a log -d 'print the counting intervals'
 complete -c swctl -n __swctl_needs_command -a report -d 'time per name, or per day and name'
+complete -c swctl -n __swctl_needs_command -a bridge -d 'relay standard input and output to the daemon (ssh HOST swctl bridge)'
 complete -c swctl -n __swctl_needs_name -a '(__swctl_names)' -d stopwatch
 
-# Only one of --socket, --user and --system.
+# Only one of --socket, --user, --system and --host.
 complete -c swctl -n 'not __swctl_socket_option' -l socket -r -F -d "the daemon's socket"
 complete -c swctl -n 'not __swctl_socket_option' -l user -d 'the user daemon'
 complete -c swctl -n 'not __swctl_socket_option' -l system -d 'the system daemon'
+complete -c swctl -n 'not __swctl_socket_option' -l host -x -a '(__fish_print_hostnames)' -d 'the daemon on HOST, through ssh'
 complete -c swctl -n 'not __fish_contains_opt json' -l json -d 'print the stopwatch as JSON'
 complete -c swctl -s h -l help -d 'show the help'
 complete -c swctl -l version -d 'show the version'

@@ -9,6 +9,7 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         self.rawValue = rawValue
     }
 
+    package static let standardInput = FileDescriptor(rawValue: STDIN_FILENO)
     package static let standardOutput = FileDescriptor(rawValue: STDOUT_FILENO)
     package static let standardError = FileDescriptor(rawValue: STDERR_FILENO)
 
@@ -173,15 +174,57 @@ extension FileDescriptor {
     /// up to the millisecond; forever when nil). For each descriptor, whether it is.
     package static func poll(_ descriptors: [FileDescriptor], timeout: Duration?) throws(Errno) -> [Bool] {
         var entries = descriptors.map { pollfd(fd: $0.rawValue, events: Int16(POLLIN), revents: 0) }
-        var milliseconds: CInt = -1
-        if let timeout {
-            let (whole, fraction) = max(timeout, .zero).components
-            let rounded = whole.multipliedReportingOverflow(by: 1000)
-            let extra = fraction > 0 ? (fraction + 999_999_999_999_999) / 1_000_000_000_000_000 : 0
-            milliseconds = rounded.overflow ? CInt.max : CInt(clamping: rounded.partialValue.addingReportingOverflow(extra).partialValue)
-        }
+        let milliseconds = pollMilliseconds(timeout)
         let count = nfds_t(entries.count)
         _ = try Posix.call { Glibc.poll(&entries, count, milliseconds) }
         return entries.map { $0.revents != 0 }
+    }
+
+    /// Waits until any of `requests` has one of its events (or a hang-up or error, which
+    /// are always reported), at most `timeout` (forever when nil); what each has, empty for
+    /// those with nothing yet. A descriptor asked for no events is watched for hang-ups only.
+    package static func poll(events requests: [(FileDescriptor, PollEvents)], timeout: Duration?) throws(Errno) -> [PollEvents] {
+        var entries = requests.map { pollfd(fd: $0.0.rawValue, events: $0.1.rawValue, revents: 0) }
+        let milliseconds = pollMilliseconds(timeout)
+        let count = nfds_t(entries.count)
+        _ = try Posix.call { Glibc.poll(&entries, count, milliseconds) }
+        return entries.map { PollEvents(rawValue: $0.revents) }
+    }
+
+    /// `timeout` in poll(2)'s milliseconds, rounded up (a wait cut short of its deadline
+    /// would only be made again); -1, forever, for nil.
+    private static func pollMilliseconds(_ timeout: Duration?) -> CInt {
+        guard let timeout else { return -1 }
+        let (whole, fraction) = max(timeout, .zero).components
+        let rounded = whole.multipliedReportingOverflow(by: 1000)
+        let extra = fraction > 0 ? (fraction + 999_999_999_999_999) / 1_000_000_000_000_000 : 0
+        return rounded.overflow ? CInt.max : CInt(clamping: rounded.partialValue.addingReportingOverflow(extra).partialValue)
+    }
+
+    /// Writes all of `bytes`, as `writeAll` does, but a reader that went away is only the
+    /// `EPIPE` thrown, never a `SIGPIPE` for the process, whatever the process does with that
+    /// signal: for a library writing to a pipe in a program that did not ignore it. The
+    /// signal is blocked in this thread for the write, and one the write raised is taken
+    /// back before the mask is restored.
+    package func writeAllWithoutBrokenPipeSignal(_ bytes: [UInt8]) throws(Errno) {
+        var brokenPipe = sigset_t()
+        sigemptyset(&brokenPipe)
+        sigaddset(&brokenPipe, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &brokenPipe, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        var pending = sigset_t()
+        sigpending(&pending)
+        let alreadyPending = sigismember(&pending, SIGPIPE) == 1
+        do {
+            try writeAll(bytes)
+        } catch where error == .brokenPipe {
+            if !alreadyPending {
+                var now = timespec(tv_sec: 0, tv_nsec: 0)
+                // The SIGPIPE this write raised, pending in this thread: taken, not delivered.
+                while sigtimedwait(&brokenPipe, nil, &now) == -1, errno == EINTR {}
+            }
+            throw error
+        }
     }
 }

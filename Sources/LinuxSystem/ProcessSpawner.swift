@@ -18,7 +18,8 @@ package enum ProcessSpawner {
     }
 
     /// Starts `path` with `arguments` (argv[0] first) and `environment` ("NAME=value"
-    /// strings), in a process group of its own (its id is the child's pid), with every
+    /// strings), in a process group of its own (its id is the child's pid) unless
+    /// `ownProcessGroup` is false (then in ours, so a terminal's Ctrl-C reaches it too), with every
     /// signal's default action and an empty signal mask (the daemon ignores SIGPIPE and the
     /// signals it handles, and an ignored signal would stay ignored across exec).
     ///
@@ -34,7 +35,8 @@ package enum ProcessSpawner {
         standardInput: FileDescriptor,
         standardOutput: FileDescriptor,
         standardError: FileDescriptor,
-        extra: FileDescriptor? = nil
+        extra: FileDescriptor? = nil,
+        ownProcessGroup: Bool = true
     ) throws(Errno) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         try Posix.check(posix_spawn_file_actions_init(&actions))
@@ -56,8 +58,11 @@ package enum ProcessSpawner {
         sigemptyset(&none)
         try Posix.check(posix_spawnattr_setsigdefault(&attributes, &all))
         try Posix.check(posix_spawnattr_setsigmask(&attributes, &none))
-        try Posix.check(posix_spawnattr_setpgroup(&attributes, 0))
-        let flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
+        var flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
+        if ownProcessGroup {
+            try Posix.check(posix_spawnattr_setpgroup(&attributes, 0))
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
         try Posix.check(posix_spawnattr_setflags(&attributes, Int16(flags)))
 
         let argv = arguments.map { strdup($0) } + [nil]
@@ -68,6 +73,37 @@ package enum ProcessSpawner {
         // child's exec or failure itself).
         try Posix.check(posix_spawn(&pid, path, &actions, &attributes, argv, envp))
         return pid
+    }
+
+    /// Where `name` is as a program: itself when it holds a slash, else the first executable
+    /// file of that name in `searchPath`'s folders (colon-separated, as `$PATH`; an empty
+    /// entry is the current folder). Nil when there is none.
+    package static func executablePath(of name: String, searchPath: String?) -> String? {
+        guard !name.isEmpty else { return nil }
+        if name.contains("/") { return name }
+        for folder in (searchPath ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = folder.isEmpty ? name : "\(folder)/\(name)"
+            var info = stat()
+            // A folder is executable too, and cannot be run.
+            if access(candidate, X_OK) == 0, stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                return candidate
+            }
+        }
+        return nil
+    }
+
+    /// Sends `signal` to child `pid` alone (not yet reaped, so the pid is still its own).
+    package static func signal(_ pid: pid_t, _ signal: CInt) throws(Errno) {
+        do {
+            try Posix.call { kill(pid, signal) }
+        } catch where error == Errno(ESRCH) {}
+    }
+
+    /// Reaps child `pid` if it has ended; nil, without waiting, while it runs.
+    package static func reapIfEnded(_ pid: pid_t) throws(Errno) -> Termination? {
+        var raw: CInt = 0
+        guard try Posix.call({ waitpid(pid, &raw, WNOHANG) }) == pid else { return nil }
+        return Self.termination(raw)
     }
 
     /// Sends `signal` to every process in process group `group`. A group with nobody left
@@ -91,8 +127,12 @@ package enum ProcessSpawner {
     package static func reap(_ pid: pid_t) throws(Errno) -> Termination {
         var raw: CInt = 0
         try Posix.call { waitpid(pid, &raw, 0) }
-        // WIFEXITED/WEXITSTATUS/WTERMSIG are C macros Swift cannot call.
-        return raw & 0x7F == 0 ? .exited((raw >> 8) & 0xFF) : .signaled(raw & 0x7F)
+        return termination(raw)
+    }
+
+    /// A `waitpid` status decoded: WIFEXITED/WEXITSTATUS/WTERMSIG are C macros Swift cannot call.
+    private static func termination(_ raw: CInt) -> Termination {
+        raw & 0x7F == 0 ? .exited((raw >> 8) & 0xFF) : .signaled(raw & 0x7F)
     }
 
     /// A descriptor that polls readable once child `pid` has ended (`pidfd_open`, Linux 5.3).

@@ -76,6 +76,11 @@ extension FileDescriptor {
         _ = Glibc.shutdown(rawValue, CInt(SHUT_RDWR))
     }
 
+    /// Shuts the sending direction down: the peer reads end-of-file, and may still answer.
+    package func shutdownWriting() throws(Errno) {
+        try Posix.call { Glibc.shutdown(rawValue, CInt(SHUT_WR)) }
+    }
+
     /// The process at the other end, from `SO_PEERCRED`.
     package func peerCredentials() throws(Errno) -> PeerCredentials {
         var credentials = PeerCredentials(pid: 0, uid: 0, gid: 0)

@@ -10,15 +10,19 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case permissionDenied(path: String)
     /// The daemon sent something that is not varlink, or closed mid-call.
     case protocolViolation(String)
+    /// The command that was to reach a daemon elsewhere (`ssh HOST swctl bridge`) could not
+    /// be started, ended before answering, or did not answer in time; `reason` is its last
+    /// line on standard error (ssh's own message) when it said something.
+    case bridgeFailed(command: String, reason: String)
     /// The daemon answered the call with an error: its varlink name (such as
     /// `io.stopwatchd.InvalidTransition`), and what it means for the user.
     case refused(errorName: String, explanation: String)
 
-    /// The exit status `swctl` gives this error: 69 unreachable, 77 permission denied, 70 a
+    /// The exit status `swctl` gives this error: 69 unreachable (here or through a bridge), 77 permission denied, 70 a
     /// protocol error, 1 a command the daemon refused.
     public var exitStatus: Int32 {
         switch self {
-        case .unreachable: 69
+        case .unreachable, .bridgeFailed: 69
         case .permissionDenied: 77
         case .protocolViolation: 70
         case .refused(let errorName, _):
@@ -43,16 +47,18 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The error for a reply that carries `error`: a daemon at its connection limit is as good
-    /// as unreachable for now (and a watcher should retry), everything else a refusal.
-    package static func reply(_ error: VarlinkError, path: String) -> ClientError {
-        error.isConnectionLimit
-            ? .unreachable(path: path, reason: "the daemon is at its connection limit") : ClientError(refusal: error)
+    /// as unreachable for now (and a watcher should retry; `unreachable` makes that error),
+    /// everything else a refusal.
+    package static func reply(_ error: VarlinkError, unreachable: (String) -> ClientError) -> ClientError {
+        error.isConnectionLimit ? unreachable("the daemon is at its connection limit") : ClientError(refusal: error)
     }
 
     public var description: String {
         switch self {
         case .unreachable(let path, let reason):
             return "no stopwatchd at \(path) (\(reason)); start one with 'stopwatchd' or 'systemctl --user start stopwatchd.socket', or pick another with --socket"
+        case .bridgeFailed(let command, let reason):
+            return "cannot reach stopwatchd through '\(command)': \(reason); check that the command works on its own (for ssh: 'ssh HOST' logs in without a prompt) and that swctl is on the PATH there"
         case .permissionDenied(let path):
             return "permission denied for \(path); join the group the daemon allows (e.g. 'stopwatch'), or use your own daemon with --user"
         case .protocolViolation(let reason):

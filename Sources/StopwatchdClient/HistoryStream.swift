@@ -22,7 +22,7 @@ public final class HistoryStream {
         do {
             let reply = try connection.receive()
             if !reply.continues { finish() }
-            return try Self.intervals(in: reply, path: connection.path)
+            return try Self.intervals(in: reply, from: connection)
         } catch {
             finish()
             throw error
@@ -43,10 +43,10 @@ public final class HistoryStream {
         connection.close()
     }
 
-    private static func intervals(in reply: VarlinkReply, path: String) throws(ClientError) -> [Interval] {
+    private static func intervals(in reply: VarlinkReply, from connection: VarlinkConnection) throws(ClientError) -> [Interval] {
         let parameters: JSONObject
         do {
-            parameters = try reply.result(path: path)
+            parameters = try reply.result(from: connection)
         } catch .refused(let name, _) where name == "org.varlink.service.MethodNotFound" {
             // The only method a current client may find missing is the newest one.
             throw .refused(errorName: name, explanation: "this stopwatchd is too old for history; upgrade it")

@@ -3,24 +3,34 @@ import LinuxSystem
 import StopwatchProtocol
 import Varlink
 
-/// Drives a stopwatchd over its socket: the API `swctl` is built on, for any Swift program.
+/// Drives a stopwatchd over its socket, or on another machine through a command that
+/// bridges to it (`ssh HOST swctl bridge`): the API `swctl` is built on, for any Swift program.
 ///
 ///     let client = StopwatchClient()              // the socket swctl would use
 ///     let stopwatch = try client.start("tea")
 ///     for try await update in client.watch("tea") { print(update.elapsedMs) }
 ///
-/// Each call opens a connection, waits for its reply and closes it; a watch keeps its own
-/// connection open until it ends.
+///     let desk = StopwatchClient(endpoint: StopwatchClient.sshBridge(host: "desk"))
+///
+/// Each call opens a connection (through a bridge, starts the command), waits for its reply
+/// and closes it; a watch keeps its own connection open until it ends.
 public struct StopwatchClient: Sendable {
-    /// The daemon's socket.
-    public let socketPath: String
+    /// Where the daemon is.
+    public let endpoint: Endpoint
     /// How long to wait for the daemon to answer a call.
     public var timeout: Duration
 
     /// A client of the daemon listening on `socketPath`; by default the one `swctl` finds
     /// without options (`defaultSocketPath()`).
     public init(socketPath: String = StopwatchClient.defaultSocketPath(), timeout: Duration = .seconds(10)) {
-        self.socketPath = socketPath
+        self.endpoint = .socket(socketPath)
+        self.timeout = timeout
+    }
+
+    /// A client of the daemon at `endpoint`: a socket, or a bridge command such as
+    /// `sshBridge(host:)`.
+    public init(endpoint: Endpoint, timeout: Duration = .seconds(10)) {
+        self.endpoint = endpoint
         self.timeout = timeout
     }
 
@@ -86,7 +96,7 @@ public struct StopwatchClient: Sendable {
     /// holds one batch, not the history. A daemon that predates history refuses with
     /// `org.varlink.service.MethodNotFound`.
     public func history(_ name: String? = nil, since: Int64? = nil, until: Int64? = nil) throws(ClientError) -> HistoryStream {
-        let connection = try VarlinkConnection(path: socketPath, timeout: timeout)
+        let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
         var parameters = JSONObject()
         if let name { parameters["name"] = .string(name) }
         if let since { parameters["since_ms"] = .int(since) }
@@ -102,7 +112,7 @@ public struct StopwatchClient: Sendable {
 
     /// Calls any method and returns the reply's parameters.
     package func call(_ call: VarlinkCall) throws(ClientError) -> JSONObject {
-        let connection = try VarlinkConnection(path: socketPath, timeout: timeout)
+        let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
         defer { connection.close() }
         return try connection.call(call)
     }
@@ -111,7 +121,7 @@ public struct StopwatchClient: Sendable {
     /// expiry.
     /// Blocking; `watch(_:)` wraps it as an `AsyncSequence`.
     public func openWatch(_ name: String? = nil) throws(ClientError) -> WatchStream {
-        let connection = try VarlinkConnection(path: socketPath, timeout: nil)
+        let connection = try VarlinkConnection(endpoint: endpoint, timeout: nil)
         var parameters = JSONObject()
         if let name { parameters["name"] = .string(name) }
         try connection.send(VarlinkCall(method: "io.stopwatchd.Watch", parameters: parameters, more: true))
@@ -143,9 +153,9 @@ public struct StopwatchClient: Sendable {
     private func command(_ method: String, _ name: String?, _ arguments: JSONObject = [:]) throws(ClientError) -> Stopwatch {
         var parameters = arguments
         if let name { parameters["name"] = .string(name) }
-        let connection = try VarlinkConnection(path: socketPath, timeout: timeout)
+        let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
         defer { connection.close() }
         try connection.send(VarlinkCall(method: "io.stopwatchd.\(method)", parameters: parameters))
-        return try connection.receive().stopwatch(path: socketPath, method: method)
+        return try connection.receive().stopwatch(from: connection, method: method)
     }
 }

@@ -2,55 +2,41 @@ import LinuxSystem
 import StopwatchProtocol
 import Varlink
 
-/// A client's connection to a varlink service on a Unix socket. Blocking: each call waits
-/// for its reply (at most `timeout`). Close it with `close()`.
+/// A client's connection to a varlink service: on a Unix socket, or through a command's
+/// pipes (the varlink bridge, `ssh HOST swctl bridge`). Blocking: each call waits for its
+/// reply (at most `timeout`). Close it with `close()`.
 package final class VarlinkConnection {
-    package let path: String
-    private let socket: FileDescriptor
+    private let transport: any VarlinkTransport
     private var framer = VarlinkFramer(maximumMessageSize: 64 * 1024 * 1024)
     private var received: [[UInt8]] = []
     private let timeout: Duration?
 
-    /// Connects to `path`.
+    /// Connects to the socket at `path`.
     /// - Parameter timeout: how long to wait for the connection and then for each reply;
     ///   nil waits for replies for ever (for watches), and for the connection 10 s.
-    package init(path: String, timeout: Duration? = .seconds(10)) throws(ClientError) {
-        self.path = path
+    package convenience init(path: String, timeout: Duration? = .seconds(10)) throws(ClientError) {
+        try self.init(endpoint: .socket(path), timeout: timeout)
+    }
+
+    /// Connects to `endpoint`: a socket, or a bridge command started now.
+    package init(endpoint: StopwatchClient.Endpoint, timeout: Duration? = .seconds(10)) throws(ClientError) {
         self.timeout = timeout
-        // Stored only once connected: were `self.socket` set before a throw, `deinit` would
-        // run and close the descriptor a second time, by then maybe another thread's file.
-        socket = try Self.connect(to: path, waitingAtMost: timeout ?? .seconds(10))
-    }
-
-    private static func connect(to path: String, waitingAtMost timeout: Duration) throws(ClientError) -> FileDescriptor {
-        let socket: FileDescriptor
-        do {
-            socket = try FileDescriptor.unixStreamSocket(nonBlocking: true)
-        } catch {
-            throw .unreachable(path: path, reason: "cannot create a socket: \(error)")
-        }
-        // Non-blocking, so a daemon whose backlog is full cannot hang us: retry until the deadline.
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            do {
-                try socket.connect(toPath: path)
-                try socket.setNonBlocking(false)
-                return socket
-            } catch where error == .wouldBlock && ContinuousClock.now < deadline {
-                CurrentProcess.sleep(for: .milliseconds(5))
-            } catch {
-                socket.close()
-                switch error {
-                case .permissionDenied, .notPermitted: throw .permissionDenied(path: path)
-                case .wouldBlock: throw .unreachable(path: path, reason: "the daemon accepts no connections (its backlog is full)")
-                default: throw .unreachable(path: path, reason: error.description)
-                }
-            }
+        // Stored last: a throw before it runs no `deinit`, so nothing is closed twice.
+        switch endpoint {
+        case .socket(let path): transport = try SocketTransport(path: path, timeout: timeout ?? .seconds(10))
+        case .bridge(let arguments): transport = try ChildProcessTransport(arguments: arguments)
         }
     }
 
-    /// Whether the socket is closed: under a lock because `interrupt` comes from another
-    /// thread, and must never shut down a descriptor number that has been reused.
+    /// The error for a failure of this connection with `reason`: the daemon unreachable at
+    /// its socket, or the bridge command failed (with its own message when it gave one).
+    package func failure(_ reason: String) -> ClientError {
+        transport.failure(reason)
+    }
+
+    /// Whether the transport is closed: under a lock because `interrupt` comes from another
+    /// thread, and must never shut down a descriptor number that has been reused (nor signal
+    /// a bridge command's pid once reaped).
     private let isClosed = Locked(false)
 
     deinit {
@@ -62,17 +48,14 @@ package final class VarlinkConnection {
         var message = call.json.serialized
         message.append(0)
         do {
-            var sent = 0
-            while sent < message.count {
-                sent += try socket.send(message, from: sent)
-            }
+            try transport.send(message)
         } catch {
             // A daemon that refuses a client (permission, connection limit) answers and closes
             // at once, maybe before reading the call: its answer is still here to read.
             if let reply = try? receive(), let refusal = reply.error {
-                throw ClientError.reply(VarlinkError(name: refusal, parameters: reply.parameters), path: path)
+                throw ClientError.reply(VarlinkError(name: refusal, parameters: reply.parameters), unreachable: failure)
             }
-            throw .unreachable(path: path, reason: "the daemon went away: \(error)")
+            throw error
         }
     }
 
@@ -80,7 +63,7 @@ package final class VarlinkConnection {
     package func receive() throws(ClientError) -> VarlinkReply {
         while received.isEmpty {
             guard try fill(waitingAtMost: timeout) else {
-                throw ClientError.unreachable(path: path, reason: "no reply within \(DurationText.string(timeout ?? .zero))")
+                throw failure("no reply within \(DurationText.string(timeout ?? .zero))")
             }
         }
         return try decodeFirst()
@@ -114,26 +97,13 @@ package final class VarlinkConnection {
     package func call(_ call: VarlinkCall) throws(ClientError) -> JSONObject {
         try send(call)
         let reply = try receive()
-        return try reply.result(path: path)
+        return try reply.result(from: self)
     }
 
-    /// Reads what the socket has into `received`; false when nothing came within `wait`
+    /// Reads what the transport has into `received`; false when nothing came within `wait`
     /// (nil: for ever).
     private func fill(waitingAtMost wait: Duration?) throws(ClientError) -> Bool {
-        do {
-            guard try socket.poll(timeout: wait) else { return false }
-        } catch {
-            throw .unreachable(path: path, reason: "\(error)")
-        }
-        let bytes: [UInt8]
-        do {
-            bytes = try socket.read(upTo: 64 * 1024)
-        } catch {
-            throw .unreachable(path: path, reason: "the daemon went away: \(error)")
-        }
-        guard !bytes.isEmpty else {
-            throw .unreachable(path: path, reason: "the daemon closed the connection")
-        }
+        guard let bytes = try transport.receive(upTo: 64 * 1024, waitingAtMost: wait) else { return false }
         do {
             let messages = try bytes.withUnsafeBytes { try framer.append($0) }
             received.append(contentsOf: messages)
@@ -148,7 +118,7 @@ package final class VarlinkConnection {
         isClosed.withLock { isClosed in
             guard !isClosed else { return }
             isClosed = true
-            socket.close()
+            transport.close()
         }
     }
 
@@ -156,21 +126,22 @@ package final class VarlinkConnection {
     package func interrupt() {
         isClosed.withLock { isClosed in
             guard !isClosed else { return }
-            socket.shutdown()
+            transport.interrupt()
         }
     }
 }
 
 extension VarlinkReply {
-    /// The parameters of a success; an error reply thrown as the `ClientError` it means.
-    package func result(path: String) throws(ClientError) -> JSONObject {
+    /// The parameters of a success; an error reply thrown as the `ClientError` it means
+    /// (a connection limit as `connection`'s failure).
+    package func result(from connection: VarlinkConnection) throws(ClientError) -> JSONObject {
         guard let error else { return parameters }
-        throw ClientError.reply(VarlinkError(name: error, parameters: parameters), path: path)
+        throw ClientError.reply(VarlinkError(name: error, parameters: parameters), unreachable: connection.failure)
     }
 
     /// The `stopwatch` a reply to `method` carries.
-    package func stopwatch(path: String, method: String) throws(ClientError) -> Stopwatch {
-        guard let stopwatch = try result(path: path)["stopwatch"] else {
+    package func stopwatch(from connection: VarlinkConnection, method: String) throws(ClientError) -> Stopwatch {
+        guard let stopwatch = try result(from: connection)["stopwatch"] else {
             throw .protocolViolation("\(method) replied without a stopwatch")
         }
         do {

@@ -4,9 +4,10 @@ import Varlink
 /// The replies of one `Watch` call, read one at a time (blocking).
 ///
 /// `@unchecked Sendable` is safe here: `next()` is meant for one thread at a time, and the
-/// only call made from another thread, `interrupt()`, is a `shutdown(2)` of the socket made
-/// under the connection's lock (never after it closed), which the kernel serializes with
-/// the read it interrupts.
+/// only call made from another thread, `interrupt()`, is a `shutdown(2)` of the socket (or,
+/// through a bridge, a SIGTERM to its command, under the lock that also guards its reaping),
+/// made under the connection's lock (never after it closed), which the kernel serializes
+/// with the read it interrupts.
 public final class WatchStream: @unchecked Sendable {
     private let connection: VarlinkConnection
 
@@ -38,13 +39,13 @@ public final class WatchStream: @unchecked Sendable {
     /// answer (`swctl wait --timeout 0s` on a countdown already expired).
     package func firstUpdate(within timeout: Duration) throws(ClientError) -> WatchUpdate {
         guard let update = try nextUpdate(before: ContinuousClock.now + timeout) else {
-            throw .unreachable(path: connection.path, reason: "no reply within \(DurationText.string(timeout))")
+            throw connection.failure("no reply within \(DurationText.string(timeout))")
         }
         return update
     }
 
     private func update(from reply: VarlinkReply) throws(ClientError) -> WatchUpdate {
-        let parameters = try reply.result(path: connection.path)
+        let parameters = try reply.result(from: connection)
         do {
             return try WatchUpdate(json: parameters)
         } catch {

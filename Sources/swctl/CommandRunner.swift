@@ -7,7 +7,8 @@ import Varlink
 struct CommandRunner {
     let invocation: SwctlInvocation
     let client: StopwatchClient
-    /// Where the daemon is now: `watch` asks again before each reconnection.
+    /// Where the daemon is now: `watch` asks again before each reconnection (nil: keep to
+    /// `client`, as through ssh, where each connection is a new ssh anyway).
     let locateSocket: () -> String?
     /// Whether to show tenths of a second (the daemon ticks faster than once a second).
     let tenths: Bool
@@ -57,6 +58,9 @@ struct CommandRunner {
             watcher.run()
         case .log, .report:
             try HistoryPrinter(invocation: invocation, client: client).run()
+        case .bridge:
+            // main runs `Bridge` itself: it relays bytes, and makes no calls.
+            break
         }
     }
 

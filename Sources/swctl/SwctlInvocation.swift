@@ -1,10 +1,11 @@
+import LinuxSystem
 import StopWatchCore
 import StopwatchProtocol
 
 /// A `swctl` command line, checked (SPEC §5).
 package struct SwctlInvocation: Equatable, Sendable {
     package enum Command: String, CaseIterable, Sendable {
-        case start, stop, toggle, reset, lap, status, list, remove, timer, wait, watch, log, report
+        case start, stop, toggle, reset, lap, status, list, remove, timer, wait, watch, log, report, bridge
     }
 
     package enum Action: Equatable, Sendable {
@@ -17,6 +18,8 @@ package struct SwctlInvocation: Equatable, Sendable {
     /// The stopwatch named on the command line; nil means the daemon's default.
     package var name: String?
     package var socket: SocketLocation.ClientChoice = .automatic
+    /// `--host [USER@]HOST`: the daemon there, through ssh; nil for a socket here.
+    package var host: String?
     package var json = false
     package var format: WatchFormat = .plain
     /// `timer`'s request; nil for every other command.
@@ -39,7 +42,7 @@ package struct SwctlInvocation: Equatable, Sendable {
     }
 
     package static let usage = """
-        usage: swctl [--socket PATH | --user | --system] [--json] COMMAND [NAME]
+        usage: swctl [--socket PATH | --user | --system | --host [USER@]HOST] [--json] COMMAND [NAME]
 
         commands:
           start [NAME]     start counting, or resume (creates NAME)
@@ -65,12 +68,19 @@ package struct SwctlInvocation: Equatable, Sendable {
           report [--since WHEN] [--until WHEN] [--by name|day] [--csv]
                            time per name (longest first), or per day and name,
                            with totals; intervals are clipped to the range
+          bridge           relay standard input to the daemon's socket and the socket to
+                           standard output (for 'ssh HOST swctl bridge': --host, and
+                           varlink clients that speak through a command)
 
         options:
           --socket PATH    the daemon's socket (default: $STOPWATCHD_SOCKET, else the
                            user daemon's if running, else the system daemon's)
           --user           the user daemon ($XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock)
           --system         the system daemon (/run/stopwatchd/stopwatchd.sock)
+          --host [USER@]HOST
+                           the daemon on HOST, through 'ssh -T -o BatchMode=yes HOST swctl
+                           bridge' (default: $STOPWATCHD_HOST when no socket option is
+                           given); $STOPWATCHD_SSH replaces 'ssh', split on whitespace
           --json           print the stopwatch as JSON (log: the intervals; report:
                            the totals)
           --since WHEN, --until WHEN
@@ -89,14 +99,15 @@ package struct SwctlInvocation: Equatable, Sendable {
         NAME defaults to "default". Elapsed time shows tenths in watch once updates come
         faster than once a second, and always when $STOPWATCHD_TICK is under a second.
         Exit status: 0 done, 1 refused by the daemon (wait: the stopwatch was removed),
-        2 usage error, 69 no daemon reachable, 70 protocol error, 77 permission denied,
-        124 wait timed out.
+        2 usage error, 69 no daemon reachable (or ssh failed), 70 protocol error,
+        77 permission denied, 124 wait timed out.
         """
 
     /// Reads the arguments (without the program name). Options may come before or after
     /// the command.
     package static func parse(_ arguments: [String]) throws(UsageError) -> Action {
         var socket: SocketLocation.ClientChoice?
+        var host: String?
         var json = false
         var format: WatchFormat?
         var keep = false
@@ -113,7 +124,7 @@ package struct SwctlInvocation: Equatable, Sendable {
             let name = argument.name
             func value() throws(UsageError) -> String { try reader.value(of: argument) }
             func setSocket(_ choice: SocketLocation.ClientChoice) throws(UsageError) {
-                guard socket == nil else { throw UsageError("use only one of --socket, --user and --system") }
+                guard socket == nil, host == nil else { throw UsageError("use only one of --socket, --user, --system and --host") }
                 socket = choice
             }
             switch name {
@@ -126,6 +137,11 @@ package struct SwctlInvocation: Equatable, Sendable {
                 let path = try value()
                 guard !path.isEmpty else { throw UsageError("--socket needs a path") }
                 try setSocket(.path(path))
+            case "--host":
+                let value = try value()
+                try Self.checkHost(value, from: "--host")
+                guard socket == nil, host == nil else { throw UsageError("use only one of --socket, --user, --system and --host") }
+                host = value
             case "--format", "-f":
                 do {
                     format = try WatchFormat(argument: try value())
@@ -196,11 +212,16 @@ package struct SwctlInvocation: Equatable, Sendable {
         case .list where name != nil: throw UsageError("list takes no name")
         case .report where name != nil: throw UsageError("report takes no name: it counts every stopwatch")
         case .remove where name == nil: throw UsageError("remove needs the NAME of the stopwatch to delete")
+        case .bridge where name != nil: throw UsageError("bridge takes no name")
+        case .bridge where host != nil:
+            throw UsageError("bridge relays to a daemon on this machine; --host goes with the other commands")
+        case .bridge where json: throw UsageError("bridge takes no --json: it relays varlink as it is")
         default: break
         }
         if format != nil, command != .watch { throw UsageError("--format goes with watch") }
         var invocation = SwctlInvocation(command: command, name: name)
         invocation.socket = socket ?? .automatic
+        invocation.host = host
         invocation.json = json
         invocation.format = format ?? (json ? .json : .plain)
         invocation.timer = timer
@@ -211,6 +232,35 @@ package struct SwctlInvocation: Equatable, Sendable {
         invocation.grouping = grouping ?? .name
         invocation.csv = csv
         return .run(invocation)
+    }
+
+    /// The host whose daemon this invocation drives through ssh: `--host`, else
+    /// `$STOPWATCHD_HOST` unless a socket option was given (`--socket`, `--user`, `--system`
+    /// beat the variable, and the variable beats `$STOPWATCHD_SOCKET`); nil for a socket
+    /// here. `bridge` always relays to a socket here. Throws for a variable that is not a
+    /// host.
+    package func remoteHost(environment: ProcessEnvironment) throws(UsageError) -> String? {
+        guard command != .bridge else { return nil }
+        if let host { return host }
+        guard socket == .automatic, let variable = environment["STOPWATCHD_HOST"] else { return nil }
+        try Self.checkHost(variable, from: "STOPWATCHD_HOST")
+        return variable
+    }
+
+    /// The command that replaces `ssh`: `$STOPWATCHD_SSH` split on whitespace (no shell:
+    /// no quotes, no expansions), else `ssh`.
+    package static func sshCommand(environment: ProcessEnvironment) -> [String] {
+        let words = (environment["STOPWATCHD_SSH"] ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+        return words.isEmpty ? ["ssh"] : words.map(String.init)
+    }
+
+    /// A host for ssh: not empty, no whitespace or control characters, and not an option
+    /// (`-oProxyCommand=…` would be one to ssh).
+    private static func checkHost(_ host: String, from source: String) throws(UsageError) {
+        guard !host.isEmpty, !host.hasPrefix("-"),
+              !host.unicodeScalars.contains(where: { $0 == " " || StopwatchName.isControl($0) }) else {
+            throw UsageError("\(source) takes [USER@]HOST, not '\(StopwatchName.printable(host))'")
+        }
     }
 
     /// `timer`'s words after the command: `[NAME] DURATION`, or `[NAME]` with `--off`. One

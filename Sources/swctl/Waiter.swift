@@ -30,12 +30,16 @@ struct Waiter {
             do {
                 let stream = try client.openWatch(name)
                 defer { stream.close() }
-                connectedOnce = true
+                // A socket connected is a daemon there (which may die before it answers: a
+                // restart to wait for). Through ssh it is only an ssh started, which may still
+                // fail to connect: connected once the daemon answered.
+                if case .socket = client.endpoint { connectedOnce = true }
                 var first = true
                 while true {
                     let update: WatchUpdate
                     if first {
                         update = try stream.firstUpdate(within: client.timeout)
+                        connectedOnce = true
                         first = false
                     } else if let deadline {
                         guard let next = try stream.nextUpdate(before: deadline) else { finish(.timedOut) }
@@ -57,8 +61,9 @@ struct Waiter {
                 }
             } catch {
                 // No daemon at the start is exit 69 at once: nothing to wait for yet, and
-                // most likely a wrong socket. Later, it is a restart: wait for it.
-                guard connectedOnce, case .unreachable = error else {
+                // most likely a wrong socket (or host). Later, it is a restart (or an ssh
+                // connection lost): wait for it.
+                guard connectedOnce, error.isUnreachable else {
                     Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
                 }
                 var pause = retry

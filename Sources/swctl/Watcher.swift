@@ -9,6 +9,8 @@ struct Watcher {
     /// The client for each connection attempt until one succeeds: with no socket chosen, the
     /// socket is looked for again each time, so a bar started before the user daemon finds
     /// it once it runs. After that the watch keeps to that daemon, through its restarts.
+    /// Through ssh (`--host`), each attempt starts a new ssh, and a failed one (an ssh
+    /// failure, `bridgeFailed`) is retried as an unreachable socket is.
     let locateClient: () -> StopwatchClient
     private var connectedClient: StopwatchClient?
     let name: String?
@@ -49,7 +51,7 @@ struct Watcher {
                 }
             } catch {
                 switch error {
-                case .unreachable(_, let reason):
+                case .unreachable(_, let reason), .bridgeFailed(_, let reason):
                     if !saidUnavailable {
                         emit(format.unavailableLine(name: name ?? StopwatchName.defaultName, reason: reason), redraw: redraw)
                         saidUnavailable = true

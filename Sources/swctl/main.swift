@@ -20,11 +20,23 @@ case .help:
 case .version:
     Output.line("swctl \(Version.number)")
 case .run(let invocation):
+    let host: String?
+    do {
+        host = try invocation.remoteHost(environment: environment)
+    } catch {
+        Diagnostics.fail("swctl: \(error.message) (see swctl --help)", status: 2)
+    }
+    let tenths = environment["STOPWATCHD_TICK"].flatMap(DurationText.parse).map { $0 < .seconds(1) } ?? false
+    if let host {
+        // Every call through `ssh HOST swctl bridge`; `watch` starts a new ssh to reconnect.
+        let endpoint = StopwatchClient.sshBridge(host: host, ssh: SwctlInvocation.sshCommand(environment: environment))
+        CommandRunner(invocation: invocation, client: StopwatchClient(endpoint: endpoint), locateSocket: { nil }, tenths: tenths).run()
+    }
     let locateSocket = { SocketLocation.clientPath(invocation.socket, environment: environment) }
     guard let path = locateSocket() else {
         Diagnostics.fail("swctl: --user needs XDG_RUNTIME_DIR to be set; use --socket PATH instead", status: 2)
     }
-    let tenths = environment["STOPWATCHD_TICK"].flatMap(DurationText.parse).map { $0 < .seconds(1) } ?? false
+    if invocation.command == .bridge { Bridge(path: path).run() }
     let runner = CommandRunner(
         invocation: invocation, client: StopwatchClient(socketPath: path), locateSocket: locateSocket, tenths: tenths
     )

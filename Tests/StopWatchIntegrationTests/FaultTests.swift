@@ -163,7 +163,7 @@ struct FaultTests {
                     let command = Self.cycle[index % Self.cycle.count]
                     let method = "\(command)".capitalized
                     guard (try? connection.send(VarlinkCall(method: "io.stopwatchd.\(method)", parameters: ["name": .string(name)]))) != nil,
-                        let stopwatch = try? connection.receive().stopwatch(path: directory.socket, method: method)
+                        let stopwatch = try? connection.receive().stopwatch(from: connection, method: method)
                     else { return }
                     acknowledged.withLock { $0[name] = (index, stopwatch) }
                     index += 1

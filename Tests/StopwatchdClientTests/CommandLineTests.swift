@@ -101,6 +101,6 @@ struct CommandLineTests {
         #expect(ClientError(refusal: .tooManyStopwatches(limit: 3)).description.hasPrefix("the daemon already keeps 3 stopwatches"))
         #expect(ClientError(refusal: .methodNotFound("x.Y")).description == #"stopwatchd refused the call: org.varlink.service.MethodNotFound {"method":"x.Y"}"#)
         // A daemon at its connection limit is unreachable for now, not a refusal.
-        #expect(ClientError.reply(.tooManyConnections(limit: 2), path: "/s").exitStatus == 69)
+        #expect(ClientError.reply(.tooManyConnections(limit: 2), unreachable: { .unreachable(path: "/s", reason: $0) }).exitStatus == 69)
     }
 }

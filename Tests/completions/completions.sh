@@ -239,6 +239,8 @@ swctl remove |$names
 swctl watch --format |$formats
 swctl watch -f w|waybar
 swctl --so|--socket
+swctl --ho|--host
+swctl br|bridge
 swctl --json wat|watch
 swctl ti|timer
 swctl wa|wait watch
@@ -290,12 +292,12 @@ swctl watch --format=p|plain polybar
 swctl --socket $work/fi|$work/fish
 swctl list |
 swctl start work |
-swctl -|--help --json --socket --system --user --version
+swctl -|--help --host --json --socket --system --user --version
 swctl --user watch -|--format --help --json --version
-swctl timer -|--help --json --keep --off --socket --system --user --version
-swctl timer tea 4m --keep -|--help --json --socket --system --user --version
-swctl wait -|--for --help --json --socket --system --timeout --user --version
-swctl wait --for stop -|--help --json --socket --system --timeout --user --version
+swctl timer -|--help --host --json --keep --off --socket --system --user --version
+swctl timer tea 4m --keep -|--help --host --json --socket --system --user --version
+swctl wait -|--for --help --host --json --socket --system --timeout --user --version
+swctl wait --for stop -|--help --host --json --socket --system --timeout --user --version
 swctl wait --for=e|expired
 EOF
 done
@@ -319,14 +321,14 @@ EOF
 swctl |$commands
 swctl watch --format=p|plain polybar
 swctl --socket $work/fi|fish
-swctl list |--help --json --socket --system --user --version -h
-swctl start work |--help --json --socket --system --user --version -h
-swctl -|--help --json --socket --system --user --version -h
+swctl list |--help --host --json --socket --system --user --version -h
+swctl start work |--help --host --json --socket --system --user --version -h
+swctl -|--help --host --json --socket --system --user --version -h
 swctl --user watch -|--format --help --json --version -f -h
-swctl timer -|--help --json --keep --off --socket --system --user --version -h
-swctl timer tea 4m --keep -|--help --json --socket --system --user --version -h
-swctl wait -|--for --help --json --socket --system --timeout --user --version -h
-swctl wait --for stop -|--help --json --socket --system --timeout --user --version -h
+swctl timer -|--help --host --json --keep --off --socket --system --user --version -h
+swctl timer tea 4m --keep -|--help --host --json --socket --system --user --version -h
+swctl wait -|--for --help --host --json --socket --system --timeout --user --version -h
+swctl wait --for stop -|--help --host --json --socket --system --timeout --user --version -h
 swctl wait --for=e|expired
 EOF
 fi
@@ -351,12 +353,12 @@ swctl watch --format=p|--format=plain --format=polybar
 swctl --socket $work/fi|$work/fish/
 swctl list |
 swctl start work |
-swctl -|--help --json --socket --system --user --version -h
+swctl -|--help --host --json --socket --system --user --version -h
 swctl --user watch -|--format --help --json --version -f -h
-swctl timer -|--help --json --keep --off --socket --system --user --version -h
-swctl timer tea 4m --keep -|--help --json --socket --system --user --version -h
-swctl wait -|--for --help --json --socket --system --timeout --user --version -h
-swctl wait --for stop -|--help --json --socket --system --timeout --user --version -h
+swctl timer -|--help --host --json --keep --off --socket --system --user --version -h
+swctl timer tea 4m --keep -|--help --host --json --socket --system --user --version -h
+swctl wait -|--for --help --host --json --socket --system --timeout --user --version -h
+swctl wait --for stop -|--help --host --json --socket --system --timeout --user --version -h
 swctl wait --for=e|--for=expired
 EOF
 fi

@@ -82,7 +82,11 @@ func everyPublicCall(_ client: StopwatchClient) async throws {
     let told = WatchUpdate(stopwatch: made, event: WatchEvent(rawValue: "tick") ?? .current)
     var configured = StopwatchClient(socketPath: StopwatchClient.defaultSocketPath(), timeout: .seconds(1))
     configured.timeout = .milliseconds(500)
-    _ = (started.name, current.elapsedMs, current.lapsMs, all, update, made, words, configured.socketPath, StopwatchClient())
+    // Where the daemon is: a socket, or a bridge command (ssh HOST swctl bridge).
+    let remote = StopwatchClient(endpoint: StopwatchClient.sshBridge(host: "desk", ssh: ["ssh", "-p", "2222"]), timeout: .seconds(5))
+    let bridged: Bool = if case .bridge = remote.endpoint { true } else { false }
+    let failed: ClientError = .bridgeFailed(command: remote.endpoint.description, reason: "ssh: connect to host desk port 2222: Connection refused")
+    _ = (started.name, current.elapsedMs, current.lapsMs, all, update, made, words, configured.endpoint == .socket(StopwatchClient.defaultSocketPath()), StopwatchClient(), bridged, failed.exitStatus)
     _ = (countdown.targetMs, reminder, expired, left, events, told == told, told.stopwatch, told.event)
 }
 
@@ -96,6 +100,7 @@ do {
     switch error {
     case .unreachable(let path, let reason): print("unreachable \(error.exitStatus): \(path): \(reason)")
     case .permissionDenied(let path): print("permission denied \(error.exitStatus): \(path)")
+    case .bridgeFailed(let command, let reason): print("bridge failed \(error.exitStatus): \(command): \(reason)")
     case .protocolViolation(let reason): print("protocol violation \(error.exitStatus): \(reason)")
     case .refused(let errorName, let explanation): print("refused \(error.exitStatus): \(errorName): \(explanation)")
     }

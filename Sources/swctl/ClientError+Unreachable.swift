@@ -1,0 +1,12 @@
+import StopwatchdClient
+
+extension ClientError {
+    /// Whether no daemon answered, here (`unreachable`) or through ssh (`bridgeFailed`): what
+    /// `watch` and `wait` retry after their first connection, as a daemon's restart.
+    var isUnreachable: Bool {
+        switch self {
+        case .unreachable, .bridgeFailed: true
+        default: false
+        }
+    }
+}
