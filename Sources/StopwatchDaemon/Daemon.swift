@@ -199,10 +199,12 @@ package enum Daemon {
         idleExit.start(
             isBusy: {
                 server.connectionCount > 0 || !hooks.isIdle || stopwatches.expiries.count > 0
-                    || store.problem != nil || !history.unwritten.isEmpty
+                    || store.hasUnsavedChanges || !history.unwritten.isEmpty
             },
             exit: { idleFor in
-                logger.info("idle for \(DurationText.string(idleFor)): exiting; the socket starts stopwatchd again")
+                // The period, as --exit-idle says it; how long it really was is for debugging.
+                logger.info("idle for \(DurationText.string(idleExit.period)): exiting; the socket starts stopwatchd again")
+                logger.debug("idle for \(DurationText.string(idleFor)) by the monotonic clock")
                 stop("exited after \(DurationText.string(idleExit.period)) idle; the socket starts it again")
             }
         )

@@ -86,8 +86,8 @@ package struct DaemonOptions: Equatable, Sendable {
           --history-days N         delete history months that ended more than N days ago
                                    (default: keep all)
           --exit-idle DUR          exit after DUR (at most 24h) with no client, no hook
-                                   running and no countdown to expire; only when
-                                   socket-activated (default: never)
+                                   running, no countdown to expire and nothing unsaved;
+                                   only when socket-activated (default: never)
           -h, --help               show this help
           --version                show the version
 

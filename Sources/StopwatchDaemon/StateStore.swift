@@ -35,6 +35,11 @@ final class StateStore: @unchecked Sendable {
         didSet { if problem != oldValue { problemChanged(problem) } }
     }
     private var unsaved: Set<StopwatchKey> = []
+
+    /// Whether a change failed to be written and waits for another try: a daemon that exits
+    /// now would lose it. (Those waiting for their turn, `saveSoon`, are written at exit.)
+    /// Once the last is written, `problemChanged(nil)` says so.
+    var hasUnsavedChanges: Bool { !unsaved.isEmpty }
     /// Names `saveSoon` is to write, in order, and whether a turn of the queue is asked for.
     private var dueSoon: [String] = []
     private var dueSoonNames: Set<StopwatchKey> = []
@@ -104,7 +109,14 @@ final class StateStore: @unchecked Sendable {
             }
         }
         defer { if !isLocked { stopwatches.close() } }
-        return try reader.readAll(in: stopwatches, removingLeftovers: isLocked, at: clocks())
+        let restored = try reader.readAll(in: stopwatches, removingLeftovers: isLocked, at: clocks())
+        let restamped = restored.filter(\.wallOriginIsStale)
+        if isLocked, !restamped.isEmpty {
+            // What `WallClockStepWatch` does for a running daemon, for a step while none ran.
+            for stopwatch in restamped { save(stopwatch.name, stopwatch.snapshot) }
+            logger.info("the wall clock was set while stopwatchd was not running: \(restamped.count) counting stopwatch\(restamped.count == 1 ? "" : "es") written again against it")
+        }
+        return restored.map { ($0.name, $0.snapshot) }
     }
 
     /// Opens `history/` in the state directory, once `load` has opened and locked it.

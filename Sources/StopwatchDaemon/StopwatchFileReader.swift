@@ -37,14 +37,14 @@ struct StopwatchFileReader {
         in stopwatches: DirectoryDescriptor,
         removingLeftovers: Bool,
         at now: ClockReading
-    ) throws(DaemonStartError) -> [(name: String, snapshot: StopWatchSnapshot)] {
+    ) throws(DaemonStartError) -> [(name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool)] {
         let files: [String]
         do {
             files = try stopwatches.entries()
         } catch {
             throw DaemonStartError("cannot read the state directory \(directory): \(error); fix its permissions so this user can read it")
         }
-        var restored: [(name: String, snapshot: StopWatchSnapshot)] = []
+        var restored: [(name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool)] = []
         for file in files.sorted() {
             if StopwatchFileName.isTemporary(file) {
                 // A write that never reached its rename: the file it was replacing is intact.
@@ -71,7 +71,7 @@ struct StopwatchFileReader {
         _ file: String,
         in stopwatches: DirectoryDescriptor,
         at now: ClockReading
-    ) throws(DaemonStartError) -> Result<(name: String, snapshot: StopWatchSnapshot), BadContent> {
+    ) throws(DaemonStartError) -> Result<(name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool), BadContent> {
         func unreadable(_ error: Errno) -> DaemonStartError {
             DaemonStartError("cannot read the stopwatch file \(directory)/\(file): \(error); it is left as it is: fix its permissions (or move it away) and start again")
         }
@@ -108,7 +108,7 @@ struct StopwatchFileReader {
                 throw MalformedMessage("it holds stopwatch '\(record.name)'")
             }
             try record.checkRange(at: now)
-            return .success((record.name, record.snapshot(restoredAt: now)))
+            return .success((record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now)))
         } catch {
             return .failure(BadContent(reason: "\(error)"))
         }

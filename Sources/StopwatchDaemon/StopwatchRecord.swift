@@ -81,6 +81,23 @@ package struct StopwatchRecord: Equatable, Sendable {
         }
     }
 
+    /// Whether the wall-clock origin no longer agrees with the boot-clock one, in the boot
+    /// it was written in: the wall clock was set while no daemon ran to see it (one that
+    /// exited on idle), so the file is to be written again against the clock as it is now.
+    /// Kept as it is, a reboot would add or take away the step.
+    package func wallOriginIsStale(at now: ClockReading) -> Bool {
+        guard state == .counting, bootID == now.bootID, let originBoot, let originWall, originBoot <= now.boot else {
+            return false
+        }
+        let expected = now.wall - (now.boot - originBoot)
+        let difference = expected > originWall ? expected - originWall : originWall - expected
+        return difference > Self.wallClockTolerance
+    }
+
+    /// How far the two origins may disagree before the file is written again: the clocks
+    /// are read one after the other, and NTP slews the wall clock by milliseconds.
+    static let wallClockTolerance = Duration.seconds(1)
+
     private static func isInRange(_ nanoseconds: Int64) -> Bool {
         nanoseconds >= 0 && Duration.nanoseconds(nanoseconds) <= maximumElapsed
     }

@@ -41,11 +41,12 @@ package enum TimerDuration {
         return total
     }
 
-    /// Larger units rank higher; `ms` is checked before `s`, which it ends with.
+    /// Larger units rank higher; `ms` is checked before `s`, which it ends with. `min` is
+    /// `m` as systemd writes it (`DurationText` reads both).
     private static func unitRank(_ part: String) -> Int? {
         if part.hasSuffix("ms") { return 0 }
         if part.hasSuffix("s") { return 1 }
-        if part.hasSuffix("m") { return 2 }
+        if part.hasSuffix("m") || part.hasSuffix("min") { return 2 }
         if part.hasSuffix("h") { return 3 }
         return nil
     }

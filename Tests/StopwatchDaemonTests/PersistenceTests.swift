@@ -50,6 +50,22 @@ struct StopwatchRecordTests {
         #expect(restored.elapsed(at: later.boot + .seconds(1)) == .seconds(3606))
     }
 
+    @Test("a wall clock set while no daemon ran (exit on idle) makes a counting record stale in its boot, and only then")
+    func staleWallOrigin() {
+        let record = StopwatchRecord(name: "tea", snapshot: counting(.seconds(5)), at: saved)
+        let hourLater = ClockReading(boot: saved.boot + .seconds(3600), wall: saved.wall + .seconds(3600), bootID: "boot-a")
+        #expect(!record.wallOriginIsStale(at: hourLater))
+        // Slewed by less than the tolerance: not worth a write.
+        #expect(!record.wallOriginIsStale(at: ClockReading(boot: hourLater.boot, wall: hourLater.wall + .milliseconds(900), bootID: "boot-a")))
+        #expect(record.wallOriginIsStale(at: ClockReading(boot: hourLater.boot, wall: hourLater.wall + .seconds(90), bootID: "boot-a")))
+        #expect(record.wallOriginIsStale(at: ClockReading(boot: hourLater.boot, wall: hourLater.wall - .seconds(90), bootID: "boot-a")))
+        // Another boot: the wall clock is all there is to go by.
+        #expect(!record.wallOriginIsStale(at: ClockReading(boot: .seconds(20), wall: hourLater.wall + .seconds(90), bootID: "boot-b")))
+        // Paused: no origin to keep.
+        let paused = StopwatchRecord(name: "tea", snapshot: .paused(at: .seconds(5), laps: []), at: saved)
+        #expect(!paused.wallOriginIsStale(at: ClockReading(boot: hourLater.boot, wall: hourLater.wall + .seconds(90), bootID: "boot-a")))
+    }
+
     @Test("after a reboot: elapsed continues from the wall clock")
     func reboot() {
         let record = StopwatchRecord(name: "tea", snapshot: counting(.seconds(5)), at: saved)
@@ -212,6 +228,34 @@ struct StateStoreTests {
         #expect(loaded.count == 1)
         #expect(loaded.first?.snapshot == .paused(at: .seconds(7)))
         #expect(try files() == ["tea.json"])
+    }
+
+    @Test("a wall clock set while no daemon ran: loading writes the counting stopwatch again, so a reboot neither adds nor loses the step")
+    func wallClockSetWhileDown() throws {
+        let root = self.root
+        func store(_ now: ClockReading) -> StateStore {
+            StateStore(
+                directory: root, maximumLaps: 10_000, logger: Logger(minimumLevel: .error, journald: false) { _ in },
+                queue: DispatchQueue(label: "store"), currentSnapshot: { _ in nil }, problemChanged: { _ in },
+                retryInterval: .seconds(3600)
+            ) { now }
+        }
+        let start = ClockReading(boot: .seconds(100), wall: .seconds(1_700_000_000), bootID: "boot-a")
+        try {
+            let first = store(start)
+            _ = try first.load()
+            first.save("tea", .counting(since: start.boot, laps: [], now: start.boot))
+        }()
+        // 20 s later on the boot clock, while no daemon ran, NTP stepped the wall clock 60 s ahead.
+        let stepped = ClockReading(boot: start.boot + .seconds(20), wall: start.wall + .seconds(80), bootID: "boot-a")
+        try {
+            let loaded = try store(stepped).load()
+            #expect(loaded.first?.snapshot.elapsed(at: stepped.boot) == .seconds(20))
+        }()
+        // A reboot 10 s (wall) later: 30 s counted, not 90.
+        let rebooted = ClockReading(boot: .seconds(5), wall: stepped.wall + .seconds(10), bootID: "boot-b")
+        let afterReboot = try store(rebooted).load()
+        #expect(afterReboot.first?.snapshot.elapsed(at: rebooted.boot) == .seconds(30))
     }
 
     @Test("an unwritable directory: the failure is logged once, and everything is saved once it is writable")

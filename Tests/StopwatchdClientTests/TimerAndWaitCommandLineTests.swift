@@ -27,6 +27,8 @@ struct TimerAndWaitCommandLineTests {
         ("1h", .seconds(3600)), ("1h30m", .seconds(5400)), ("2m30s", .seconds(150)), ("1m500ms", .milliseconds(60_500)),
         ("1h1m1s1ms", .milliseconds(3_661_001)), ("1ms", .milliseconds(1)), ("1.5ms", .milliseconds(1)),
         ("8784h", .seconds(366 * 86_400)), ("25m", .seconds(1500)),
+        // `min` as systemd writes it, also in compounds.
+        ("5min", .seconds(300)), ("1h30min", .seconds(5400)), ("2min30s", .seconds(150)),
     ])
     func timerDurations(text: String, expected: Duration) {
         #expect(TimerDuration.parse(text) == expected)
@@ -34,7 +36,7 @@ struct TimerAndWaitCommandLineTests {
 
     @Test("not timer durations: bad forms, units out of order, out of 1ms…366 days", arguments: [
         "", "25", "m", "abc", "-1s", "1e3s", "0ms", "0s", "0.4ms", "8784h1ms", "8785h", "9999999999h",
-        "30m1h", "1m1m", "1s1m", "1h 30m", "1h30", "1d", "inf s", "1..5s", "tea",
+        "30m1h", "1m1m", "1s1m", "1m1min", "5mins", "5 min", "1h 30m", "1h30", "1d", "inf s", "1..5s", "tea",
     ])
     func notTimerDurations(text: String) {
         #expect(TimerDuration.parse(text) == nil)

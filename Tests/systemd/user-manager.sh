@@ -14,7 +14,9 @@ fi
 
 work=$(mktemp -d /tmp/swsd-XXXXXX)
 manager=""
+watcher=""
 cleanup() {
+    [ -z "$watcher" ] || kill "$watcher" 2>/dev/null || true
     if [ -n "$manager" ] && kill -0 "$manager" 2>/dev/null; then
         XDG_RUNTIME_DIR="$work/run" systemctl --user stop stopwatchd.service stopwatchd.socket >/dev/null 2>&1 || true
         kill "$manager" 2>/dev/null || true
@@ -104,11 +106,19 @@ systemctl --user show -p ExecStart --value stopwatchd.service | grep -q -- "--ex
     || fail "the drop-in's ExecStart is not used: $(systemctl --user show -p ExecStart --value stopwatchd.service)"
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 inactive() { [ "$(show ActiveState)" = inactive ]; }
-"$swctl" --user status | grep -q "default counting" || fail "swctl status through the socket"
+# A watcher keeps the daemon while its pid and the elapsed time are read: with a 1 s period,
+# a loaded machine could otherwise see it gone between two calls.
+"$swctl" --user watch >"$work/watch.out" 2>&1 &
+watcher=$!
 eventually test "$(show ActiveState)" = active || fail "the service did not start for a client"
 pid=$(show MainPID)
+[ "$pid" != 0 ] || fail "no main process while a client watches"
 before=$(elapsed)
 read_at=$(now_ms)
+kill "$watcher"
+wait "$watcher" 2>/dev/null || true
+watcher=""
+grep -q "default counting" "$work/watch.out" || fail "the watcher saw nothing: $(cat "$work/watch.out")"
 eventually inactive || fail "the service did not stop when idle (state $(show ActiveState))"
 echo "idle exit after $(( $(now_ms) - read_at )) ms (or less): Result=$(show Result), ExecMainStatus=$(show ExecMainStatus)"
 [ "$(show Result)" = success ] || fail "Result after the idle exit: $(show Result)"
