@@ -159,7 +159,8 @@ swctl status tea | grep -q "+" || fail "tea has not expired: $(swctl status tea)
 
 echo "== watch through ssh: ticks, then a new ssh after the daemon restarts"
 swctl start work >/dev/null
-swctl watch work --format '{state} {elapsed_ms}' >"$work/watch.out" 2>"$work/watch.err" &
+# The program itself, not the shell function: $! must be the watcher, for the kill below.
+"$bin/swctl" --host "$host" watch work --format '{state} {elapsed_ms}' >"$work/watch.out" 2>"$work/watch.err" &
 watch_pid=$!
 ticks() { grep -c '^counting' "$work/watch.out" || true; }
 ticks_at_least() { [ "$(ticks)" -ge "$1" ]; }
@@ -184,14 +185,15 @@ bridge="ssh $ssh_options -i $work/client_key -T -o BatchMode=yes $host swctl bri
 python3 -m varlink.cli --bridge "$bridge" call io.stopwatchd.Get '{"name": "work"}' >"$work/python.out" \
     || fail "python varlink --bridge failed"
 grep -q '"name": "work"' "$work/python.out" || fail "python varlink --bridge: $(cat "$work/python.out")"
-if command -v varlinkctl >/dev/null; then
+systemd_version=$(systemctl --version 2>/dev/null | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
+if command -v varlinkctl >/dev/null && [ "${systemd_version:-0}" -ge 257 ]; then
     # systemd 255 and later: ssh-exec: runs $SYSTEMD_SSH, here a wrapper with this test's options.
     printf '#!/bin/sh\nexec ssh %s -i %s "$@"\n' "$ssh_options" "$work/client_key" >"$work/ssh-wrapper"
     chmod 0755 "$work/ssh-wrapper"
     SYSTEMD_SSH="$work/ssh-wrapper" varlinkctl call "ssh-exec:$host:swctl,bridge" io.stopwatchd.Get '{"name":"work"}' \
         | grep -q '"work"' || fail "varlinkctl ssh-exec:"
 else
-    echo "(varlinkctl is not installed: systemd 255 or later has it)"
+    echo "(varlinkctl with ssh-exec: is not installed: systemd 257 or later has it)"
 fi
 
 echo "== failures: exit 69 with ssh's own message, within 5 s"

@@ -54,13 +54,15 @@ eventually systemctl --user is-system-running || { cat "$work/manager.log"; fail
 echo "user manager $manager is up ($(systemctl --user is-system-running || true))"
 
 show() { systemctl --user show -p "$1" --value stopwatchd.service; }
+# A function, not `test "$(show …)"`: `eventually` must read the state anew each time.
+is_active() { [ "$(show ActiveState)" = active ]; }
 elapsed() { "$swctl" --user --json status | sed -n 's/.*"elapsed_ms":\([0-9]*\).*/\1/p'; }
 
 echo "== socket activation"
 systemctl --user start stopwatchd.socket
 [ "$(show ActiveState)" = inactive ] || fail "the service ran before anyone called"
 "$swctl" --user start | grep -q "default counting" || fail "swctl start through the socket"
-eventually test "$(show ActiveState)" = active || fail "the service did not become active"
+eventually is_active || fail "the service did not become active"
 eventually sh -c "systemctl --user show -p StatusText --value stopwatchd.service | grep -q '1 stopwatch, 1 counting'" \
     || fail "StatusText: '$(show StatusText)'"
 echo "active: $(show StatusText)"
@@ -71,7 +73,7 @@ before=$(elapsed)
 systemctl --user stop stopwatchd.service stopwatchd.socket
 [ "$(show ExecMainStatus)" = 0 ] || fail "ExecMainStatus after stop: $(show ExecMainStatus)"
 systemctl --user start stopwatchd.service          # the service alone: it brings its socket
-eventually test "$(show ActiveState)" = active || fail "starting the service directly"
+eventually is_active || fail "starting the service directly"
 after=$(elapsed)
 "$swctl" --user status | grep -q "default counting" || fail "not counting after the restart"
 [ "$after" -ge "$before" ] || fail "elapsed went back: $before -> $after"
@@ -110,7 +112,8 @@ inactive() { [ "$(show ActiveState)" = inactive ]; }
 # a loaded machine could otherwise see it gone between two calls.
 "$swctl" --user watch >"$work/watch.out" 2>&1 &
 watcher=$!
-eventually test "$(show ActiveState)" = active || fail "the service did not start for a client"
+eventually is_active \
+    || fail "the service did not start for a watcher (state $(show ActiveState); watch said: $(cat "$work/watch.out"))"
 pid=$(show MainPID)
 [ "$pid" != 0 ] || fail "no main process while a client watches"
 before=$(elapsed)
