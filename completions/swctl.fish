@@ -162,5 +162,6 @@ complete -c stopwatchd -l hook-timeout -x -d 'time a hook may run before SIGTERM
 complete -c stopwatchd -l max-hooks-running -x -d 'hooks running at once'
 complete -c stopwatchd -l max-hooks-waiting -x -d 'hooks waiting for a slot'
 complete -c stopwatchd -l history-days -x -d 'days of history kept'
+complete -c stopwatchd -l exit-idle -x -d 'exit when idle this long (socket-activated only)'
 complete -c stopwatchd -s h -l help -d 'show the help'
 complete -c stopwatchd -l version -d 'show the version'
