@@ -236,4 +236,55 @@ struct BridgeTests {
             #expect(error.exitStatus == 69)
         }
     }
+
+    @Test("a bridge command that ignores SIGTERM and lingers is killed after a grace: swctl --host never hangs in close")
+    func wrapperIgnoringTerm() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        // The relay ends with its input, then the wrapper lingers, deaf to SIGTERM (an
+        // ignored signal stays ignored across exec).
+        let path = directory.file("stubborn-ssh")
+        try """
+            #!/bin/sh
+            trap '' TERM
+            '\(Binaries.swctl)' --socket '\(daemon.socket)' bridge
+            exec sleep 30
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let began = ContinuousClock.now
+        let result = try remote(["list"], ssh: "/bin/sh " + path)
+        #expect(result.status == 0, "\(result.error)")
+        #expect(ContinuousClock.now - began < .seconds(10), "close waited for the wrapper")
+    }
+
+    @Test("interrupting a watch wakes its receive even when a grandchild of the bridge command holds the output open")
+    func interruptWithGrandchild() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        // No exec: the shell is the child, the relay its child; SIGTERM ends the shell only.
+        let bridge = directory.file("bridge")
+        try """
+            #!/bin/sh
+            '\(Binaries.swctl)' --socket '\(daemon.socket)' bridge
+
+            """.write(toFile: bridge, atomically: true, encoding: .utf8)
+        let client = StopwatchClient(endpoint: .bridge(["/bin/sh", bridge]))
+        let watch = try client.openWatch("quiet")
+        #expect(try watch.nextUpdate().event == .current)
+        let ended = Locked(false)
+        Thread.detachNewThread {
+            while (try? watch.nextUpdate()) != nil {}
+            ended.withLock { $0 = true }
+        }
+        usleep(200_000)
+        watch.interrupt()
+        #expect(Deadline.wait(.seconds(5)) { ended.withLock { $0 } }, "next() still blocked after interrupt()")
+        // Whatever happened, the reader is released (the daemon's end closes the relay)
+        // before the stream is closed.
+        if !ended.withLock({ $0 }) {
+            _ = daemon.stop(SIGTERM)
+            Deadline.wait { ended.withLock { $0 } }
+        }
+        watch.close()
+    }
 }
