@@ -146,7 +146,7 @@ struct BridgeTests {
             let result = try Swctl.run(["--host", "nowhere"] + command, socket: nil, environment: ["STOPWATCHD_SSH": ssh])
             #expect(ContinuousClock.now - began < .seconds(5))
             #expect(result.status == 69, "\(command): \(result.error)")
-            #expect(result.error.hasPrefix("swctl: cannot reach stopwatchd through '\(ssh) -T -o BatchMode=yes nowhere swctl bridge': ssh: connect to host nowhere port 22: Connection refused;"),
+            #expect(result.error.hasPrefix("swctl: cannot reach stopwatchd through '\(ssh) -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 nowhere swctl bridge': ssh: connect to host nowhere port 22: Connection refused;"),
                     "\(result.error)")
             #expect(result.error.split(separator: "\n").count == 1, "\(result.error)")
         }
@@ -286,5 +286,36 @@ struct BridgeTests {
             Deadline.wait { ended.withLock { $0 } }
         }
         watch.close()
+    }
+
+    @Test("watch through an ssh that never answers shows the unavailable line after the call timeout, and retries")
+    func watchSilentHost() throws {
+        let directory = try TestDirectory()
+        // A black-holed host: ssh runs, says nothing, and does not end. Each run tells its
+        // pid, so that what the test's end leaves running can be ended.
+        let path = directory.file("silent-ssh")
+        try """
+            #!/bin/sh
+            echo $$ >> '\(directory.file("pids"))'
+            exec sleep 60
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let child = try ChildProcess(
+            Binaries.swctl, ["--host", "desk", "watch", "w", "--format", "{state}"],
+            environment: Binaries.childEnvironment.merging(["STOPWATCHD_SSH": "/bin/sh " + path]) { $1 }, captureOutput: true
+        )
+        defer {
+            child.signal(SIGKILL)
+            _ = child.wait(timeout: .seconds(10))
+            let pids = ((try? String(contentsOfFile: directory.file("pids"), encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+            for pid in pids { kill(pid, SIGKILL) }
+        }
+        let lines = LineReader(try #require(child.output))
+        let began = ContinuousClock.now
+        let line = lines.next(timeout: .seconds(25)) { $0.contains("unavailable") }
+        #expect(line != nil, "no unavailable line")
+        #expect(ContinuousClock.now - began < .seconds(25))
+        // And it tries again, through a new ssh.
+        #expect(Deadline.wait(.seconds(15)) { (try? String(contentsOfFile: directory.file("pids"), encoding: .utf8))?.split(separator: "\n").count ?? 0 >= 2 })
     }
 }
