@@ -318,4 +318,46 @@ struct BridgeTests {
         // And it tries again, through a new ssh.
         #expect(Deadline.wait(.seconds(15)) { (try? String(contentsOfFile: directory.file("pids"), encoding: .utf8))?.split(separator: "\n").count ?? 0 >= 2 })
     }
+
+    @Test("swctl bridge with one socket as standard input and output forwards a oneway call sent just before the peer closes")
+    func sameSocketOnewayThenClose() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let local = StopwatchClient(socketPath: daemon.socket)
+        for round in 0..<5 {
+            // Both ends close-on-exec: the bridge gets its end as 0 and 1 through dup2 alone,
+            // so that no other child holds it open and our close is the peer's close.
+            var ends: [Int32] = [-1, -1]
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 0)
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+            let arguments: [String] = [Binaries.swctl, "--socket", daemon.socket, "bridge"]
+            let argv = arguments.map { strdup($0) } + [nil]
+            let envp = Binaries.childEnvironment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer { (argv + envp).forEach { free($0) } }
+            var pid: pid_t = 0
+            let spawned = posix_spawn(&pid, Binaries.swctl, &actions, nil, argv, envp)
+            close(ends[1])
+            guard spawned == 0 else {
+                close(ends[0])
+                Issue.record("posix_spawn: \(spawned)")
+                return
+            }
+            let call = Array((#"{"method":"io.stopwatchd.Start","parameters":{"name":"one\#(round)"},"oneway":true}"# + "\0").utf8)
+            #expect(call.withUnsafeBytes { write(ends[0], $0.baseAddress, $0.count) } == call.count)
+            close(ends[0])
+            var raw: Int32 = 0
+            let reaped = Deadline.wait(.seconds(20)) { waitpid(pid, &raw, WNOHANG) == pid }
+            if !reaped {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &raw, 0)
+            }
+            #expect(reaped && raw == 0, "round \(round): the bridge did not exit 0 (\(raw))")
+            #expect(Deadline.wait(.seconds(5)) { (try? local.get("one\(round)"))?.state == .counting },
+                    "round \(round): the oneway Start was lost")
+        }
+    }
 }
