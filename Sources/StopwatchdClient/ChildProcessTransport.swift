@@ -165,8 +165,14 @@ package final class ChildProcessTransport: VarlinkTransport {
         return .bridgeFailed(command: command, reason: reason)
     }
 
+    /// The command still runs (no reply in time, a daemon at its limit): `reason` is what
+    /// went wrong, and its last line on standard error only a hint, which may be stale (a
+    /// "Warning: Permanently added …" before a host that went silent). That line is the
+    /// reason only once the command ended or closed its output (`ended`).
     package func failure(_ reason: String) -> ClientError {
-        .bridgeFailed(command: command, reason: lastErrorLine ?? reason)
+        while errorsOpen, (try? errors.poll(timeout: .zero)) == true { readErrors() }
+        guard let line = lastErrorLine else { return .bridgeFailed(command: command, reason: reason) }
+        return .bridgeFailed(command: command, reason: "\(reason) (ssh said: \(line))")
     }
 
     /// How the child ended, reaping it if it has; nil while it runs.

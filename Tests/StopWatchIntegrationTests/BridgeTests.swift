@@ -360,4 +360,22 @@ struct BridgeTests {
                     "round \(round): the oneway Start was lost")
         }
     }
+
+    @Test("an ssh that warned, then went silent, is a timeout, with the warning only as what ssh said")
+    func staleWarningAndTimeout() throws {
+        let directory = try TestDirectory()
+        let path = directory.file("warning-ssh")
+        try """
+            #!/bin/sh
+            echo "Warning: Permanently added 'desk' (ED25519) to the list of known hosts." >&2
+            exec sleep 60
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let began = ContinuousClock.now
+        let result = try remote(["status"], ssh: "/bin/sh " + path)
+        #expect(ContinuousClock.now - began < .seconds(20))
+        #expect(result.status == 69, "\(result.error)")
+        #expect(result.error.contains("': no reply within 10s (ssh said: Warning: Permanently added 'desk' (ED25519) to the list of known hosts.)"),
+                "\(result.error)")
+    }
 }
