@@ -378,4 +378,39 @@ struct BridgeTests {
         #expect(result.error.contains("': no reply within 10s (ssh said: Warning: Permanently added 'desk' (ED25519) to the list of known hosts.)"),
                 "\(result.error)")
     }
+
+    @Test("wait --timeout through --host ends on time when the reconnection's ssh goes silent")
+    func waitTimeoutAcrossSilentReconnection() throws {
+        let directory = try TestDirectory()
+        var daemon: DaemonProcess? = try DaemonProcess(socket: directory.socket)
+        // The first run reaches the daemon; the next ones hang as a black-holed host does.
+        let path = directory.file("once-ssh")
+        try """
+            #!/bin/sh
+            echo $$ >> '\(directory.file("pids"))'
+            if [ -e '\(directory.file("ran"))' ]; then exec sleep 60; fi
+            : > '\(directory.file("ran"))'
+            exec '\(Binaries.swctl)' --socket '\(directory.socket)' bridge
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let began = ContinuousClock.now
+        let child = try ChildProcess(
+            Binaries.swctl, ["--host", "desk", "wait", "w", "--timeout", "4s"],
+            environment: Binaries.childEnvironment.merging(["STOPWATCHD_SSH": "/bin/sh " + path]) { $1 }, captureError: true
+        )
+        defer {
+            child.signal(SIGKILL)
+            _ = child.wait(timeout: .seconds(10))
+            let pids = ((try? String(contentsOfFile: directory.file("pids"), encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+            for pid in pids { kill(pid, SIGKILL) }
+        }
+        // Connected (the first ssh ran, and the daemon answered), then the daemon is gone.
+        #expect(Deadline.wait(.seconds(10)) { FileManager.default.fileExists(atPath: directory.file("ran")) })
+        usleep(500_000)
+        #expect(daemon?.stop(SIGTERM) == 0)
+        daemon = nil
+        let status = child.wait(timeout: .seconds(30))
+        #expect(status == .exited(124))
+        #expect(ContinuousClock.now - began < .seconds(8), "the wait overran its 4 s")
+    }
 }
