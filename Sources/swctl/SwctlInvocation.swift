@@ -79,7 +79,7 @@ package struct SwctlInvocation: Equatable, Sendable {
           --system         the system daemon (/run/stopwatchd/stopwatchd.sock)
           --host [USER@]HOST
                            the daemon on HOST, through 'ssh -T -o BatchMode=yes -o
-                           ServerAliveInterval=10 -o ServerAliveCountMax=3 HOST swctl
+                           ServerAliveInterval=10 -o ServerAliveCountMax=3 -- HOST swctl
                            bridge' (default: $STOPWATCHD_HOST when no socket option is
                            given); $STOPWATCHD_SSH replaces 'ssh', split on whitespace
           --json           print the stopwatch as JSON (log: the intervals; report:

@@ -146,7 +146,7 @@ struct BridgeTests {
             let result = try Swctl.run(["--host", "nowhere"] + command, socket: nil, environment: ["STOPWATCHD_SSH": ssh])
             #expect(ContinuousClock.now - began < .seconds(5))
             #expect(result.status == 69, "\(command): \(result.error)")
-            #expect(result.error.hasPrefix("swctl: cannot reach stopwatchd through '\(ssh) -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 nowhere swctl bridge': ssh: connect to host nowhere port 22: Connection refused;"),
+            #expect(result.error.hasPrefix("swctl: cannot reach stopwatchd through '\(ssh) -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- nowhere swctl bridge': ssh: connect to host nowhere port 22: Connection refused;"),
                     "\(result.error)")
             #expect(result.error.split(separator: "\n").count == 1, "\(result.error)")
         }
