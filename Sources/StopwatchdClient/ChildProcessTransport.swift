@@ -7,6 +7,12 @@ import StopwatchProtocol
 /// this process's environment, in this process's group (a terminal's Ctrl-C reaches ssh
 /// too); its standard error is read as it comes, so that a chatty ssh cannot block on it,
 /// and its last line is the reason given when the command fails.
+///
+/// Not Sendable: one thread uses it, but for `interrupt`, which `VarlinkConnection` calls
+/// from another thread under its lock, never after `close` (see `VarlinkTransport`).
+/// `interrupt` touches only `wakeUp` (an eventfd write, which the kernel serializes with the
+/// `poll` it wakes, and which cannot meet its `close`: both run under the connection's lock)
+/// and the child's pid under `termination`'s lock.
 package final class ChildProcessTransport: VarlinkTransport {
     /// The command, as shown in messages.
     package let command: String
@@ -15,6 +21,10 @@ package final class ChildProcessTransport: VarlinkTransport {
     private let input: FileDescriptor
     private let output: FileDescriptor
     private let errors: FileDescriptor
+    /// Readable once `interrupt` ran (and for good: it is never read), in every `receive`
+    /// poll: a wrapper that does not `exec` ssh leaves a grandchild holding the output pipe
+    /// open after a SIGTERM, so the child's end is no wake-up to count on.
+    private let wakeUp: EventDescriptor
     private var errorsOpen = true
     /// The end of what the child wrote to standard error, for its last line.
     private var errorTail: [UInt8] = []
@@ -37,11 +47,12 @@ package final class ChildProcessTransport: VarlinkTransport {
         input = started.input
         output = started.output
         errors = started.errors
+        wakeUp = started.wakeUp
     }
 
     private static func start(
         _ arguments: [String], command: String
-    ) throws(ClientError) -> (child: pid_t, input: FileDescriptor, output: FileDescriptor, errors: FileDescriptor) {
+    ) throws(ClientError) -> (child: pid_t, input: FileDescriptor, output: FileDescriptor, errors: FileDescriptor, wakeUp: EventDescriptor) {
         guard let name = arguments.first else { throw .bridgeFailed(command: command, reason: "no command given") }
         guard let path = ProcessSpawner.executablePath(of: name, searchPath: ProcessEnvironment.current["PATH"]) else {
             throw .bridgeFailed(command: command, reason: "'\(name)' is not found in PATH")
@@ -55,13 +66,15 @@ package final class ChildProcessTransport: VarlinkTransport {
             opened += [output.read, output.write]
             let errors = try FileDescriptor.pipe()
             opened += [errors.read, errors.write]
+            let wakeUp = try EventDescriptor.make()
+            opened.append(wakeUp.descriptor)
             let child = try ProcessSpawner.spawn(
                 path: path, arguments: arguments, environment: ProcessEnvironment.all,
                 standardInput: input.read, standardOutput: output.write, standardError: errors.write,
                 ownProcessGroup: false
             )
             [input.read, output.write, errors.write].forEach { $0.close() }
-            return (child, input.write, output.read, errors.read)
+            return (child, input.write, output.read, errors.read, wakeUp)
         } catch {
             opened.forEach { $0.close() }
             throw .bridgeFailed(command: command, reason: "cannot start '\(name)': \(error)")
@@ -88,12 +101,13 @@ package final class ChildProcessTransport: VarlinkTransport {
             let ready: [PollEvents]
             do {
                 ready = try FileDescriptor.poll(events:
-                    [(output, .readable)] + (errorsOpen ? [(errors, .readable)] : []), timeout: left
+                    [(output, .readable), (wakeUp.descriptor, .readable)] + (errorsOpen ? [(errors, .readable)] : []), timeout: left
                 )
             } catch {
                 throw failure("\(error)")
             }
-            if ready.count > 1, !ready[1].isEmpty { readErrors() }
+            if !ready[1].isEmpty { throw .bridgeFailed(command: command, reason: "interrupted") }
+            if ready.count > 2, !ready[2].isEmpty { readErrors() }
             if !ready[0].isEmpty {
                 let bytes: [UInt8]
                 do {
@@ -151,8 +165,14 @@ package final class ChildProcessTransport: VarlinkTransport {
         return .bridgeFailed(command: command, reason: reason)
     }
 
+    /// The command still runs (no reply in time, a daemon at its limit): `reason` is what
+    /// went wrong, and its last line on standard error only a hint, which may be stale (a
+    /// "Warning: Permanently added …" before a host that went silent). That line is the
+    /// reason only once the command ended or closed its output (`ended`).
     package func failure(_ reason: String) -> ClientError {
-        .bridgeFailed(command: command, reason: lastErrorLine ?? reason)
+        while errorsOpen, (try? errors.poll(timeout: .zero)) == true { readErrors() }
+        guard let line = lastErrorLine else { return .bridgeFailed(command: command, reason: reason) }
+        return .bridgeFailed(command: command, reason: "\(reason) (ssh said: \(line))")
     }
 
     /// How the child ended, reaping it if it has; nil while it runs.
@@ -164,7 +184,9 @@ package final class ChildProcessTransport: VarlinkTransport {
     }
 
     package func interrupt() {
-        // No shutdown(2) for pipes: the child is asked to end, which closes its output.
+        // No shutdown(2) for pipes: the blocked `receive` is woken through `wakeUp`, and
+        // the child is asked to end (as the session is).
+        wakeUp.signal()
         termination.withLock { termination in
             if termination == nil { try? ProcessSpawner.signal(child, SIGTERM) }
         }
@@ -175,12 +197,39 @@ package final class ChildProcessTransport: VarlinkTransport {
         isClosed = true
         // Its input closed, ssh ends the session; the rest is ours to let go of, and no
         // zombie is left in the program using the library.
-        [input, output, errors].forEach { $0.close() }
+        [input, output, errors, wakeUp.descriptor].forEach { $0.close() }
         termination.withLock { termination in
             if termination == nil { termination = try? ProcessSpawner.reapIfEnded(child) }
             if termination == nil {
+                // A wrapper may ignore SIGTERM (`trap '' TERM`): a close, which a key binding's
+                // `swctl --host X status` makes, must not wait for it for ever.
                 try? ProcessSpawner.signal(child, SIGTERM)
+                termination = Self.reap(child, waitingAtMost: Self.termGrace)
+            }
+            if termination == nil {
+                try? ProcessSpawner.signal(child, SIGKILL)
                 termination = try? ProcessSpawner.reap(child)
+            }
+        }
+    }
+
+    /// How long a child asked to end with SIGTERM has before SIGKILL.
+    private static let termGrace: Duration = .seconds(1)
+
+    /// Reaps `child` once it ended, within `wait`; nil if it still runs then. Waits on its
+    /// pidfd, or (a kernel without pidfd_open) checks every 10 ms.
+    private static func reap(_ child: pid_t, waitingAtMost limit: Duration) -> ProcessSpawner.Termination? {
+        let deadline = ContinuousClock.now + limit
+        let pidfd = try? ProcessSpawner.openProcessDescriptor(child)
+        defer { pidfd?.close() }
+        while true {
+            if let ended = try? ProcessSpawner.reapIfEnded(child) { return ended }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return nil }
+            if let pidfd {
+                _ = try? pidfd.poll(timeout: left)
+            } else {
+                CurrentProcess.sleep(for: min(left, .milliseconds(10)))
             }
         }
     }

@@ -17,12 +17,16 @@ extension StopwatchClient {
         }
     }
 
-    /// The daemon on `host` (`[USER@]HOST`, not starting with `-`), through `ssh -T -o
-    /// BatchMode=yes HOST swctl bridge`: no terminal, and no password prompt that nobody
-    /// would see. `ssh` replaces `ssh` with a command and its first arguments (`["ssh",
-    /// "-i", "~/.ssh/stopwatch"]`; `swctl` splits `$STOPWATCHD_SSH` on whitespace for it).
+    /// The daemon on `host` (`[USER@]HOST`), through `ssh -T -o BatchMode=yes -o
+    /// ServerAliveInterval=10 -o ServerAliveCountMax=3 -- HOST swctl bridge`: no terminal,
+    /// no password prompt that nobody would see, and a session whose connection died
+    /// silently (a suspend, a network gone) ends within 40 s, so that a watch notices and
+    /// reconnects. The `--` ends ssh's options (OpenSSH's getopt), so a `host` starting with
+    /// `-` is a host name ssh refuses, never an option such as `-oProxyCommand=…`.
+    /// `ssh` replaces `ssh` with a command and its first arguments (`["ssh", "-i",
+    /// "~/.ssh/stopwatch"]`; `swctl` splits `$STOPWATCHD_SSH` on whitespace for it).
     /// `swctl` must be on the PATH of a non-interactive ssh session on `host`.
     public static func sshBridge(host: String, ssh: [String] = ["ssh"]) -> Endpoint {
-        .bridge((ssh.isEmpty ? ["ssh"] : ssh) + ["-T", "-o", "BatchMode=yes", host, "swctl", "bridge"])
+        .bridge((ssh.isEmpty ? ["ssh"] : ssh) + ["-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", host, "swctl", "bridge"])
     }
 }

@@ -5,7 +5,8 @@ import Varlink
 ///
 /// `@unchecked Sendable` is safe here: `next()` is meant for one thread at a time, and the
 /// only call made from another thread, `interrupt()`, is a `shutdown(2)` of the socket (or,
-/// through a bridge, a SIGTERM to its command, under the lock that also guards its reaping),
+/// through a bridge, an eventfd write that wakes its poll and a SIGTERM to its command under
+/// the lock that also guards its reaping),
 /// made under the connection's lock (never after it closed), which the kernel serializes
 /// with the read it interrupts.
 public final class WatchStream: @unchecked Sendable {

@@ -44,7 +44,19 @@ struct Bridge {
             } catch {
                 Diagnostics.fail("swctl: bridge: \(error)", status: 70)
             }
-            if ready[1].contains(.error) || ready[1].contains(.hangUp) { CurrentProcess.exit(0) }
+            if ready[1].contains(.error) || ready[1].contains(.hangUp) {
+                // Before anything else: with one socket as both, the peer's close is this
+                // hang-up, and what it sent just before (a oneway call) may be unread yet.
+                forwardRemainingInput(inputOpen ? input : nil, to: socket, pending: pending, through: &buffer)
+                // Shut down to the daemon: only its answers are left, for a reader that is
+                // gone unless standard output still takes them.
+                pending = []
+                inputOpen = false
+                let stillHungUp = (try? FileDescriptor.poll(events: [(output, [])], timeout: .zero))
+                    .map { $0[0].contains(.error) || $0[0].contains(.hangUp) } ?? true
+                if stillHungUp { CurrentProcess.exit(0) }
+                continue
+            }
             if ready[0].contains(.readable) || ready[0].contains(.hangUp) || ready[0].contains(.error) {
                 relayDaemonOutput(from: socket, to: output, through: &buffer)
             }
@@ -73,6 +85,43 @@ struct Bridge {
                 }
             }
         }
+    }
+
+    /// Sends the daemon `pending`, then what `input` (nil: at its end) holds now, to its end
+    /// or until it has nothing ready, then shuts down writing to the daemon; its output
+    /// meanwhile is read and dropped (nobody is left to take it), so that a daemon blocked
+    /// on writing to us still reads. A daemon that went away ends it too.
+    private func forwardRemainingInput(
+        _ input: FileDescriptor?, to socket: FileDescriptor, pending: [UInt8], through buffer: inout [UInt8]
+    ) {
+        var pending = pending
+        while true {
+            if pending.isEmpty {
+                guard let source = input, (try? source.poll(timeout: .zero)) == true else { break }
+                let count = buffer.withUnsafeMutableBytes { bytes in (try? source.read(into: bytes)) ?? 0 }
+                guard count > 0 else { break }
+                pending = Array(buffer[..<count])
+            }
+            guard let ready = try? FileDescriptor.poll(events: [(socket, [.readable, .writable])], timeout: .seconds(10)),
+                  !ready[0].isEmpty else { break }
+            if ready[0].contains(.readable) || ready[0].contains(.hangUp) || ready[0].contains(.error) {
+                let count = buffer.withUnsafeMutableBytes { bytes in Result { () throws(Errno) -> Int in try socket.read(into: bytes) } }
+                switch count {
+                case .success(0): CurrentProcess.exit(0)
+                case .success, .failure(.wouldBlock): break
+                case .failure: CurrentProcess.exit(0)
+                }
+            }
+            if ready[0].contains(.writable) {
+                do {
+                    pending.removeFirst(try socket.send(pending, from: 0))
+                } catch where error == .wouldBlock {
+                } catch {
+                    CurrentProcess.exit(0)
+                }
+            }
+        }
+        try? socket.shutdownWriting()
     }
 
     /// Reads what the daemon said and writes it all to standard output; exits 0 when the

@@ -78,7 +78,8 @@ package struct SwctlInvocation: Equatable, Sendable {
           --user           the user daemon ($XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock)
           --system         the system daemon (/run/stopwatchd/stopwatchd.sock)
           --host [USER@]HOST
-                           the daemon on HOST, through 'ssh -T -o BatchMode=yes HOST swctl
+                           the daemon on HOST, through 'ssh -T -o BatchMode=yes -o
+                           ServerAliveInterval=10 -o ServerAliveCountMax=3 -- HOST swctl
                            bridge' (default: $STOPWATCHD_HOST when no socket option is
                            given); $STOPWATCHD_SSH replaces 'ssh', split on whitespace
           --json           print the stopwatch as JSON (log: the intervals; report:

@@ -11,7 +11,7 @@ import StopwatchdClient
 /// read with a call's timeout (`client.timeout`), not `--timeout`: it is what tells whether
 /// the wait is already over, so even `--timeout 0s` on a countdown already expired exits 0
 /// (SPEC §5), however soon the answer comes. `--timeout` bounds the wait for the replies
-/// after it.
+/// after it, and for the first reply of a reconnection (within the call's timeout still).
 struct Waiter {
     let client: StopwatchClient
     let name: String?
@@ -28,6 +28,10 @@ struct Waiter {
             // already there ends even `--timeout 0s` with 0.)
             if connectedOnce, let deadline, ContinuousClock.now >= deadline { finish(.timedOut) }
             do {
+                // A reconnection's answer is bounded by `--timeout` too: an ssh to a host gone
+                // silent would otherwise hold the wait a whole call timeout past it.
+                var firstReplyTimeout = client.timeout
+                if connectedOnce, let deadline { firstReplyTimeout = min(firstReplyTimeout, max(.zero, deadline - ContinuousClock.now)) }
                 let stream = try client.openWatch(name)
                 defer { stream.close() }
                 // A socket connected is a daemon there (which may die before it answers: a
@@ -38,7 +42,7 @@ struct Waiter {
                 while true {
                     let update: WatchUpdate
                     if first {
-                        update = try stream.firstUpdate(within: client.timeout)
+                        update = try stream.firstUpdate(within: firstReplyTimeout)
                         connectedOnce = true
                         first = false
                     } else if let deadline {

@@ -42,8 +42,18 @@ struct Watcher {
                 defer { stream.close() }
                 connectedClient = client
                 tickRate.streamRestarted()
+                // The first reply within a call's timeout: `openWatch` waits for nothing, and
+                // through ssh to a host that went silent the bar would show nothing for
+                // minutes. Late, it is the unavailable line and a retry (as `Waiter` does).
+                var first = true
                 while true {
-                    let stopwatch = try stream.next()
+                    let stopwatch: Stopwatch
+                    if first {
+                        stopwatch = try stream.firstUpdate(within: client.timeout).stopwatch
+                        first = false
+                    } else {
+                        stopwatch = try stream.next()
+                    }
                     retry = Self.firstRetry
                     saidUnavailable = false
                     tickRate.observe(stopwatch)

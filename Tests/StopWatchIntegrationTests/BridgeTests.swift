@@ -146,7 +146,7 @@ struct BridgeTests {
             let result = try Swctl.run(["--host", "nowhere"] + command, socket: nil, environment: ["STOPWATCHD_SSH": ssh])
             #expect(ContinuousClock.now - began < .seconds(5))
             #expect(result.status == 69, "\(command): \(result.error)")
-            #expect(result.error.hasPrefix("swctl: cannot reach stopwatchd through '\(ssh) -T -o BatchMode=yes nowhere swctl bridge': ssh: connect to host nowhere port 22: Connection refused;"),
+            #expect(result.error.hasPrefix("swctl: cannot reach stopwatchd through '\(ssh) -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- nowhere swctl bridge': ssh: connect to host nowhere port 22: Connection refused;"),
                     "\(result.error)")
             #expect(result.error.split(separator: "\n").count == 1, "\(result.error)")
         }
@@ -235,5 +235,182 @@ struct BridgeTests {
             guard case .bridgeFailed = error else { Issue.record("\(error)"); return }
             #expect(error.exitStatus == 69)
         }
+    }
+
+    @Test("a bridge command that ignores SIGTERM and lingers is killed after a grace: swctl --host never hangs in close")
+    func wrapperIgnoringTerm() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        // The relay ends with its input, then the wrapper lingers, deaf to SIGTERM (an
+        // ignored signal stays ignored across exec).
+        let path = directory.file("stubborn-ssh")
+        try """
+            #!/bin/sh
+            trap '' TERM
+            '\(Binaries.swctl)' --socket '\(daemon.socket)' bridge
+            exec sleep 30
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let began = ContinuousClock.now
+        let result = try remote(["list"], ssh: "/bin/sh " + path)
+        #expect(result.status == 0, "\(result.error)")
+        #expect(ContinuousClock.now - began < .seconds(10), "close waited for the wrapper")
+    }
+
+    @Test("interrupting a watch wakes its receive even when a grandchild of the bridge command holds the output open")
+    func interruptWithGrandchild() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        // No exec: the shell is the child, the relay its child; SIGTERM ends the shell only.
+        let bridge = directory.file("bridge")
+        try """
+            #!/bin/sh
+            '\(Binaries.swctl)' --socket '\(daemon.socket)' bridge
+
+            """.write(toFile: bridge, atomically: true, encoding: .utf8)
+        let client = StopwatchClient(endpoint: .bridge(["/bin/sh", bridge]))
+        let watch = try client.openWatch("quiet")
+        #expect(try watch.nextUpdate().event == .current)
+        let ended = Locked(false)
+        Thread.detachNewThread {
+            while (try? watch.nextUpdate()) != nil {}
+            ended.withLock { $0 = true }
+        }
+        usleep(200_000)
+        watch.interrupt()
+        #expect(Deadline.wait(.seconds(5)) { ended.withLock { $0 } }, "next() still blocked after interrupt()")
+        // Whatever happened, the reader is released (the daemon's end closes the relay)
+        // before the stream is closed.
+        if !ended.withLock({ $0 }) {
+            _ = daemon.stop(SIGTERM)
+            Deadline.wait { ended.withLock { $0 } }
+        }
+        watch.close()
+    }
+
+    @Test("watch through an ssh that never answers shows the unavailable line after the call timeout, and retries")
+    func watchSilentHost() throws {
+        let directory = try TestDirectory()
+        // A black-holed host: ssh runs, says nothing, and does not end. Each run tells its
+        // pid, so that what the test's end leaves running can be ended.
+        let path = directory.file("silent-ssh")
+        try """
+            #!/bin/sh
+            echo $$ >> '\(directory.file("pids"))'
+            exec sleep 60
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let child = try ChildProcess(
+            Binaries.swctl, ["--host", "desk", "watch", "w", "--format", "{state}"],
+            environment: Binaries.childEnvironment.merging(["STOPWATCHD_SSH": "/bin/sh " + path]) { $1 }, captureOutput: true
+        )
+        defer {
+            child.signal(SIGKILL)
+            _ = child.wait(timeout: .seconds(10))
+            let pids = ((try? String(contentsOfFile: directory.file("pids"), encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+            for pid in pids { kill(pid, SIGKILL) }
+        }
+        let lines = LineReader(try #require(child.output))
+        let began = ContinuousClock.now
+        let line = lines.next(timeout: .seconds(25)) { $0.contains("unavailable") }
+        #expect(line != nil, "no unavailable line")
+        #expect(ContinuousClock.now - began < .seconds(25))
+        // And it tries again, through a new ssh.
+        #expect(Deadline.wait(.seconds(15)) { (try? String(contentsOfFile: directory.file("pids"), encoding: .utf8))?.split(separator: "\n").count ?? 0 >= 2 })
+    }
+
+    @Test("swctl bridge with one socket as standard input and output forwards a oneway call sent just before the peer closes")
+    func sameSocketOnewayThenClose() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let local = StopwatchClient(socketPath: daemon.socket)
+        for round in 0..<5 {
+            // Both ends close-on-exec: the bridge gets its end as 0 and 1 through dup2 alone,
+            // so that no other child holds it open and our close is the peer's close.
+            var ends: [Int32] = [-1, -1]
+            try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 0)
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+            let arguments: [String] = [Binaries.swctl, "--socket", daemon.socket, "bridge"]
+            let argv = arguments.map { strdup($0) } + [nil]
+            let envp = Binaries.childEnvironment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer { (argv + envp).forEach { free($0) } }
+            var pid: pid_t = 0
+            let spawned = posix_spawn(&pid, Binaries.swctl, &actions, nil, argv, envp)
+            close(ends[1])
+            guard spawned == 0 else {
+                close(ends[0])
+                Issue.record("posix_spawn: \(spawned)")
+                return
+            }
+            let call = Array((#"{"method":"io.stopwatchd.Start","parameters":{"name":"one\#(round)"},"oneway":true}"# + "\0").utf8)
+            #expect(call.withUnsafeBytes { write(ends[0], $0.baseAddress, $0.count) } == call.count)
+            close(ends[0])
+            var raw: Int32 = 0
+            let reaped = Deadline.wait(.seconds(20)) { waitpid(pid, &raw, WNOHANG) == pid }
+            if !reaped {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &raw, 0)
+            }
+            #expect(reaped && raw == 0, "round \(round): the bridge did not exit 0 (\(raw))")
+            #expect(Deadline.wait(.seconds(5)) { (try? local.get("one\(round)"))?.state == .counting },
+                    "round \(round): the oneway Start was lost")
+        }
+    }
+
+    @Test("an ssh that warned, then went silent, is a timeout, with the warning only as what ssh said")
+    func staleWarningAndTimeout() throws {
+        let directory = try TestDirectory()
+        let path = directory.file("warning-ssh")
+        try """
+            #!/bin/sh
+            echo "Warning: Permanently added 'desk' (ED25519) to the list of known hosts." >&2
+            exec sleep 60
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let began = ContinuousClock.now
+        let result = try remote(["status"], ssh: "/bin/sh " + path)
+        #expect(ContinuousClock.now - began < .seconds(20))
+        #expect(result.status == 69, "\(result.error)")
+        #expect(result.error.contains("': no reply within 10s (ssh said: Warning: Permanently added 'desk' (ED25519) to the list of known hosts.)"),
+                "\(result.error)")
+    }
+
+    @Test("wait --timeout through --host ends on time when the reconnection's ssh goes silent")
+    func waitTimeoutAcrossSilentReconnection() throws {
+        let directory = try TestDirectory()
+        var daemon: DaemonProcess? = try DaemonProcess(socket: directory.socket)
+        // The first run reaches the daemon; the next ones hang as a black-holed host does.
+        let path = directory.file("once-ssh")
+        try """
+            #!/bin/sh
+            echo $$ >> '\(directory.file("pids"))'
+            if [ -e '\(directory.file("ran"))' ]; then exec sleep 60; fi
+            : > '\(directory.file("ran"))'
+            exec '\(Binaries.swctl)' --socket '\(directory.socket)' bridge
+
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let began = ContinuousClock.now
+        let child = try ChildProcess(
+            Binaries.swctl, ["--host", "desk", "wait", "w", "--timeout", "4s"],
+            environment: Binaries.childEnvironment.merging(["STOPWATCHD_SSH": "/bin/sh " + path]) { $1 }, captureError: true
+        )
+        defer {
+            child.signal(SIGKILL)
+            _ = child.wait(timeout: .seconds(10))
+            let pids = ((try? String(contentsOfFile: directory.file("pids"), encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+            for pid in pids { kill(pid, SIGKILL) }
+        }
+        // Connected (the first ssh ran, and the daemon answered), then the daemon is gone.
+        #expect(Deadline.wait(.seconds(10)) { FileManager.default.fileExists(atPath: directory.file("ran")) })
+        usleep(500_000)
+        #expect(daemon?.stop(SIGTERM) == 0)
+        daemon = nil
+        let status = child.wait(timeout: .seconds(30))
+        #expect(status == .exited(124))
+        #expect(ContinuousClock.now - began < .seconds(8), "the wait overran its 4 s")
     }
 }
