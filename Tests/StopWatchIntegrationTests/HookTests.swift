@@ -95,7 +95,12 @@ struct HookTests {
         #expect(Deadline.wait(.seconds(60)) { daemon.readLog().components(separatedBy: "more bytes of output not logged").count == 5 })
         #expect(try client.get("m").lapsMs.count == 3)
         let after = DaemonMemory.residentKiB(of: daemon.pid) ?? 0
-        #expect(after - before < 32 * 1024, "resident \(before) KiB, then \(after) KiB")
+        // Not under a sanitizer: AddressSanitizer's quarantine keeps freed buffers resident,
+        // so its resident size follows the 50 MB read, not what is kept (32.5 MiB once, with
+        // no leak; LeakSanitizer looks for leaks there). The plain run holds the bound.
+        if !Binaries.sanitized {
+            #expect(after - before < 32 * 1024, "resident \(before) KiB, then \(after) KiB")
+        }
         let lines = daemon.readLog().split(separator: "\n").filter { $0.contains("hook loud") }
         #expect(lines.count <= 4 * 34, "\(lines.count) lines")
     }
