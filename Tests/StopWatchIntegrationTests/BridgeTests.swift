@@ -334,6 +334,7 @@ struct BridgeTests {
             defer { posix_spawn_file_actions_destroy(&actions) }
             posix_spawn_file_actions_adddup2(&actions, ends[1], 0)
             posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+            _ = spawnClosesFrom(&actions, 3)
             let arguments: [String] = [Binaries.swctl, "--socket", daemon.socket, "bridge"]
             let argv = arguments.map { strdup($0) } + [nil]
             let envp = Binaries.childEnvironment.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -42,12 +42,28 @@ final class ChildProcess: @unchecked Sendable {
         }
         let outputPipe = try pipe(into: 1, capture: captureOutput)
         let errorPipe = try pipe(into: 2, capture: captureError)
+        // Nothing else of ours (after the dup2s, which read the pipes' ends): tests run in
+        // parallel, and a descriptor another test holds without close-on-exec (a hook script
+        // it is writing, say) would stay open in this child for its whole life; exec of that
+        // script then fails with ETXTBSY.
+        _ = spawnClosesFrom(&actions, 3)
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
+        // The test thread's signal mask and dispositions are not the child's: it starts as
+        // from a shell, so SIGTERM ends it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        posix_spawnattr_setsigmask(&attributes, &signals)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT] { sigaddset(&signals, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &signals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         // The child has its copies of the write ends; ours must go so reads see EOF.
         for pipe in [outputPipe, errorPipe] { pipe?.closeWriteEnd() }
         guard result == 0 else {
@@ -170,3 +186,8 @@ extension FileDescriptor {
         SpawnPipe(descriptor: self, writeEnd: writeEnd)
     }
 }
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which the Glibc module does not
+/// export: the child closes every descriptor from `lowest` on before it runs the program.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+func spawnClosesFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ lowest: CInt) -> CInt
