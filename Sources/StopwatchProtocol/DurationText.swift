@@ -25,6 +25,8 @@ package enum DurationText {
         if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
         let seconds = milliseconds / 1000
         if seconds % 60 != 0 || seconds == 0 { return "\(seconds)s" }
-        return "\(seconds / 60)m"
+        let minutes = seconds / 60
+        if minutes % 60 != 0 { return "\(minutes)m" }
+        return "\(minutes / 60)h"
     }
 }

@@ -55,7 +55,7 @@ struct DaemonOptionsTests {
         #expect(throws: UsageError("--hook-timeout: 'soon' is not a duration like 500ms, 30s or 2m")) {
             try DaemonOptions.parse(["--hook-timeout", "soon"])
         }
-        #expect(throws: UsageError("--hook-timeout: 25h is longer than the maximum, 1440m")) {
+        #expect(throws: UsageError("--hook-timeout: 25h is longer than the maximum, 24h")) {
             try DaemonOptions.parse(["--hook-timeout", "25h"])
         }
         #expect(throws: UsageError("--hook-dir needs a non-empty value")) { try DaemonOptions.parse(["--hook-dir", ""]) }
@@ -79,7 +79,7 @@ struct DaemonOptionsTests {
         }
         #expect(throws: UsageError("--exit-idle: '0s' is not a duration like 500ms, 30s or 2m")) { try DaemonOptions.parse(["--exit-idle", "0s"]) }
         #expect(throws: UsageError("--exit-idle: 'never' is not a duration like 500ms, 30s or 2m")) { try DaemonOptions.parse(["--exit-idle", "never"]) }
-        #expect(throws: UsageError("--exit-idle: 1441min is longer than the maximum, 1440m")) { try DaemonOptions.parse(["--exit-idle", "1441min"]) }
+        #expect(throws: UsageError("--exit-idle: 1441min is longer than the maximum, 24h")) { try DaemonOptions.parse(["--exit-idle", "1441min"]) }
         #expect(throws: UsageError("--exit-idle needs a value")) { try DaemonOptions.parse(["--exit-idle"]) }
         #expect(DaemonOptions.usage.contains("--exit-idle DUR"))
     }

@@ -16,6 +16,15 @@ struct CommandLineTests {
         #expect(DurationText.parse(text) == expected)
     }
 
+    @Test("durations written back in their largest whole unit, and read back", arguments: [
+        (Duration.milliseconds(250), "250ms"), (.seconds(0), "0s"), (.seconds(90), "90s"), (.seconds(120), "2m"),
+        (.seconds(5400), "90m"), (.seconds(3600), "1h"), (.seconds(24 * 3600), "24h"),
+    ])
+    func durationStrings(duration: Duration, expected: String) {
+        #expect(DurationText.string(duration) == expected)
+        #expect(DurationText.parse(expected) == duration)
+    }
+
     @Test("not durations", arguments: ["", "1", "s", "ms", "-1s", "1e3s", "inf s", "nans", "1..5s", ".s", "1 s", "9999999999h", "min", "5mins", "5 min", "5mn"])
     func notDurations(text: String) {
         #expect(DurationText.parse(text) == nil)
