@@ -20,20 +20,23 @@ enum CountdownStateFiles {
     }
 
     /// Writes `count` counting countdowns into `directory`: `soonCount` of them expiring
-    /// `spacing` apart from `firstAfter` from now, the others from an hour to about a day
-    /// from now. Their origins are spread over the past hour, to the microsecond, as real
+    /// `spacing` apart from `firstAfter` after they are written (last, so that a slow
+    /// machine writing the others does not eat into that), the others from an hour to about
+    /// a day from now. Their origins are spread over the past hour, to the microsecond, as real
     /// ones would be; targets are whole milliseconds, as the daemon keeps them, so each
     /// instant is its origin plus its target exactly.
     static func write(
-        _ count: Int, soon soonCount: Int, firstAfter: Duration, spacing: Duration, into directory: String
+        _ count: Int, soon soonWanted: Int, firstAfter: Duration, spacing: Duration, into directory: String
     ) throws(BenchError) -> Written {
-        let now = ClockReading.now()
+        let soonCount = min(max(soonWanted, 0), count)
+        var now = ClockReading.now()
         var soon: [(name: String, instant: Duration)] = []
         var bytes = 0
         do {
             try FileSystem.makeDirectories(directory, mode: 0o700)
-            for index in 0..<count {
+            for index in Array(soonCount..<count) + Array(0..<soonCount) {
                 let isSoon = index < soonCount
+                if index == 0 { now = ClockReading.now() }
                 let name = isSoon ? "soon\(index)" : "cd\(index)"
                 let origin = now.boot - .seconds(60 + index % 3_600) - .microseconds((index * 7_919) % 1_000_000)
                 let wanted = isSoon
