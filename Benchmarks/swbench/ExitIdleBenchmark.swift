@@ -41,6 +41,9 @@ enum ExitIdleBenchmark {
         context.progress("exit on idle: \(plan.exitIdleCycles) activations through \(activator), idle period \(DurationText.string(period))")
         let directory = try context.subdirectory("exitidle")
         var cold = Samples(), exitedAfter = Samples()
+        // The activated process's time on a CPU and waiting for one, from the connection
+        // (the exec, the daemon's start) to the reply.
+        var coldOnCPU = Samples(), coldWaiting = Samples()
         var left = 0, residentKiBAfter = 0, residentKiBRunning = 0
         var statuses: [CInt] = []
         for _ in 0..<plan.exitIdleCycles {
@@ -48,9 +51,15 @@ enum ExitIdleBenchmark {
                 daemonPath: context.options.daemonPath, socketPath: directory + "/activated.sock", stateDirectory: stateDirectory,
                 idlePeriod: "\(period.nanoseconds / 1_000_000)ms", logPath: directory + "/daemon.log"
             )
+            // The activator's own start (before it listened) is not the daemon's.
+            let before = SchedulerStatistics(of: activated.pid)
             let time = try timedStatus(swctl, socketPath: activated.socketPath, name: name)
             let replied = Now.boot()
             cold.append(time.inMilliseconds)
+            if let before, let after = SchedulerStatistics(of: activated.pid) {
+                coldOnCPU.append((after.onCPU - before.onCPU).inMilliseconds)
+                coldWaiting.append((after.waiting - before.waiting).inMilliseconds)
+            }
             guard activated.isRunning(as: "stopwatchd") else {
                 throw BenchError("after the first call, pid \(activated.pid) is not a running stopwatchd (exit status \(activated.process.waitForExit()))")
             }
@@ -97,6 +106,9 @@ enum ExitIdleBenchmark {
                     "p90_ms": JSONReport.number(cold.percentile(90) ?? 0),
                     "max_ms": JSONReport.number(cold.maximum ?? 0),
                     "samples_ms": .array(coldSamples.map(JSONReport.number)),
+                    "daemon_on_cpu_median_ms": JSONReport.number(coldOnCPU.median() ?? 0),
+                    "daemon_on_cpu_ms": .array(coldOnCPU.values.map(JSONReport.number)),
+                    "daemon_runqueue_wait_median_ms": JSONReport.number(coldWaiting.median() ?? 0),
                     "warm_runs": .int(Int64(warm.count)),
                     "warm_p90_ms": JSONReport.number(warm.percentile(90) ?? 0),
                     "warm_max_ms": JSONReport.number(warm.maximum ?? 0),
