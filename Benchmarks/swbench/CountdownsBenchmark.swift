@@ -44,6 +44,7 @@ enum CountdownsBenchmark {
         CurrentProcess.sleep(for: plan.wakeupWindow)
         let daemonAfter = ThreadSwitchCounts(of: daemon.pid), sleepAfter = ThreadSwitchCounts(of: sleeper.pid)
         let end = Now.boot()
+        let expiredAfter = CountdownStateFiles.expiredCount(of: soonNames, in: stateFiles)
         // Timers are read at rest, away from an expiry: each one's STATUS= update for
         // systemd is sent 200 ms later on a timer of its own (`StatusReporter`), armed
         // meanwhile, and gone before the next expiry.
@@ -51,7 +52,6 @@ enum CountdownsBenchmark {
         if let lastExpiry { Now.sleep(until: lastExpiry + .milliseconds(300)) }
         let timersReadAfterExpiry = lastExpiry.map { Now.boot() - $0 }
         let timers = TimerDescriptorState.all(of: daemon.pid)
-        let expiredAfter = CountdownStateFiles.expiredCount(of: soonNames, in: stateFiles)
         guard daemon.process.isRunning else { throw BenchError("stopwatchd ended during the window") }
 
         let window = end - start
