@@ -12,4 +12,8 @@ enum BenchGroup: String, CaseIterable {
     case expiry
     /// One stopwatch counting for the drift period, alongside everything else.
     case drift
+    /// 10,000 counting countdowns nobody watches: wake-ups against expiries, armed timers.
+    case countdowns
+    /// Exit on idle behind systemd-socket-activate: no process left, the first swctl status.
+    case exitidle
 }

@@ -27,6 +27,17 @@ struct BenchPlan {
     let countdowns: Int
     let countdownSpacing: Duration = .milliseconds(10)
     let countdownLead: Duration
+    /// Counting countdowns restored, nobody watching; those expiring during the wake-up
+    /// count do so this far apart (the rest are hours away).
+    let unwatchedCountdowns = 10_000
+    let countdownExpirySpacing: Duration = .milliseconds(500)
+    /// Activations of an exit-on-idle daemon, each costing its idle period and more.
+    let exitIdleCycles: Int
+    let exitIdlePeriod: Duration = .seconds(1)
+    /// How long after the period the daemon may take to be gone.
+    let exitIdleMargin: Duration = .seconds(1)
+    /// `swctl status` runs against the running daemon, the baseline.
+    let exitIdleWarmRuns: Int
 
     init(smoke: Bool, driftSeconds: Int?) {
         isSmoke = smoke
@@ -43,5 +54,7 @@ struct BenchPlan {
         driftPeriod = .seconds(driftSeconds ?? (smoke ? 5 : 600))
         countdowns = smoke ? 100 : 1_000
         countdownLead = smoke ? .seconds(2) : .seconds(10)
+        exitIdleCycles = smoke ? 2 : 20
+        exitIdleWarmRuns = smoke ? 10 : 100
     }
 }

@@ -7,6 +7,7 @@ enum FigureKind: String, CaseIterable {
     case wakeupsIdle, wakeupsCounting
     case memoryIdle, memoryStopwatches, memoryWatchers
     case readyEmpty, readyLoaded
+    case countdownWakeups, countdownTimers, exitIdleProcesses, exitIdleFirstStatus
 
     var title: String {
         switch self {
@@ -26,6 +27,10 @@ enum FigureKind: String, CaseIterable {
         case .memoryWatchers: "resident memory, +1,000 watchers"
         case .readyEmpty: "time to READY, empty, median"
         case .readyLoaded: "time to READY, 10,000 restored, median"
+        case .countdownWakeups: "wake-ups beyond 1 per expiry, 10,000 countdowns"
+        case .countdownTimers: "armed timers, 10,000 countdowns"
+        case .exitIdleProcesses: "exit on idle: daemons left after the idle period"
+        case .exitIdleFirstStatus: "first swctl status after exit on idle, median"
         }
     }
 
@@ -39,6 +44,10 @@ enum FigureKind: String, CaseIterable {
         case .wakeupsCounting: "/s"
         case .memoryIdle, .memoryStopwatches, .memoryWatchers: "MiB"
         case .swctlStatus, .fanOutDelay, .tickAccuracy, .drift, .readyEmpty, .readyLoaded, .expiryDelay: "ms"
+        case .countdownWakeups: "/s"
+        case .countdownTimers: "timerfd"
+        case .exitIdleProcesses: "processes"
+        case .exitIdleFirstStatus: "ms"
         }
     }
 
@@ -54,6 +63,9 @@ enum FigureKind: String, CaseIterable {
         case .memoryStopwatches: "their files"
         case .readyLoaded: "parse files"
         case .drift, .memoryWatchers: nil
+        case .countdownWakeups: "/bin/sleep"
+        case .countdownTimers, .exitIdleProcesses: nil
+        case .exitIdleFirstStatus: "running daemon"
         }
     }
 
@@ -75,6 +87,10 @@ enum FigureKind: String, CaseIterable {
         case .memoryWatchers: .atMost(16)
         case .readyEmpty: .atMost(50)
         case .readyLoaded: .atMost(200)
+        case .countdownWakeups: .atMost(1)
+        case .countdownTimers: .between(1, 1)
+        case .exitIdleProcesses: .atMost(0)
+        case .exitIdleFirstStatus: .atMost(10)
         }
     }
 
@@ -97,6 +113,10 @@ enum FigureKind: String, CaseIterable {
         case .memoryWatchers: "≤ +16 MiB"
         case .readyEmpty: "≤ 50 ms"
         case .readyLoaded: "≤ 200 ms"
+        case .countdownWakeups: "≤ 1/s (wake-ups ≤ 1 + expiries/s)"
+        case .countdownTimers: "exactly 1, CLOCK_BOOTTIME"
+        case .exitIdleProcesses: "0"
+        case .exitIdleFirstStatus: "≤ 10 ms"
         }
     }
 }

@@ -60,6 +60,8 @@ enum Swbench {
             try FanOutBenchmark.run(context)
         }
         measure(.expiry, [.expiryDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context) }
+        measure(.countdowns, [.countdownWakeups, .countdownTimers]) { () throws(BenchError) in try CountdownsBenchmark.run(context) }
+        measure(.exitidle, [.exitIdleProcesses, .exitIdleFirstStatus]) { () throws(BenchError) in try ExitIdleBenchmark.run(context) }
         if let measurement = drift {
             measure(.drift, [.drift]) { () throws(BenchError) in [try measurement.finish(context)] }
             drift = nil

@@ -5,7 +5,7 @@ extension DirectoryDescriptor {
     /// file or the new one, whole: writes `temporaryName` (created exclusively, never through
     /// a link), flushes it, renames it over `name`, and flushes the directory so the rename
     /// itself is durable.
-    func replaceAtomically(_ name: String, with bytes: [UInt8], through temporaryName: String) throws(Errno) {
+    package func replaceAtomically(_ name: String, with bytes: [UInt8], through temporaryName: String) throws(Errno) {
         let flags: OpenFlags = [.writeOnly, .create, .exclusive, .noFollow]
         let file: FileDescriptor
         do {

@@ -1,0 +1,45 @@
+import StopwatchDaemon
+import Glibc
+import LinuxSystem
+
+/// What one durable save of a state file costs in context switches, on the machine and the
+/// file system of the run: swbench's own thread saves a file of a countdown's size as the
+/// daemon saves one (`replaceAtomically`: write, fsync, rename, fsync the directory) and
+/// counts its switches, each `fsync` sleeping until the journal has committed. The floor of
+/// an expiry that is saved when it happens.
+enum DurableWriteCost {
+    /// Switches per save, over `count` saves in `directory`.
+    static func switchesPerSave(count: Int, in directory: String, bytes: Int) throws(BenchError) -> Double {
+        let content = [UInt8](repeating: UInt8(ascii: " "), count: bytes)
+        let stopwatches: DirectoryDescriptor
+        do {
+            stopwatches = try DirectoryDescriptor.open(directory)
+        } catch {
+            throw BenchError("cannot open \(directory): \(error)")
+        }
+        defer { stopwatches.close() }
+        guard let before = ownSwitches() else { throw BenchError("cannot read /proc/thread-self/status") }
+        for _ in 0..<count {
+            do {
+                try stopwatches.replaceAtomically("save.json", with: content, through: ".save.json.tmp")
+            } catch {
+                throw BenchError("cannot save a file in \(directory): \(error)")
+            }
+        }
+        guard let after = ownSwitches() else { throw BenchError("cannot read /proc/thread-self/status") }
+        return Double(after - before) / Double(max(count, 1))
+    }
+
+    /// Voluntary plus involuntary context switches of the calling thread.
+    private static func ownSwitches() -> Int? {
+        guard let bytes = try? FileSystem.contents(of: "/proc/thread-self/status", limit: 1 << 16) else { return nil }
+        var total = 0, found = 0
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+        where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
+            guard let count = line.split(separator: ":").last.flatMap({ Int($0.filter { $0 != " " && $0 != "\t" }) }) else { return nil }
+            total += count
+            found += 1
+        }
+        return found == 2 ? total : nil
+    }
+}
