@@ -27,6 +27,11 @@ struct BenchPlan {
     let countdowns: Int
     let countdownSpacing: Duration = .milliseconds(10)
     let countdownLead: Duration
+    /// Lap calls timed per stopwatch size (10, 1,000, 10,000 laps), one of each in turn.
+    let lapSamples: Int
+    let lapSizes = [10, 1_000, 10_000]
+    /// Timed runs of each floor of a big Lap (echo of its reply size, a file of its size).
+    let lapFloorSamples: Int
 
     init(smoke: Bool, driftSeconds: Int?) {
         isSmoke = smoke
@@ -43,5 +48,7 @@ struct BenchPlan {
         driftPeriod = .seconds(driftSeconds ?? (smoke ? 5 : 600))
         countdowns = smoke ? 100 : 1_000
         countdownLead = smoke ? .seconds(2) : .seconds(10)
+        lapSamples = smoke ? 60 : 2_000
+        lapFloorSamples = smoke ? 20 : 500
     }
 }
