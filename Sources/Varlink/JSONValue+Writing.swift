@@ -17,7 +17,7 @@ extension JSONValue {
         switch self {
         case .null: bytes.append(contentsOf: "null".utf8)
         case .bool(let value): bytes.append(contentsOf: (value ? "true" : "false").utf8)
-        case .int(let value): bytes.append(contentsOf: String(value).utf8)
+        case .int(let value): Self.writeInteger(value, into: &bytes)
         case .double(let value):
             // JSON has no NaN or infinity; the parser never makes them, so only code could.
             precondition(value.isFinite, "JSON cannot represent \(value)")
@@ -40,6 +40,29 @@ extension JSONValue {
             }
             bytes.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// `value` in decimal, as `String(value)` spells it, without making a `String`: a Lap's
+    /// reply and state file hold one integer per lap, and for 10,000 laps making a string of
+    /// each was a third of the daemon's instructions (docs/PERFORMANCE.md, "Laps").
+    package static func writeInteger(_ value: Int64, into bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // The magnitude: Int64.min has none as an Int64.
+        var rest = value.magnitude
+        var digits = 1
+        var scale = rest / 10
+        while scale > 0 {
+            digits += 1
+            scale /= 10
+        }
+        let end = bytes.count + digits
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        var index = end
+        repeat {
+            index -= 1
+            bytes[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        } while rest > 0
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

@@ -32,9 +32,9 @@ struct StatusLineTests {
     }
 
     @Test func theSourceIsLookedForHereThenInTheRepositoryAboveTheBuild() {
-        XCTAssertEqual(
-            CClient.sourceCandidates(option: nil, currentDirectory: "/here", executablePath: "/repo/.build-release/release/swbench"),
-            ["/here/Benchmarks/c-client/status.c", "/repo/Benchmarks/c-client/status.c"]
+        #expect(
+            CClient.sourceCandidates(option: nil, currentDirectory: "/here", executablePath: "/repo/.build-release/release/swbench")
+                == ["/here/Benchmarks/c-client/status.c", "/repo/Benchmarks/c-client/status.c"]
         )
     }
 
