@@ -47,22 +47,18 @@ extension JSONValue {
     /// each was a third of the daemon's instructions (docs/PERFORMANCE.md, "Laps").
     package static func writeInteger(_ value: Int64, into bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        // The magnitude: Int64.min has none as an Int64.
+        // The magnitude: Int64.min has none as an Int64. Its digits are made from the last,
+        // on the stack, then appended at once.
         var rest = value.magnitude
-        var digits = 1
-        var scale = rest / 10
-        while scale > 0 {
-            digits += 1
-            scale /= 10
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var index = digits.endIndex
+            repeat {
+                index -= 1
+                digits[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index...]))
         }
-        let end = bytes.count + digits
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
-        var index = end
-        repeat {
-            index -= 1
-            bytes[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-            rest /= 10
-        } while rest > 0
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
