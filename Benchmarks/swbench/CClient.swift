@@ -14,14 +14,28 @@ struct CClient {
 
     /// Where the source is: `option` when given; else `Benchmarks/c-client/status.c` under
     /// the current directory if it is there, else under the repository two levels above
-    /// swbench's folder (`.build-release/release/swbench` → the repository). The candidates
-    /// in order.
-    static func sourceCandidates(option: String?, currentDirectory: String, executablePath: String) -> [String] {
+    /// swbench's folder (`.build-release/release/swbench` → the repository). That folder is
+    /// taken as swbench was invoked (`invokedPath`, made absolute) and as it really is
+    /// (`executablePath`, where `release` is a link to `<triple>/release`: three levels
+    /// down). The candidates in order, each once.
+    static func sourceCandidates(option: String?, currentDirectory: String, invokedPath: String, executablePath: String) -> [String] {
         if let option { return [option] }
         let relative = "Benchmarks/c-client/status.c"
-        let buildFolder = FileSystem.directoryName(of: executablePath)
-        let repository = FileSystem.directoryName(of: FileSystem.directoryName(of: buildFolder))
-        return ["\(currentDirectory)/\(relative)", "\(repository)/\(relative)"]
+        func up(_ path: String, _ levels: Int) -> String {
+            (0..<levels).reduce(path) { folder, _ in FileSystem.directoryName(of: folder) }
+        }
+        var folders = [currentDirectory]
+        if invokedPath.contains("/") {
+            let absolute = invokedPath.hasPrefix("/") ? invokedPath : "\(currentDirectory)/\(invokedPath)"
+            folders.append(up(absolute, 3))
+        }
+        folders += [up(executablePath, 3), up(executablePath, 4)]
+        var candidates: [String] = []
+        for folder in folders {
+            let candidate = (folder.hasSuffix("/") ? folder : folder + "/") + relative
+            if !candidates.contains(candidate) { candidates.append(candidate) }
+        }
+        return candidates
     }
 
     /// The compiler's command: `$CC` (split at spaces, as make does) or `cc`, its first word
@@ -41,7 +55,8 @@ struct CClient {
     /// neither build works.
     static func build(sourceOption: String?, into directory: String) throws(BenchError) -> CClient {
         let candidates = sourceCandidates(
-            option: sourceOption, currentDirectory: currentDirectory(), executablePath: BenchOptions.executablePath()
+            option: sourceOption, currentDirectory: currentDirectory(), invokedPath: CommandLine.arguments[0],
+            executablePath: BenchOptions.executablePath()
         )
         guard let source = candidates.first(where: { (try? FileSystem.kind(at: $0)) == .regular }) else {
             throw BenchError("no C client source (looked for \(candidates.joined(separator: ", ")); pass --c-client-source)")

@@ -28,13 +28,33 @@ struct StatusLineTests {
     }
 
     @Test func theSourceOptionWins() {
-        #expect(CClient.sourceCandidates(option: "/x/s.c", currentDirectory: "/here", executablePath: "/r/.build-release/release/swbench") == ["/x/s.c"])
+        #expect(
+            CClient.sourceCandidates(option: "/x/s.c", currentDirectory: "/here", invokedPath: "swbench", executablePath: "/r/.build/release/swbench")
+                == ["/x/s.c"]
+        )
     }
 
     @Test func theSourceIsLookedForHereThenInTheRepositoryAboveTheBuild() {
         #expect(
-            CClient.sourceCandidates(option: nil, currentDirectory: "/here", executablePath: "/repo/.build-release/release/swbench")
-                == ["/here/Benchmarks/c-client/status.c", "/repo/Benchmarks/c-client/status.c"]
+            CClient.sourceCandidates(
+                option: nil, currentDirectory: "/here", invokedPath: "/elsewhere/.build-release/release/swbench",
+                executablePath: "/repo/.build-release/x86_64-unknown-linux-gnu/release/swbench"
+            ) == [
+                "/here/Benchmarks/c-client/status.c", "/elsewhere/Benchmarks/c-client/status.c",
+                "/repo/.build-release/Benchmarks/c-client/status.c", "/repo/Benchmarks/c-client/status.c",
+            ]
+        )
+        // Invoked relative to the current directory: the same folder, looked in once.
+        #expect(
+            CClient.sourceCandidates(
+                option: nil, currentDirectory: "/repo", invokedPath: ".build-release/release/swbench",
+                executablePath: "/repo/.build-release/x86_64-unknown-linux-gnu/release/swbench"
+            ) == ["/repo/Benchmarks/c-client/status.c", "/repo/.build-release/Benchmarks/c-client/status.c"]
+        )
+        // Found on PATH: only the real path tells where the repository is.
+        #expect(
+            CClient.sourceCandidates(option: nil, currentDirectory: "/", invokedPath: "swbench", executablePath: "/repo/.build/release/swbench")
+                == ["/Benchmarks/c-client/status.c", "/repo/Benchmarks/c-client/status.c"]
         )
     }
 
