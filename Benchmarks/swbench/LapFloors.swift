@@ -43,12 +43,19 @@ enum LapFloors {
     /// Atomic replacements of a file by files of each of `sizes` bytes, one of each in turn,
     /// `samples` each, done as the daemon saves a stopwatch: the bytes written to a new
     /// temporary file, `fsync`, renamed over the file, `fsync` of the directory. In
-    /// milliseconds, in the order of `sizes`.
-    static func fileReplacements(sizes: [Int], samples: Int, directory: String) throws(BenchError) -> [Samples] {
+    /// milliseconds, in the order of `sizes`. The directory first gets `neighbours` small
+    /// files, as many as the daemon's holds: syncing a directory costs with its size.
+    static func fileReplacements(sizes: [Int], samples: Int, neighbours: Int, directory: String) throws(BenchError) -> [Samples] {
         var times = sizes.map { _ in Samples() }
         do throws(Errno) {
             let folder = try DirectoryDescriptor.open(directory)
             defer { folder.close() }
+            let small = [UInt8](repeating: UInt8(ascii: "1"), count: sizes.min() ?? 0)
+            for index in 0..<neighbours {
+                let file = try folder.openFile("neighbour\(index).json", [.writeOnly, .create, .exclusive, .noFollow])
+                defer { file.close() }
+                try file.writeAll(small)
+            }
             let contents = sizes.map { [UInt8](repeating: UInt8(ascii: "1"), count: $0) }
             for _ in 0..<samples {
                 for (index, bytes) in contents.enumerated() {

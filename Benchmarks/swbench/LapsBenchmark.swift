@@ -76,7 +76,8 @@ enum LapsBenchmark {
             samples: plan.lapFloorSamples, directory: floorDirectory
         )
         let files = try LapFloors.fileReplacements(
-            sizes: [fileBytes[smallest], fileBytes[largest]], samples: plan.lapFloorSamples, directory: floorDirectory
+            sizes: [fileBytes[smallest], fileBytes[largest]], samples: plan.lapFloorSamples, neighbours: stopwatches,
+            directory: floorDirectory
         )
 
         let kinds: [FigureKind] = [.lapAt10, .lapAt1000, .lapAt10000]
@@ -104,6 +105,7 @@ enum LapsBenchmark {
                     "file_bytes_\(fileBytes[largest])": JSONReport.number(fileLarge.median() ?? 0),
                 ])
                 details["floor_samples"] = .int(Int64(plan.lapFloorSamples))
+                details["floor_directory_files"] = .int(Int64(stopwatches))
             }
             return Figure(kinds[index], value: times[index].median() ?? 0, baseline: index == smallest ? nil : baseline, details: details)
         }
