@@ -78,6 +78,8 @@ let package = Package(
             dependencies: ["StopwatchdClient", "Varlink", "LinuxSystem", "StopwatchDaemon", "UserDatabase"],
             swiftSettings: strict
         ),
+        // swbench's own logic (what it checks in a client's output, where it finds the C client).
+        .testTarget(name: "SwbenchTests", dependencies: ["swbench"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 /// The measurements swbench makes, grouped by the daemon each needs.
 enum BenchGroup: String, CaseIterable {
-    /// Get round trip and throughput against the echo server; swctl status against /bin/true.
+    /// Get round trip and throughput against the echo server; swctl status against the C
+    /// client and /bin/true.
     case calls
     /// 1,000 watchers: delivery, delay, CPU, tick accuracy, memory.
     case fanout
@@ -16,4 +17,6 @@ enum BenchGroup: String, CaseIterable {
     case countdowns
     /// Exit on idle behind systemd-socket-activate: no process left, the first swctl status.
     case exitidle
+    /// Lap on stopwatches holding 10, 1,000 and 10,000 laps: time per call.
+    case laps
 }

@@ -10,10 +10,12 @@ struct BenchOptions {
     var driftSeconds: Int?
     /// Measurement groups to run; nil runs all.
     var only: Set<BenchGroup>?
+    /// The C client's source; nil looks in the usual places (`CClient.sourceCandidates`).
+    var cClientSource: String?
 
     static let usage = """
         usage: swbench [--smoke] [--json FILE] [--drift-seconds N] [--only GROUPS]
-                       [--daemon PATH] [--swctl PATH]
+                       [--daemon PATH] [--swctl PATH] [--c-client-source PATH]
 
         Starts its own stopwatchd daemons on temporary sockets and measures the figures of
         SPEC §7, each next to a baseline measured in the same run; prints a table.
@@ -24,6 +26,10 @@ struct BenchOptions {
           --only GROUPS      comma-separated: \(BenchGroup.allCases.map(\.rawValue).joined(separator: ","))
           --daemon PATH      the stopwatchd to measure (default: beside swbench)
           --swctl PATH       the swctl to measure (default: beside swbench)
+          --c-client-source PATH
+                             the C baseline of swctl status (default:
+                             Benchmarks/c-client/status.c here, else in the
+                             repository two levels above swbench)
         """
 
     /// Reads the arguments (without the program name); nil for `--help`.
@@ -53,6 +59,7 @@ struct BenchOptions {
                     groups.insert(group)
                 }
                 options.only = groups
+            case "--c-client-source": options.cClientSource = try value(argument)
             default:
                 throw BenchError("unknown option '\(argument)'")
             }

@@ -38,6 +38,11 @@ struct BenchPlan {
     let exitIdleMargin: Duration = .seconds(1)
     /// `swctl status` runs against the running daemon, the baseline.
     let exitIdleWarmRuns: Int
+    /// Lap calls timed per stopwatch size (10, 1,000, 10,000 laps), one of each in turn.
+    let lapSamples: Int
+    let lapSizes = [10, 1_000, 10_000]
+    /// Timed runs of each floor of a big Lap (echo of its reply size, a file of its size).
+    let lapFloorSamples: Int
 
     init(smoke: Bool, driftSeconds: Int?) {
         isSmoke = smoke
@@ -56,5 +61,7 @@ struct BenchPlan {
         countdownLead = smoke ? .seconds(2) : .seconds(10)
         exitIdleCycles = smoke ? 2 : 20
         exitIdleWarmRuns = smoke ? 10 : 100
+        lapSamples = smoke ? 60 : 2_000
+        lapFloorSamples = smoke ? 20 : 500
     }
 }

@@ -35,8 +35,20 @@ enum CallsBenchmark {
         context.progress("Get throughput, \(context.plan.throughputClients) clients, against echo")
         let throughput = try ThroughputMeasurement.run(daemonPath: daemon.socketPath, echoPath: echoPath, request: request, plan: context.plan)
 
-        context.progress("swctl status against /bin/true, \(context.plan.processRuns) runs each")
-        let swctl = try SwctlMeasurement.run(swctlPath: context.options.swctlPath, socketPath: daemon.socketPath, name: name, plan: context.plan)
+        let swctl: Figure
+        do throws(BenchError) {
+            let directory = try context.subdirectory("c-client")
+            let client = try CClient.build(sourceOption: context.options.cClientSource, into: directory)
+            context.progress("swctl status against the C client (\(client.isStatic ? "static" : "dynamic")) and /bin/true, \(context.plan.processRuns) runs each")
+            swctl = try SwctlMeasurement.run(
+                swctlPath: context.options.swctlPath, client: client, socketPath: daemon.socketPath, name: name, plan: context.plan,
+                directory: directory
+            )
+        } catch {
+            // Without its baseline the figure is not measured; the others stand.
+            context.progress("swctl status not measured: \(error)")
+            swctl = Figure(.swctlStatus, failure: error.description)
+        }
         return [roundTrip, throughput, swctl]
     }
 }

@@ -7,6 +7,8 @@ struct Figure {
     let baseline: Double?
     /// The raw counts behind the value, for the JSON report.
     var details: JSONObject
+    /// A second baseline the table shows beside the first (`/bin/true 0.49`), in its unit.
+    var baselineAside: String?
     /// Why there is no value.
     let failure: String?
     /// False when a condition of the target that the value cannot show failed (a tick

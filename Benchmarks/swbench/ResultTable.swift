@@ -19,7 +19,8 @@ enum ResultTable {
         guard let value = figure.value else {
             return [kind.title, "not measured", "", "", kind.targetText, "no"]
         }
-        let baseline = figure.baseline.map { "\(NumberText.string($0)) \(kind.unit) (\(kind.baselineName ?? ""))" } ?? "—"
+        let aside = figure.baselineAside.map { ", \($0)" } ?? ""
+        let baseline = figure.baseline.map { "\(NumberText.string($0)) \(kind.unit) (\(kind.baselineName ?? "")\(aside))" } ?? "—"
         let ratio = figure.ratio.map { NumberText.fixed($0, decimals: 2) + "×" } ?? "—"
         return [kind.title, "\(NumberText.string(value)) \(kind.unit)", baseline, ratio, kind.targetText, figure.isMet ? "yes" : "NO"]
     }

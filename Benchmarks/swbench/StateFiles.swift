@@ -31,6 +31,30 @@ enum StateFiles {
         return bytes
     }
 
+    /// Writes counting stopwatches `names` into `directory`, each holding `laps` laps (split
+    /// times half a second apart, with odd milliseconds, as a person's would have) and
+    /// counting a minute past the last. Returns the bytes of one file.
+    static func writeCounting(_ names: [String], laps: Int, into directory: String) throws(BenchError) -> Int {
+        let now = ClockReading.now()
+        let splits = (0..<laps).map { Duration.milliseconds(500 * ($0 + 1) + ($0 * 7_919) % 499) }
+        let elapsed = (splits.last ?? .zero) + .seconds(60)
+        var bytes = 0
+        do {
+            try FileSystem.makeDirectories(directory, mode: 0o700)
+            for name in names {
+                let snapshot = StopWatchSnapshot.counting(since: now.boot - elapsed, laps: splits, now: now.boot)
+                let json = StopwatchRecord(name: name, snapshot: snapshot, at: now).json.serialized
+                let file = try FileDescriptor.open("\(directory)/\(name).json", O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+                defer { file.close() }
+                try file.writeAll(json)
+                bytes = json.count
+            }
+        } catch {
+            throw BenchError("cannot write state files into \(directory): \(error)")
+        }
+        return bytes
+    }
+
     /// Reads and parses every file in `directory` as the daemon's restore does, and returns
     /// how many stopwatches that gave: the least work a restore can do.
     static func readAll(in directory: String) throws(BenchError) -> Int {

@@ -62,6 +62,7 @@ enum Swbench {
         measure(.expiry, [.expiryDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context) }
         measure(.countdowns, [.countdownWakeups, .countdownTimers]) { () throws(BenchError) in try CountdownsBenchmark.run(context) }
         measure(.exitidle, [.exitIdleProcesses, .exitIdleFirstStatus]) { () throws(BenchError) in try ExitIdleBenchmark.run(context) }
+        measure(.laps, [.lapAt10, .lapAt1000, .lapAt10000]) { () throws(BenchError) in try LapsBenchmark.run(context) }
         if let measurement = drift {
             measure(.drift, [.drift]) { () throws(BenchError) in [try measurement.finish(context)] }
             drift = nil

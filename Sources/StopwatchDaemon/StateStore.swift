@@ -197,7 +197,7 @@ final class StateStore: @unchecked Sendable {
         let file = StopwatchFileName.of(name)
         if let snapshot {
             let record = StopwatchRecord(name: name, snapshot: snapshot, at: clocks())
-            try stopwatches.replaceAtomically(file, with: record.json.serialized, through: StopwatchFileName.temporary(of: name))
+            try stopwatches.replaceAtomically(file, with: record.serialized, through: StopwatchFileName.temporary(of: name))
         } else {
             try stopwatches.remove(file)
             try stopwatches.sync()

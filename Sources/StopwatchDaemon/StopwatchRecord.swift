@@ -120,12 +120,46 @@ package struct StopwatchRecord: Equatable, Sendable {
     }
 
     package var json: JSONValue {
+        .object(object(laps: .array(laps.map { .int($0.nanoseconds) })))
+    }
+
+    /// `json.serialized`, byte for byte, with the laps written straight from the durations:
+    /// a stopwatch of 10,000 laps is written again at every lap (SPEC §4), and a `JSONValue`
+    /// made of each lap first was a third of that write's instructions.
+    package var serialized: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + 21 * laps.count)
+        bytes.append(UInt8(ascii: "{"))
+        for (index, member) in object(laps: nil).members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(member.key, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            if member.key == Self.lapsKey {
+                bytes.append(UInt8(ascii: "["))
+                for (lapIndex, lap) in laps.enumerated() {
+                    if lapIndex > 0 { bytes.append(UInt8(ascii: ",")) }
+                    JSONValue.writeInteger(lap.nanoseconds, into: &bytes)
+                }
+                bytes.append(UInt8(ascii: "]"))
+            } else {
+                member.value.write(into: &bytes)
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    private static let lapsKey = "laps_ns"
+
+    /// The record's members; `laps` in place of the laps (nil: an empty array, for
+    /// `serialized` to fill).
+    private func object(laps lapsValue: JSONValue?) -> JSONObject {
         var object: JSONObject = [
             "format": .int(Self.format),
             "name": .string(name),
             "state": .string(state.rawValue),
             "elapsed_ns": .int(elapsed.nanoseconds),
-            "laps_ns": .array(laps.map { .int($0.nanoseconds) }),
+            Self.lapsKey: lapsValue ?? .array([]),
         ]
         if let bootID, let originBoot, let originWall {
             object["boot_id"] = .string(bootID)
@@ -137,7 +171,7 @@ package struct StopwatchRecord: Equatable, Sendable {
             object["target_ns"] = .int(target.nanoseconds)
             object["expired"] = .bool(hasExpired)
         }
-        return .object(object)
+        return object
     }
 
     package init(json: JSONValue) throws(MalformedMessage) {

@@ -24,6 +24,22 @@ struct StopwatchRecordTests {
         }
     }
 
+    @Test("the file's bytes, laps written straight, are the JSON's, byte for byte")
+    func serializedIsTheJSON() throws {
+        let manyLaps = (1...1_000).map { Duration.milliseconds(500 * $0 + $0 % 7) + .nanoseconds($0) }
+        let snapshots: [StopWatchSnapshot] = [
+            .stopped, .stopped(target: .seconds(60)), .paused(at: .milliseconds(1500), laps: [.seconds(1)]),
+            counting(.seconds(5), laps: [.seconds(2)]), counting(.seconds(900), laps: manyLaps),
+            .paused(at: .seconds(30), laps: [.zero, .nanoseconds(1)], target: .seconds(20), hasExpired: true),
+            .counting(since: saved.boot - .seconds(9), laps: [.seconds(3)], now: saved.boot, target: .seconds(10), intervalStart: .seconds(4)),
+        ]
+        for snapshot in snapshots {
+            let record = StopwatchRecord(name: "tea \"ç\"", snapshot: snapshot, at: saved)
+            #expect(record.serialized == record.json.serialized)
+            #expect(try StopwatchRecord(json: JSONParser.parse(record.serialized)) == record)
+        }
+    }
+
     @Test("state files written by earlier daemons load unchanged: each state's word, and what it restores")
     func stateWords() throws {
         let written = [

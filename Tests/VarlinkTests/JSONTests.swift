@@ -437,6 +437,18 @@ struct JSONWriterTests {
         #expect(try JSONParser.parse(value.text) == value)
     }
 
+    static let integers: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, 1_000_000, 1_234_567_890_123, .max, .min, .max - 1, .min + 1]
+        + (0..<19).map { power in (0..<power).reduce(Int64(1)) { product, _ in product * 10 } }
+        + (1..<19).map { power in (0..<power).reduce(Int64(1)) { product, _ in product * 10 } - 1 }
+
+    @Test("integers are written as String spells them", arguments: integers)
+    func integerWriting(value: Int64) throws {
+        #expect(JSONValue.int(value).serialized == Array(String(value).utf8))
+        var bytes = Array("[".utf8)
+        JSONValue.writeInteger(value, into: &bytes)
+        #expect(bytes == Array("[\(value)".utf8))
+    }
+
     @Test("control characters are escaped and re-parse to the same string", arguments: controlCharacters)
     func controlCharacterEscaped(_ string: String) throws {
         let bytes = JSONValue.string("a" + string + "b").serialized
