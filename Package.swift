@@ -52,7 +52,10 @@ let package = Package(
         // A status bar or a key binding starts swctl for every click: the Makefile links it
         // fully static, so it starts about as fast as /bin/true (docs/PERFORMANCE.md). No
         // linker flags here: `unsafeFlags` would stop other packages from depending on this one.
-        .executableTarget(name: "swctl", dependencies: ["StopwatchdClient"], swiftSettings: strict),
+        // Gives the Swift runtime swctl's argv from glibc, so the static swctl skips the
+        // runtime's search of /proc/self/maps at every start (docs/PERFORMANCE.md).
+        .target(name: "SwctlArguments"),
+        .executableTarget(name: "swctl", dependencies: ["StopwatchdClient", "SwctlArguments"], swiftSettings: strict),
         // The benchmark of SPEC §7: each figure beside a baseline it measures itself
         // (docs/PERFORMANCE.md).
         .executableTarget(
