@@ -31,8 +31,12 @@ BINARIES = stopwatchd swctl
 # dynamic loader (libstdc++ alone costs ~1 ms) and starts about as fast as /bin/true
 # (docs/PERFORMANCE.md). lld, because it does not repeat glibc's warning that static
 # binaries may dlopen. Here, not in Package.swift: `unsafeFlags` there would stop other
-# packages from depending on this one.
-SWCTL_LINK ?= -Xswiftc -static-executable -Xswiftc -use-ld=lld
+# packages from depending on this one. The order file puts the code a one-shot swctl runs
+# together at the front, so it faults in a few 64 KiB windows instead of pages spread over
+# 5 MiB (Benchmarks/swctl-layout/order.sh regenerates it; a stale one only costs speed).
+SWCTL_ORDER ?= $(CURDIR)/Benchmarks/swctl-layout/swctl.order
+SWCTL_LINK ?= -Xswiftc -static-executable -Xswiftc -use-ld=lld \
+	-Xlinker --symbol-ordering-file=$(SWCTL_ORDER) -Xlinker --no-warn-symbol-ordering
 INSTALL ?= install
 
 .PHONY: all build install uninstall check clean
