@@ -12,4 +12,6 @@ enum BenchGroup: String, CaseIterable {
     case expiry
     /// One stopwatch counting for the drift period, alongside everything else.
     case drift
+    /// A history of 1,000,000 intervals: `swctl report` over it, `swctl log --since today`.
+    case history
 }

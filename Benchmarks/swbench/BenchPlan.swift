@@ -27,6 +27,14 @@ struct BenchPlan {
     let countdowns: Int
     let countdownSpacing: Duration = .milliseconds(10)
     let countdownLead: Duration
+    /// The long history (`report` over it, and `log --since today`) and the short one
+    /// (`log --since today`'s baseline), with `historyToday` intervals today in both.
+    let historyIntervals: Int
+    let historyShortIntervals = 1_000
+    let historyToday = 40
+    /// `report` runs (each beside a parse of the files), and `log` runs per side.
+    let historyRuns: Int
+    let historyLogRuns: Int
 
     init(smoke: Bool, driftSeconds: Int?) {
         isSmoke = smoke
@@ -43,5 +51,8 @@ struct BenchPlan {
         driftPeriod = .seconds(driftSeconds ?? (smoke ? 5 : 600))
         countdowns = smoke ? 100 : 1_000
         countdownLead = smoke ? .seconds(2) : .seconds(10)
+        historyIntervals = smoke ? 20_000 : 1_000_000
+        historyRuns = smoke ? 1 : 7
+        historyLogRuns = smoke ? 1 : 30
     }
 }

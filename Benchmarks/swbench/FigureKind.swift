@@ -7,6 +7,7 @@ enum FigureKind: String, CaseIterable {
     case wakeupsIdle, wakeupsCounting
     case memoryIdle, memoryStopwatches, memoryWatchers
     case readyEmpty, readyLoaded
+    case historyReport, memoryHistory, historyLogToday
 
     var title: String {
         switch self {
@@ -26,6 +27,9 @@ enum FigureKind: String, CaseIterable {
         case .memoryWatchers: "resident memory, +1,000 watchers"
         case .readyEmpty: "time to READY, empty, median"
         case .readyLoaded: "time to READY, 10,000 restored, median"
+        case .historyReport: "swctl report, 1,000,000 intervals, median"
+        case .memoryHistory: "resident memory, +while streaming history"
+        case .historyLogToday: "swctl log --since today, 1,000,000, median"
         }
     }
 
@@ -39,6 +43,8 @@ enum FigureKind: String, CaseIterable {
         case .wakeupsCounting: "/s"
         case .memoryIdle, .memoryStopwatches, .memoryWatchers: "MiB"
         case .swctlStatus, .fanOutDelay, .tickAccuracy, .drift, .readyEmpty, .readyLoaded, .expiryDelay: "ms"
+        case .historyReport, .historyLogToday: "ms"
+        case .memoryHistory: "MiB"
         }
     }
 
@@ -54,6 +60,9 @@ enum FigureKind: String, CaseIterable {
         case .memoryStopwatches: "their files"
         case .readyLoaded: "parse files"
         case .drift, .memoryWatchers: nil
+        case .historyReport: "parse files"
+        case .memoryHistory: nil
+        case .historyLogToday: "1,000 intervals"
         }
     }
 
@@ -75,6 +84,9 @@ enum FigureKind: String, CaseIterable {
         case .memoryWatchers: .atMost(16)
         case .readyEmpty: .atMost(50)
         case .readyLoaded: .atMost(200)
+        case .historyReport: .atMostTimesBaseline(1.5)
+        case .memoryHistory: .atMost(8)
+        case .historyLogToday: .atMostTimesBaseline(2)
         }
     }
 
@@ -97,6 +109,9 @@ enum FigureKind: String, CaseIterable {
         case .memoryWatchers: "≤ +16 MiB"
         case .readyEmpty: "≤ 50 ms"
         case .readyLoaded: "≤ 200 ms"
+        case .historyReport: "≤ 1.5× parse"
+        case .memoryHistory: "≤ +8 MiB"
+        case .historyLogToday: "≤ 2× 1,000"
         }
     }
 }

@@ -60,6 +60,7 @@ enum Swbench {
             try FanOutBenchmark.run(context)
         }
         measure(.expiry, [.expiryDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context) }
+        measure(.history, [.historyReport, .memoryHistory, .historyLogToday]) { () throws(BenchError) in try HistoryBenchmark.run(context) }
         if let measurement = drift {
             measure(.drift, [.drift]) { () throws(BenchError) in [try measurement.finish(context)] }
             drift = nil

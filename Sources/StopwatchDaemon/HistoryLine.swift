@@ -4,19 +4,21 @@ import Varlink
 /// One line of the journal, `{"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…}`: written,
 /// and read back fast.
 ///
+/// Package-visible: swbench writes a history in this format and parses it as its baseline.
+///
 /// Reading a million lines must take seconds, not minutes: the lines the daemon writes
 /// (keys it knows, integers, a name without escapes) are read in one pass over the bytes,
 /// without building a JSON tree. Anything else (escapes, other keys, other spacing that the
 /// pass does not expect) goes through the full `JSONParser`, so a line edited by hand still
 /// reads the same.
-enum HistoryLine {
+package enum HistoryLine {
     /// Elapsed time beyond this is out of range (SPEC §4: more than 100 years).
     static let maximumElapsedMilliseconds: Int64 = 100 * 366 * 86_400_000
     /// The end of 9999 (UTC): a time past it is out of range (the client refuses it too).
     static let maximumTimeMilliseconds = Interval.latestMs
 
     /// The line for `interval`, newline included.
-    static func encode(_ interval: Interval, into bytes: inout [UInt8]) {
+    package static func encode(_ interval: Interval, into bytes: inout [UInt8]) {
         encodeObject(interval, into: &bytes)
         bytes.append(UInt8(ascii: "\n"))
     }
@@ -39,7 +41,7 @@ enum HistoryLine {
 
     /// The interval a line (without its newline) holds, or nil when it is not one: not
     /// JSON, a field missing or of the wrong type, or out of range.
-    static func parse(_ line: UnsafeRawBufferPointer) -> Interval? {
+    package static func parse(_ line: UnsafeRawBufferPointer) -> Interval? {
         let interval = fastParse(line) ?? slowParse(line)
         guard let interval, isInRange(interval) else { return nil }
         return interval
