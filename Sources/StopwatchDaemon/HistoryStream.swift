@@ -215,6 +215,15 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             badLines += 1
             return
         }
+        // A line of the daemon's own shape that ended before `since` cannot match: passed
+        // over by its times alone, its start still counted for the month's earliest (a line
+        // damaged elsewhere is then not noticed by this call, only by one that reads it).
+        if partialLine.isEmpty, let since = query.since, let times = HistoryLine.plainStartAndEnd(bytes),
+            times.end < since, times.start <= times.end
+        {
+            earliestStart = min(earliestStart ?? times.start, times.start)
+            return
+        }
         let interval: Interval?
         let isEmpty = bytes.isEmpty && partialLine.isEmpty
         if partialLine.isEmpty {
