@@ -186,7 +186,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         var index = 0
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
         while index < count, lines < limit {
-            guard let newline = chunk[index...].firstIndex(of: UInt8(ascii: "\n")) else { break }
+            guard let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: index) else { break }
             line(UnsafeRawBufferPointer(rebasing: chunk[lineStart..<newline]))
             lines += 1
             index = newline + 1
