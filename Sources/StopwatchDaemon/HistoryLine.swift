@@ -27,7 +27,7 @@ package enum HistoryLine {
     /// straight to bytes (no `JSONValue` tree: a reply holds 10,000 of them).
     static func encodeObject(_ interval: Interval, into bytes: inout [UInt8]) {
         bytes.append(contentsOf: #"{"name":"#.utf8)
-        JSONValue.writeString(interval.name, into: &bytes)
+        appendString(interval.name, to: &bytes)
         bytes.append(contentsOf: #","start_ms":"#.utf8)
         appendDecimal(interval.startMs, to: &bytes)
         if let end = interval.endMs {
@@ -37,6 +37,23 @@ package enum HistoryLine {
         bytes.append(contentsOf: #","elapsed_ms":"#.utf8)
         appendDecimal(interval.elapsedMs, to: &bytes)
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// `text` as a JSON string, the same bytes `JSONValue.writeString` writes: a name with
+    /// nothing to escape (every one the daemon accepts but those with `"` or `\`) is copied
+    /// whole, not a byte at a time through its escaping.
+    static func appendString(_ text: String, to bytes: inout [UInt8]) {
+        var text = text
+        let copied = text.withUTF8 { utf8 -> Bool in
+            for byte in utf8 where byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                return false
+            }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !copied { JSONValue.writeString(text, into: &bytes) }
     }
 
     /// `value` in decimal, straight into `bytes`: `String(value)` built and copied a string

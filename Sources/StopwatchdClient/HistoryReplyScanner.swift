@@ -71,7 +71,10 @@ enum HistoryReplyScanner {
             let count = text.utf8CodeUnitCount
             guard bytes.count - index >= count else { return false }
             let expected = text.utf8Start
-            for offset in 0..<count where bytes[index + offset] != expected[offset] { return false }
+            // Loads from the base address, within the bounds checked above (the buffer's
+            // subscript checks each index again).
+            guard let base = bytes.baseAddress else { return count == 0 }
+            for offset in 0..<count where base.load(fromByteOffset: index + offset, as: UInt8.self) != expected[offset] { return false }
             index += count
             return true
         }

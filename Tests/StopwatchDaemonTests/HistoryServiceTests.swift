@@ -251,4 +251,14 @@ final class HistoryServiceTests {
         HistoryLine.appendDecimal(value, to: &bytes)
         #expect(bytes == Array(("x" + String(value)).utf8))
     }
+
+    @Test("names are written as JSONValue writes them, escapes included", arguments: [
+        "tea", "café ☕", "タイマー", "a \"b\"", "back\\slash", "tab\there", "line\nbreak", "del\u{7F}", "",
+    ])
+    func string(name: String) {
+        var fast: [UInt8] = [], full: [UInt8] = []
+        HistoryLine.appendString(name, to: &fast)
+        JSONValue.writeString(name, into: &full)
+        #expect(fast == full)
+    }
 }
