@@ -43,6 +43,14 @@ struct BenchPlan {
     let lapSizes = [10, 1_000, 10_000]
     /// Timed runs of each floor of a big Lap (echo of its reply size, a file of its size).
     let lapFloorSamples: Int
+    /// The long history (`report` over it, and `log --since today`) and the short one
+    /// (`log --since today`'s baseline), with `historyToday` intervals today in both.
+    let historyIntervals: Int
+    let historyShortIntervals = 1_000
+    let historyToday = 40
+    /// `report` runs (each beside a parse of the files), and `log` runs per side.
+    let historyRuns: Int
+    let historyLogRuns: Int
 
     init(smoke: Bool, driftSeconds: Int?) {
         isSmoke = smoke
@@ -63,5 +71,8 @@ struct BenchPlan {
         exitIdleWarmRuns = smoke ? 10 : 100
         lapSamples = smoke ? 60 : 2_000
         lapFloorSamples = smoke ? 20 : 500
+        historyIntervals = smoke ? 20_000 : 1_000_000
+        historyRuns = smoke ? 1 : 7
+        historyLogRuns = smoke ? 1 : 30
     }
 }

@@ -1,9 +1,9 @@
 /// A month of the history, in UTC: the file `YYYY-MM.jsonl` that holds the intervals that
 /// ended in it.
-struct HistoryMonth: Hashable, Comparable, Sendable, CustomStringConvertible {
-    let year: Int
+package struct HistoryMonth: Hashable, Comparable, Sendable, CustomStringConvertible {
+    package let year: Int
     /// 1 to 12.
-    let month: Int
+    package let month: Int
 
     private static let millisecondsPerDay: Int64 = 86_400_000
     static let fileSuffix = ".jsonl"
@@ -16,7 +16,7 @@ struct HistoryMonth: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     /// The month holding `milliseconds` since the epoch (clamped to 1970–9999, which the
     /// history's range checks keep every interval within).
-    init(epochMilliseconds milliseconds: Int64) {
+    package init(epochMilliseconds milliseconds: Int64) {
         let days = max(milliseconds, 0) / Self.millisecondsPerDay
         // Howard Hinnant's civil_from_days, for days since 1970-01-01 (non-negative here).
         let z = days + 719_468
@@ -32,7 +32,7 @@ struct HistoryMonth: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// `YYYY-MM.jsonl`, and nothing else (a temporary file, an editor's backup), is a month.
-    init?(fileName: String) {
+    package init?(fileName: String) {
         let bytes = Array(fileName.utf8)
         guard bytes.count == 13, fileName.hasSuffix(Self.fileSuffix), bytes[4] == UInt8(ascii: "-") else { return nil }
         func number(_ range: Range<Int>) -> Int? {
@@ -47,21 +47,21 @@ struct HistoryMonth: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.init(year: year, month: month)
     }
 
-    var fileName: String {
+    package var fileName: String {
         let yearText = String(year)
         let monthText = month < 10 ? "0\(month)" : String(month)
         return String(repeating: "0", count: max(4 - yearText.count, 0)) + yearText + "-" + monthText + Self.fileSuffix
     }
 
-    var description: String { fileName }
+    package var description: String { fileName }
 
     /// Its first instant, in milliseconds since the epoch.
-    var startMilliseconds: Int64 {
+    package var startMilliseconds: Int64 {
         Self.daysFromCivil(year: Int64(year), month: Int64(month)) * Self.millisecondsPerDay
     }
 
     /// The first instant of the month after it.
-    var endMilliseconds: Int64 {
+    package var endMilliseconds: Int64 {
         month == 12
             ? Self.daysFromCivil(year: Int64(year) + 1, month: 1) * Self.millisecondsPerDay
             : Self.daysFromCivil(year: Int64(year), month: Int64(month) + 1) * Self.millisecondsPerDay
@@ -77,7 +77,7 @@ struct HistoryMonth: Hashable, Comparable, Sendable, CustomStringConvertible {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    static func < (a: HistoryMonth, b: HistoryMonth) -> Bool {
+    package static func < (a: HistoryMonth, b: HistoryMonth) -> Bool {
         (a.year, a.month) < (b.year, b.month)
     }
 }

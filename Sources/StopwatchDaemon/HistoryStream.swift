@@ -186,7 +186,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         var index = 0
         let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
         while index < count, lines < limit {
-            guard let newline = chunk[index...].firstIndex(of: UInt8(ascii: "\n")) else { break }
+            guard let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: index) else { break }
             line(UnsafeRawBufferPointer(rebasing: chunk[lineStart..<newline]))
             lines += 1
             index = newline + 1
@@ -213,6 +213,15 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         if skippingLongLine {
             skippingLongLine = false
             badLines += 1
+            return
+        }
+        // A line of the daemon's own shape that ended before `since` cannot match: passed
+        // over by its times alone, its start still counted for the month's earliest (a line
+        // damaged elsewhere is then not noticed by this call, only by one that reads it).
+        if partialLine.isEmpty, let since = query.since, let times = HistoryLine.plainStartAndEnd(bytes),
+            times.end < since, times.start <= times.end
+        {
+            earliestStart = min(earliestStart ?? times.start, times.start)
             return
         }
         let interval: Interval?

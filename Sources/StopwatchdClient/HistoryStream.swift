@@ -20,7 +20,12 @@ public final class HistoryStream {
     public func next() throws(ClientError) -> [Interval]? {
         guard !finished else { return nil }
         do {
-            let reply = try connection.receive()
+            let message = try connection.receiveMessage()
+            if let (intervals, continues) = HistoryReplyScanner.scan(message) {
+                if !continues { finish() }
+                return intervals
+            }
+            let reply = try connection.decode(message)
             if !reply.continues { finish() }
             return try Self.intervals(in: reply, from: connection)
         } catch {

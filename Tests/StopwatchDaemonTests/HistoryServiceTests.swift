@@ -196,4 +196,69 @@ final class HistoryServiceTests {
         // Not written, but kept and served.
         #expect(f.historyIntervals().count == 1)
     }
+
+    @Test("a line's start and end read backwards, for the daemon's own shape only")
+    func plainStartAndEnd() {
+        var line: [UInt8] = []
+        HistoryLine.encode(Interval(name: "a \"b\"", startMs: 1_700_000_000_000, endMs: 1_700_000_020_000, elapsedMs: 20_000), into: &line)
+        line.removeLast()
+        #expect(line.withUnsafeBytes { HistoryLine.plainStartAndEnd($0) }.map { [$0.start, $0.end] } == [1_700_000_000_000, 1_700_000_020_000])
+        for other in [
+            #"{"name":"t","start_ms":1,"end_ms":2,"elapsed_ms":1} "#, #"{"name":"t","end_ms":2,"start_ms":1,"elapsed_ms":1}"#,
+            #"{"name":"t","start_ms":1,"end_ms":-2,"elapsed_ms":1}"#, #"{"name":"t","start_ms":1,"elapsed_ms":1}"#,
+            #"{"name":"t","start_ms":1,"end_ms":2,"elapsed_ms":}"#, #""start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"name":"t","start_ms":1,"end_ms":12345678901234567890,"elapsed_ms":1}"#, "", "}",
+        ] {
+            #expect(Array(other.utf8).withUnsafeBytes { HistoryLine.plainStartAndEnd($0) } == nil, "\(other)")
+        }
+    }
+
+    @Test("with since, lines that ended before it are passed over by their times: the same answer, and the month's earliest start still learned")
+    func sinceSkipsEndedLines() throws {
+        let t0: Int64 = 1_700_000_000_000
+        var text = ""
+        // Ended long before `since`, one of them started earliest; one damaged in its name only.
+        text += #"{"name":"old","start_ms":\#(t0 - 9_000),"end_ms":\#(t0 - 8_000),"elapsed_ms":1000}"# + "\n"
+        text += #"{"name":"old","start_ms":\#(t0 - 20_000),"end_ms":\#(t0 - 5_000),"elapsed_ms":15000}"# + "\n"
+        text += #"{"name":"bad/name","start_ms":\#(t0 - 3_000),"end_ms":\#(t0 - 2_000),"elapsed_ms":1000}"# + "\n"
+        // Started before `since` and ended after it: matches.
+        text += #"{"name":"across","start_ms":\#(t0 - 1_000),"end_ms":\#(t0 + 1_000),"elapsed_ms":2000}"# + "\n"
+        // Of no length, exactly at `since`: matches; ended exactly at `since` after a start before: does not.
+        text += #"{"name":"instant","start_ms":\#(t0),"end_ms":\#(t0),"elapsed_ms":0}"# + "\n"
+        text += #"{"name":"until-since","start_ms":\#(t0 - 500),"end_ms":\#(t0),"elapsed_ms":500}"# + "\n"
+        // Ended before `since` but after a later one (the wall clock stepped back): still passed over.
+        text += #"{"name":"stepped","start_ms":\#(t0 - 700),"end_ms":\#(t0 - 600),"elapsed_ms":100}"# + "\n"
+        // Another shape (spaces): read whole, and matched or not as before.
+        text += #"{ "name": "spaced", "start_ms": \#(t0 + 2_000), "end_ms": \#(t0 + 3_000), "elapsed_ms": 1000 }"# + "\n"
+        text += #"{ "name": "spaced-old", "start_ms": \#(t0 - 4_000), "end_ms": \#(t0 - 3_500), "elapsed_ms": 500 }"# + "\n"
+        let month = HistoryMonth(epochMilliseconds: t0)
+        try text.write(toFile: root + "/" + month.fileName, atomically: false, encoding: .utf8)
+        let f = fixture(wall: t0 + 10_000)
+        f.queue.sync { f.history!.start() }
+        let since = f.historyIntervals(["since_ms": .int(t0)])
+        #expect(since.map(\.name) == ["across", "instant", "spaced"])
+        #expect(f.queue.sync { f.history!.earliestStart(of: month) } == t0 - 20_000)
+        // Without since, every line is parsed: the damaged one is skipped and logged.
+        #expect(f.historyIntervals().map(\.name) == ["old", "old", "across", "instant", "until-since", "stepped", "spaced", "spaced-old"])
+        #expect(logged.withLock { $0 }.filter { $0.contains("not intervals") }.count == 1)
+    }
+
+    @Test("numbers are written as String writes them, the extremes included", arguments: [
+        Int64(0), 7, 10, 1_700_000_000_000, Interval.latestMs, Int64.max, -1, -10, Int64.min,
+    ])
+    func decimal(value: Int64) {
+        var bytes: [UInt8] = [UInt8(ascii: "x")]
+        HistoryLine.appendDecimal(value, to: &bytes)
+        #expect(bytes == Array(("x" + String(value)).utf8))
+    }
+
+    @Test("names are written as JSONValue writes them, escapes included", arguments: [
+        "tea", "café ☕", "タイマー", "a \"b\"", "back\\slash", "tab\there", "line\nbreak", "del\u{7F}", "",
+    ])
+    func string(name: String) {
+        var fast: [UInt8] = [], full: [UInt8] = []
+        HistoryLine.appendString(name, to: &fast)
+        JSONValue.writeString(name, into: &full)
+        #expect(fast == full)
+    }
 }

@@ -1,0 +1,116 @@
+import StopwatchProtocol
+
+/// Reads a `History` reply of the exact shape the daemon writes,
+/// `{"parameters":{"intervals":[{"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…},…]}` and
+/// `,"continues":true` before the last `}`, keys in that order, in one pass over its bytes,
+/// without a JSON tree:
+/// `swctl report` over a million intervals spent most of its time building and reading
+/// ten thousand dictionaries per reply.
+///
+/// Anything else (an error reply, other spacing, keys or order, an escape in a name, a number that
+/// is not a plain integer) gives nil, and the caller reads the reply with the full
+/// `JSONParser`: the same intervals, or the same error, as before.
+enum HistoryReplyScanner {
+    /// The intervals and whether more replies follow, or nil when the reply is not of the
+    /// plain shape or an interval is out of range (the slow path then says why).
+    static func scan(_ message: [UInt8]) -> (intervals: [Interval], continues: Bool)? {
+        message.withUnsafeBytes { bytes in
+            var scanner = Scanner(bytes: bytes)
+            return scanner.reply()
+        }
+    }
+
+    private struct Scanner {
+        let bytes: UnsafeRawBufferPointer
+        var index = 0
+
+        init(bytes: UnsafeRawBufferPointer) {
+            self.bytes = bytes
+        }
+
+        mutating func reply() -> (intervals: [Interval], continues: Bool)? {
+            guard literal(#"{"parameters":{"intervals":["#) else { return nil }
+            var intervals: [Interval] = []
+            if !literal("]") {
+                while true {
+                    guard let interval = object() else { return nil }
+                    intervals.append(interval)
+                    if literal(",") { continue }
+                    guard literal("]") else { return nil }
+                    break
+                }
+            }
+            guard literal("}") else { return nil }
+            let continues = literal(#","continues":true"#)
+            guard literal("}"), index == bytes.count else { return nil }
+            return (intervals, continues)
+        }
+
+        /// One interval object, its keys in the order the daemon writes them (`end_ms` absent
+        /// for one still counting).
+        mutating func object() -> Interval? {
+            guard literal(#"{"name":"#), let range = plainString(),
+                let name = String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self),
+                literal(#","start_ms":"#), let start = integer()
+            else { return nil }
+            var end: Int64?
+            if literal(#","end_ms":"#) {
+                guard let value = integer() else { return nil }
+                end = value
+            }
+            guard literal(#","elapsed_ms":"#), let elapsed = integer(), literal("}") else { return nil }
+            // The ranges `Interval(json:)` checks.
+            let latest = Interval.latestMs
+            guard (0...latest).contains(start), (0...latest).contains(elapsed) else { return nil }
+            if let end, !(start...latest).contains(end) { return nil }
+            return Interval(name: name, startMs: start, endMs: end, elapsedMs: elapsed)
+        }
+
+        /// Whether the bytes at `index` are `text` (then passed).
+        mutating func literal(_ text: StaticString) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard bytes.count - index >= count else { return false }
+            let expected = text.utf8Start
+            // Loads from the base address, within the bounds checked above (the buffer's
+            // subscript checks each index again).
+            guard let base = bytes.baseAddress else { return count == 0 }
+            for offset in 0..<count where base.load(fromByteOffset: index + offset, as: UInt8.self) != expected[offset] { return false }
+            index += count
+            return true
+        }
+
+        /// A string without escapes or control characters: its bytes' range.
+        mutating func plainString() -> Range<Int>? {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            let start = index + 1
+            var position = start
+            while position < bytes.count {
+                let byte = bytes[position]
+                if byte == UInt8(ascii: "\"") {
+                    index = position + 1
+                    return start..<position
+                }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+                position += 1
+            }
+            return nil
+        }
+
+        /// A non-negative integer as JSON writes it: digits, no leading zero, no fraction or
+        /// exponent (a negative one is out of range anyway: the slow path says so).
+        mutating func integer() -> Int64? {
+            let start = index
+            var value: Int64 = 0
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, o2) = times10.addingReportingOverflow(Int64(bytes[index] - UInt8(ascii: "0")))
+                guard !o1, !o2 else { return nil }
+                value = sum
+                index += 1
+            }
+            guard index > start, index - start == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] | 0x20 == UInt8(ascii: "e") { return nil }
+            return value
+        }
+    }
+}
