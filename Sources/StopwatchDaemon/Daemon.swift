@@ -174,6 +174,9 @@ package enum Daemon {
             throw DaemonStartError("cannot wait for clients on \(listener.name): \(startFailure)")
         }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
+        // Start-up's code (options, restoring, logging) is not needed while idle: what serving
+        // needs is mapped again at its first use.
+        Memory.releaseCodePages()
         withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps, history, idleExit)) {
             CurrentProcess.parkForever()
         }
