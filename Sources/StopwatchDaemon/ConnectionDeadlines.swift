@@ -72,12 +72,17 @@ final class ConnectionDeadlines {
 
     /// Keeps one deadline scheduled for the nearest, or none when nothing is pending.
     func update(isIdle: Bool) {
-        let deadlines = [
-            partialMessageSince.map { $0 + limits.messageTimeout },
-            outputStalledSince.map { $0 + limits.writeTimeout },
-            isIdle ? lastReceived + limits.idleTimeout : nil,
-        ]
-        guard let nearest = deadlines.compactMap({ $0 }).min() else {
+        // The earliest of three, without an array: this runs after every call.
+        var nearest: Duration?
+        func consider(_ deadline: Duration?) {
+            guard let deadline else { return }
+            if let earlier = nearest, earlier <= deadline { return }
+            nearest = deadline
+        }
+        consider(partialMessageSince.map { $0 + limits.messageTimeout })
+        consider(outputStalledSince.map { $0 + limits.writeTimeout })
+        consider(isIdle ? lastReceived + limits.idleTimeout : nil)
+        guard let nearest else {
             cancel()
             return
         }

@@ -23,6 +23,11 @@ package enum StopwatchName {
     }
 
     package static func isValid(_ name: String) -> Bool {
+        asciiVerdict(name) ?? isValidByScalars(name)
+    }
+
+    /// The rule itself, for any name.
+    package static func isValidByScalars(_ name: String) -> Bool {
         let scalars = name.unicodeScalars
         guard let first = scalars.first, let last = scalars.last, !first.properties.isWhitespace,
             !last.properties.isWhitespace, name != ".", name != ".."
@@ -33,6 +38,20 @@ package enum StopwatchName {
             guard count <= maximumLength, !isControl(scalar), scalar != "/" else { return false }
         }
         return true
+    }
+
+    /// The rule for a name of printable ASCII (nearly every name), byte by byte; nil for
+    /// any other name, which `isValidByScalars` reads (Unicode's white space and C1
+    /// controls are not ASCII). The daemon checks the name of every call: the scalars'
+    /// properties cost more than the rest of a Get's dispatch.
+    package static func asciiVerdict(_ name: String) -> Bool? {
+        let utf8 = name.utf8
+        guard let first = utf8.first, let last = utf8.last else { return false }
+        guard utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        // One byte a scalar: the byte count is the scalar count. Space is ASCII's only
+        // white space that is not also a control character.
+        return utf8.count <= maximumLength && first != 0x20 && last != 0x20 && !utf8.contains(UInt8(ascii: "/"))
+            && name != "." && name != ".."
     }
 
     /// C0 controls, DEL and C1 controls: none prints, some move a terminal's cursor, and

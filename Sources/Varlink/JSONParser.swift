@@ -170,7 +170,7 @@ private struct Reader {
             index += 1
             return .object(JSONObject())
         }
-        var members: [(key: String, value: JSONValue)] = []
+        var members: [JSONMember] = []
         var keySet: Set<String>? = nil
         while true {
             guard index < end else { throw endOfInput(expecting: "a string key") }
@@ -196,7 +196,7 @@ private struct Reader {
             index += 1
             skipWhitespace()
             let value = try parseValue(depth: depth + 1)
-            members.append((key: key, value: value))
+            members.append(JSONMember(key: key, value: value))
             skipWhitespace()
             guard index < end else { throw endOfInput(expecting: "',' or '}'") }
             switch base[index] {

@@ -3,7 +3,7 @@ extension JSONValue {
     /// characters escaped.
     package var serialized: [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64)
+        bytes.reserveCapacity(128)
         write(into: &bytes)
         return bytes
     }
@@ -42,43 +42,57 @@ extension JSONValue {
         }
     }
 
-    /// `value` in decimal, as `String(value)` spells it, without making a `String`: a Lap's
-    /// reply and state file hold one integer per lap, and for 10,000 laps making a string of
-    /// each was a third of the daemon's instructions (docs/PERFORMANCE.md, "Laps").
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// `value` in decimal, as `String(value)` spells it, written straight into `bytes`:
+    /// making a `String` of each number was a third of the daemon's instructions for a Lap
+    /// on 10,000 laps (docs/PERFORMANCE.md, "Laps"), and a cost in every reply.
     package static func writeInteger(_ value: Int64, into bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        // The magnitude: Int64.min has none as an Int64. Its digits are made from the last,
-        // on the stack, then appended at once.
-        var rest = value.magnitude
+        // The magnitude, unsigned: that of Int64.min does not fit in an Int64.
+        var remaining = value.magnitude
+        // 20 digits hold UInt64.max.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var index = digits.endIndex
+            var start = digits.count
             repeat {
-                index -= 1
-                digits[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
-            } while rest > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index...]))
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+                remaining /= 10
+            } while remaining > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
+    /// The string quoted, with `"`, `\\`, control characters and DEL escaped. Runs of bytes
+    /// that need no escape (nearly all) are copied at once, not byte by byte.
     package static func writeString(_ string: String, into bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
-            case UInt8(ascii: "\n"): bytes.append(contentsOf: #"\n"#.utf8)
-            case UInt8(ascii: "\r"): bytes.append(contentsOf: #"\r"#.utf8)
-            case UInt8(ascii: "\t"): bytes.append(contentsOf: #"\t"#.utf8)
-            case 0..<0x20, 0x7F:
-                bytes.append(contentsOf: #"\u00"#.utf8)
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0xF)])
-            default: bytes.append(byte)
+        var string = string
+        string.withUTF8 { utf8 in
+            var plainStart = 0
+            for index in utf8.indices {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
+                writeEscape(byte, into: &bytes)
+                plainStart = index + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscape(_ byte: UInt8, into bytes: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: #"\""#.utf8)
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: #"\\"#.utf8)
+        case UInt8(ascii: "\n"): bytes.append(contentsOf: #"\n"#.utf8)
+        case UInt8(ascii: "\r"): bytes.append(contentsOf: #"\r"#.utf8)
+        case UInt8(ascii: "\t"): bytes.append(contentsOf: #"\t"#.utf8)
+        default:
+            bytes.append(contentsOf: #"\u00"#.utf8)
+            bytes.append(hexDigits[Int(byte >> 4)])
+            bytes.append(hexDigits[Int(byte & 0xF)])
+        }
     }
 }

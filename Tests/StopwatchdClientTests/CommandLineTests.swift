@@ -45,6 +45,24 @@ struct CommandLineTests {
         #expect(StopwatchName.isValid(name) == valid)
     }
 
+    @Test("the ASCII fast path of names agrees with the rule read scalar by scalar")
+    func asciiNames() {
+        // Every name of one or two ASCII characters, and some longer ones around the limits.
+        let characters = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
+        var names = characters + characters.flatMap { first in characters.map { first + $0 } }
+        names += ["", " a ", "a b", "a/", ".a", "..a", "...", String(repeating: "y", count: 64), String(repeating: "y", count: 65), "x\u{7F}", "é"]
+        for name in names {
+            #expect(StopwatchName.isValid(name) == StopwatchName.isValidByScalars(name), "\(Array(name.utf8))")
+            if let verdict = StopwatchName.asciiVerdict(name) {
+                #expect(verdict == StopwatchName.isValidByScalars(name), "\(Array(name.utf8))")
+            }
+        }
+        // The fast path takes printable ASCII only.
+        #expect(StopwatchName.asciiVerdict("é") == nil)
+        #expect(StopwatchName.asciiVerdict("a\u{1}") == nil)
+        #expect(StopwatchName.asciiVerdict("bench") == true)
+    }
+
     @Test("an invalid name is shown with its control characters escaped")
     func invalidNameMessage() {
         let message = StopwatchName.invalidNameMessage("a\u{1B}[2J\nb")

@@ -472,6 +472,21 @@ struct JSONWriterTests {
         #expect(Array(parsed.utf8) == Array(text.utf8))
     }
 
+    @Test("integers are written as their exact decimal text")
+    func integerText() {
+        for value: Int64 in [0, 7, -7, 10, -10, 1_234_567_890, .max, .min, .max - 1, .min + 1] {
+            #expect(JSONValue.int(value).text == String(value))
+        }
+    }
+
+    @Test("escapes land between the plain runs around them, byte for byte")
+    func escapeText() {
+        #expect(JSONValue.string(#"a"b\c"#).text == #""a\"b\\c""#)
+        #expect(JSONValue.string("\u{1}x\ny\u{7F}").text == #""\u0001x\ny\u007f""#)
+        #expect(JSONValue.string("\"").text == #""\"""#)
+        #expect(JSONValue.string("é\té").text == "\"é\\té\"")
+    }
+
     @Test("a varlink call re-serializes to the bytes it came from")
     func varlinkCall() throws {
         let text = #"{"method":"io.stopwatchd.Get","parameters":{"name":"default"}}"#

@@ -39,6 +39,18 @@ struct VarlinkServiceTests {
         #expect(Self.reply(service, "Ping") == .failure(.interfaceNotFound("")))
     }
 
+    @Test("the method is cut at its last dot, whatever characters surround it")
+    func methodParts() {
+        let call = VarlinkCall(method: "org.example.ping.Ping")
+        #expect(call.interface == "org.example.ping" && call.memberName == "Ping")
+        #expect(VarlinkCall(method: "Ping").interface == "" && VarlinkCall(method: "Ping").memberName == "Ping")
+        #expect(VarlinkCall(method: "a.").interface == "a" && VarlinkCall(method: "a.").memberName == "")
+        // A dot followed by a combining mark is still the last dot: cut in the UTF-8 bytes.
+        let combining = VarlinkCall(method: "org.example.ping.\u{301}Ping")
+        #expect(combining.interface == "org.example.ping" && combining.memberName == "\u{301}Ping")
+        #expect(VarlinkCall(method: "é.ü.ß").interface == "é.ü" && VarlinkCall(method: "é.ü.ß").memberName == "ß")
+    }
+
     @Test("GetInfo lists org.varlink.service and every registered interface; GetInterfaceDescription gives each IDL")
     func serviceInterface() {
         let service = Self.service()

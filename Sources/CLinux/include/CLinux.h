@@ -45,4 +45,9 @@ static inline int clinux_memfd_create(const char *name) {
     return (int)syscall(SYS_memfd_create, name, 1U);
 }
 
+/// Drops this process's mappings of the read-only segments of the program and its
+/// libraries (MADV_DONTNEED): the pages stay in the page cache, and those used again are
+/// mapped again at their next use. Returns the bytes of the ranges released. (CLinux.c)
+size_t clinux_release_read_only_segments(void);
+
 #endif
