@@ -34,9 +34,10 @@ BINARIES = stopwatchd swctl
 # packages from depending on this one. The order file puts the code a one-shot swctl runs
 # together at the front, so it faults in a few 64 KiB windows instead of pages spread over
 # 5 MiB (Benchmarks/swctl-layout/order.sh regenerates it; a stale one only costs speed).
+# Without the file (a tarball without Benchmarks/), the link goes on without it.
 SWCTL_ORDER ?= $(CURDIR)/Benchmarks/swctl-layout/swctl.order
-SWCTL_LINK ?= -Xswiftc -static-executable -Xswiftc -use-ld=lld \
-	-Xlinker --symbol-ordering-file=$(SWCTL_ORDER) -Xlinker --no-warn-symbol-ordering
+SWCTL_ORDERING = $(if $(wildcard $(SWCTL_ORDER)),-Xlinker '--symbol-ordering-file=$(SWCTL_ORDER)' -Xlinker --no-warn-symbol-ordering)
+SWCTL_LINK ?= -Xswiftc -static-executable -Xswiftc -use-ld=lld $(SWCTL_ORDERING)
 INSTALL ?= install
 
 .PHONY: all build install uninstall check clean

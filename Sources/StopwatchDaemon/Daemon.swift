@@ -175,10 +175,10 @@ package enum Daemon {
         }
         logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
         // Start-up's code (options, restoring, logging) is not needed while idle: what serving
-        // needs is mapped again at its first use. A second after READY, not at once: released
-        // at once, the next start of the daemon measured 2.5 ms slower to READY (swbench's 20
-        // starts, 5.7 to 6.8 ms against 3.2 to 4.0), for a reason not found yet.
-        queue.asyncAfter(deadline: .now() + .seconds(1)) { Memory.releaseCodePages() }
+        // needs is mapped again at its first use. Here, on the thread that started: done later
+        // on the queue, the worker thread that ran it ended seconds afterwards, a wake-up in
+        // the middle of the idle period.
+        Memory.releaseCodePages()
         withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps, history, idleExit)) {
             CurrentProcess.parkForever()
         }

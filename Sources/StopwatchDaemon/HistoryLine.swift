@@ -29,13 +29,13 @@ package enum HistoryLine {
         bytes.append(contentsOf: #"{"name":"#.utf8)
         appendString(interval.name, to: &bytes)
         bytes.append(contentsOf: #","start_ms":"#.utf8)
-        appendDecimal(interval.startMs, to: &bytes)
+        JSONValue.writeInteger(interval.startMs, into: &bytes)
         if let end = interval.endMs {
             bytes.append(contentsOf: #","end_ms":"#.utf8)
-            appendDecimal(end, to: &bytes)
+            JSONValue.writeInteger(end, into: &bytes)
         }
         bytes.append(contentsOf: #","elapsed_ms":"#.utf8)
-        appendDecimal(interval.elapsedMs, to: &bytes)
+        JSONValue.writeInteger(interval.elapsedMs, into: &bytes)
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -56,23 +56,6 @@ package enum HistoryLine {
         if !copied { JSONValue.writeString(text, into: &bytes) }
     }
 
-    /// `value` in decimal, straight into `bytes`: `String(value)` built and copied a string
-    /// for each of the three numbers of each of a million intervals.
-    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: Int64's 19 digits fit
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
-        }
-    }
-
     /// The interval a line (without its newline) holds, or nil when it is not one: not
     /// JSON, a field missing or of the wrong type, or out of range.
     package static func parse(_ line: UnsafeRawBufferPointer) -> Interval? {
@@ -89,7 +72,10 @@ package enum HistoryLine {
         // Plain loops on an index passed along: a generic `elementsEqual` and closures that
         // capture the index (checked for exclusive access at run time) cost 1,900
         // instructions a line, more than the parse this is to save.
-        guard let brace = before("}", in: line, at: line.count),
+        // A line that does not even begin as the daemon's do is parsed, so that its damage
+        // is counted (and said) even by calls with a `since`.
+        guard before(#"{"name":""#, in: line, at: 9) != nil,
+            let brace = before("}", in: line, at: line.count),
             let (elapsedDigits, _) = digits(before: brace, in: line),
             let elapsedKey = before(#","elapsed_ms":"#, in: line, at: elapsedDigits),
             let (endDigits, end) = digits(before: elapsedKey, in: line),
