@@ -36,4 +36,14 @@ package enum Memory {
     package static func releaseCodePages() -> Int {
         clinux_release_read_only_segments()
     }
+
+    /// Whether the page holding `address` is one `releaseCodePages` may drop: not mapped, or
+    /// mapped from its file unchanged (nil when /proc/self/pagemap cannot be read).
+    package static func pageHoldsFileContents(_ address: UnsafeRawPointer) -> Bool? {
+        switch clinux_page_is_the_files(address) {
+        case 1: true
+        case 0: false
+        default: nil
+        }
+    }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import LinuxSystem
 import Testing
 import Varlink
@@ -19,5 +20,24 @@ struct CodePagesTests {
         #expect(after == before)
         #expect(try JSONParser.parse(after).text == before)
         #expect(String(12345).count == 5)
+    }
+
+    @Test("a page of a file's mapping is the file's until written; then it is a private copy, never dropped")
+    func privateCopiesAreKept() throws {
+        let path = "/tmp/stopwatchd-codepages-\(getpid())"
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd); unlink(path) }
+        let page = [UInt8](repeating: 7, count: 4096)
+        #expect(page.withUnsafeBytes { write(fd, $0.baseAddress, 4096) } == 4096)
+        let mapping = try #require(mmap(nil, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0))
+        try #require(mapping != MAP_FAILED)
+        defer { munmap(mapping, 4096) }
+        let bytes = mapping.assumingMemoryBound(to: UInt8.self)
+        #expect(Memory.pageHoldsFileContents(mapping) == true)  // not mapped yet
+        #expect(bytes[0] == 7)
+        #expect(Memory.pageHoldsFileContents(mapping) == true)  // mapped from the file
+        bytes[0] = 8
+        #expect(Memory.pageHoldsFileContents(mapping) == false)  // a private copy
     }
 }
