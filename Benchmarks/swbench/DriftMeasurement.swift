@@ -10,7 +10,6 @@ import StopwatchProtocol
 /// down): the drift is how far its figure falls outside that range.
 final class DriftMeasurement {
     private let daemon: DaemonUnderTest
-    private let control: MessageConnection
     private let earliestStart: Duration
     private let latestStart: Duration
     private let startSource: String
@@ -20,7 +19,10 @@ final class DriftMeasurement {
     init(_ context: BenchContext) throws(BenchError) {
         period = context.plan.driftPeriod
         daemon = try context.startDaemon("drift")
-        control = try daemon.connect()
+        // A connection for each call: the daemon closes one left without a call for its
+        // --idle-timeout (60 s), and the period is longer.
+        let control = try daemon.connect()
+        defer { control.close() }
         let sent = Now.boot()
         let started = try control.stopwatch(.stopwatchd("Start", name: name))
         let replied = Now.boot()
@@ -34,7 +36,6 @@ final class DriftMeasurement {
     }
 
     deinit {
-        control.close()
         daemon.stop()
     }
 
@@ -44,6 +45,8 @@ final class DriftMeasurement {
             context.progress("drift: waiting for the end of the \(DurationText.string(period)) period")
             Now.sleep(until: earliestStart + period)
         }
+        let control = try daemon.connect()
+        defer { control.close() }
         let getSent = Now.boot()
         let stopwatch = try control.stopwatch(.stopwatchd("Get", name: name))
         let getReplied = Now.boot()
