@@ -35,6 +35,7 @@ sources=(
     Sources/Varlink/JSONParser.swift
     Sources/Varlink/JSONParseError.swift
     Sources/Varlink/JSONValue.swift
+    Sources/Varlink/JSONMember.swift
     Sources/Varlink/JSONValue+Writing.swift
     Sources/Varlink/VarlinkCall.swift
     Sources/Varlink/VarlinkReply.swift
