@@ -1,3 +1,5 @@
+import Glibc
+
 /// Splits a byte stream into varlink messages: each is a JSON text followed by a NUL.
 package struct VarlinkFramer: Sendable {
     /// The longest message accepted, without its NUL.
@@ -15,10 +17,14 @@ package struct VarlinkFramer: Sendable {
     /// their NULs. Throws when a message grows past `maximumMessageSize` without ending; the
     /// framer is then of no further use (the connection must close).
     package mutating func append(_ bytes: UnsafeRawBufferPointer) throws(MessageTooLarge) -> [[UInt8]] {
+        guard let base = bytes.baseAddress else { return [] }
         var messages: [[UInt8]] = []
-        var rest = bytes[...]
-        while let end = rest.firstIndex(of: 0) {
-            let part = rest[..<end]
+        var start = 0
+        // memchr, not `firstIndex(of:)`: a history reply is thousands of messages per read,
+        // and a Swift loop compares one byte per iteration where memchr compares many.
+        while start < bytes.count, let found = memchr(base + start, 0, bytes.count - start) {
+            let end = UnsafeRawPointer(found) - base
+            let part = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
             guard pending.count + part.count <= maximumMessageSize else { throw MessageTooLarge(limit: maximumMessageSize) }
             if pending.isEmpty {
                 messages.append(Array(part))
@@ -27,8 +33,9 @@ package struct VarlinkFramer: Sendable {
                 messages.append(pending)
                 pending.removeAll(keepingCapacity: false)
             }
-            rest = rest[(end + 1)...]
+            start = end + 1
         }
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[start...])
         guard pending.count + rest.count <= maximumMessageSize else { throw MessageTooLarge(limit: maximumMessageSize) }
         pending.append(contentsOf: rest)
         return messages
