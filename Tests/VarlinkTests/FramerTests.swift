@@ -39,6 +39,16 @@ struct FramerTests {
         #expect(!framer.hasPartialMessage)
     }
 
+    @Test("a read that ends a pending message and carries more: each message once, the rest pending")
+    func endsPendingAndCarriesMore() throws {
+        var framer = VarlinkFramer(maximumMessageSize: 100)
+        #expect(try feed(&framer, "{\"a\"") == [])
+        #expect(try feed(&framer, ":1}\0{}\0{\"b") == ["{\"a\":1}", "{}"])
+        #expect(framer.hasPartialMessage)
+        #expect(try feed(&framer, "\":2}\0") == ["{\"b\":2}"])
+        #expect(!framer.hasPartialMessage)
+    }
+
     @Test("an empty read changes nothing")
     func emptyRead() throws {
         var framer = VarlinkFramer(maximumMessageSize: 100)
