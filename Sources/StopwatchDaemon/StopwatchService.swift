@@ -154,20 +154,37 @@ final class StopwatchService {
     /// start, late; saved first, a crash in between would lose it, which is worse for a timer.
     private func expire(_ expiries: [(name: String, instant: Duration)]) {
         var expired: [String] = []
+        var late: [(name: String, late: Duration)] = []
         for (name, instant) in expiries {
             guard let useCase = registry.created(name) else { continue }
             let before = useCase.state.current
             // `expire` refuses nothing, and changes nothing before the instant (which has come:
             // one clock).
             guard let after = try? perform(.expire, on: useCase), after != before else { continue }
-            let late = max(clock.now() - instant, .zero)
-            if late >= .seconds(1) {
-                logger.info("countdown '\(name)' expired \(DurationText.string(late)) ago (stopwatchd was not running, or the system was suspended); told now")
-            }
-            record(name, from: before, to: after, late: late, saving: .afterTelling)
+            let lateness = max(clock.now() - instant, .zero)
+            if lateness >= .seconds(1) { late.append((name, lateness)) }
+            record(name, from: before, to: after, late: lateness, saving: .afterTelling)
             expired.append(name)
         }
+        logLate(late)
         storage.saveSoon(expired)
+    }
+
+    /// A line for each of a few late expiries; a burst (thousands of countdowns after a
+    /// suspend or a restart) in one line: a line each would flood the journal, whose rate
+    /// limit would then drop other services' lines too.
+    private func logLate(_ late: [(name: String, late: Duration)]) {
+        let namedAtMost = 3
+        let why = "(stopwatchd was not running, or the system was suspended); told now"
+        guard late.count > namedAtMost else {
+            for (name, lateness) in late {
+                logger.info("countdown '\(name)' expired \(DurationText.string(lateness)) ago \(why)")
+            }
+            return
+        }
+        let latest = late.map(\.late).max() ?? .zero
+        let named = late.prefix(namedAtMost).map { "'\($0.name)'" }.joined(separator: ", ")
+        logger.info("\(late.count) countdowns expired up to \(DurationText.string(latest)) ago \(why): \(named) and \(late.count - namedAtMost) more")
     }
 
     /// A countdown whose instant has passed, but whose turn has not come yet (the timer's

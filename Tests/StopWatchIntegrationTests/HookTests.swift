@@ -154,7 +154,9 @@ struct HookTests {
         let count = 10_000
         try CountdownFiles.write(count, endingAfter: Binaries.sanitized ? .seconds(40) : .seconds(10), forDaemonOn: directory.socket)
         let daemon = try daemon()
-        let client = StopwatchClient(socketPath: daemon.socket)
+        // Served after the storm is what is asserted here, not how soon: a debug daemon
+        // listing 10,000 between batches of saves, on 2 cores shared with the other tests.
+        let client = StopwatchClient(socketPath: daemon.socket, timeout: .seconds(60))
         #expect(daemon.waitForLog(containing: "dropped: more than 256 were waiting", timeout: .seconds(180)))
         let seen = (contents("seen") ?? "").split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         #expect(!seen.isEmpty && seen.allSatisfy { $0 <= 4 }, "\(seen.max() ?? 0) at once")

@@ -134,6 +134,35 @@ struct CountdownServiceTests {
         #expect(third.stopwatch("Get", "tea")?.elapsedMs == 200_000, "overtime counts on")
     }
 
+    @Test("late expiries are logged a line each for a few, and in one line for a burst", arguments: [2, 3, 4, 500])
+    func lateExpiriesLogged(count: Int) throws {
+        func clocks(_ boot: Duration) -> ClockReading { ClockReading(boot: boot, wall: .seconds(1_700_000_000) + boot, bootID: "boot-1") }
+        let first = StopwatchServiceFixture(maximumStopwatches: 1000, now: .seconds(1000))
+        for index in 0..<count { _ = first.reply("Countdown", Self.parameters("c\(index)", .int(60_000 + Int64(index) * 10))) }
+        let restored = try first.saves.suffix(count).map { save in
+            let json = StopwatchRecord(name: save.name, snapshot: try #require(save.snapshot), at: clocks(.seconds(1010))).json
+            return (name: save.name, snapshot: try StopwatchRecord(json: json).snapshot(restoredAt: clocks(.seconds(1100))))
+        }
+        let logged = Locked<[String]>([])
+        let second = StopwatchServiceFixture(maximumStopwatches: 1000, now: .seconds(1100), restored: restored, logged: logged)
+        second.time.fireDueTimers()
+        #expect(second.events.filter { $0.event == .expired }.count == count, "each is told")
+        let lines = logged.withLock { $0 }.filter { $0.contains("expired") }.map { $0.trimmingSuffix("\n") }
+        if count <= 3 {
+            #expect(lines.count == count, "\(lines)")
+            #expect(lines.allSatisfy { $0.contains("countdown 'c") && $0.hasSuffix("ago (stopwatchd was not running, or the system was suspended); told now") }, "\(lines)")
+        } else {
+            // One line for each batch the expiry scheduler hands over (256 at most).
+            #expect(lines.count == (count + 255) / 256, "\(lines)")
+            let counts = lines.compactMap { line in
+                line.split(separator: " ").dropFirst(2).first.flatMap { Int($0) }
+            }
+            #expect(counts.reduce(0, +) == count, "\(lines)")
+            #expect(lines.first?.contains(" countdowns expired up to 40s ago (stopwatchd was not running, or the system was suspended); told now: 'c") == true, "\(lines)")
+            #expect(lines.allSatisfy { $0.hasSuffix(" more") }, "\(lines)")
+        }
+    }
+
     @Test("Remove tells the hooks removed, with the stopwatch as a new one reads, and drops its expiry")
     func remove() throws {
         let fixture = StopwatchServiceFixture()
@@ -234,5 +263,11 @@ struct CountdownServiceTests {
         #expect(writtenWhenTold.withLock { $0 } == Array(repeating: 0, count: names.count))
         #expect(fixture.saves.count { $0.snapshot?.hasExpired == true } == names.count)
         fixture.queue.sync { for stream in streams { stream.cancel() } }
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -95,7 +95,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             queue: queue,
             maximumLaps: maximumLaps,
             maximumPendingEvents: maximumPendingEvents,
-            logger: Logger(minimumLevel: .error, journald: false) { _ in },
+            logger: Logger(minimumLevel: .info, journald: false) { line in logged.withLock { $0.append(line) } },
             changed: { [told] in told.changes += 1 },
             events: { [told] in told.events.append($0) },
             history: history,
