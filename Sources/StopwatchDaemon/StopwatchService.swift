@@ -171,20 +171,23 @@ final class StopwatchService {
     }
 
     /// A line for each of a few late expiries; a burst (thousands of countdowns after a
-    /// suspend or a restart) in one line: a line each would flood the journal, whose rate
-    /// limit would then drop other services' lines too.
+    /// suspend or a restart) in one line for each batch the scheduler hands over: a line each
+    /// would run into journald's rate limit for this service, which would then drop the
+    /// daemon's other lines (hook failures, errors) too. Lateness in whole seconds: only a
+    /// second or more is logged, and "2400123ms" helps nobody.
     private func logLate(_ late: [(name: String, late: Duration)]) {
         let namedAtMost = 3
-        let why = "(stopwatchd was not running, or the system was suspended); told now"
+        let why = "(stopwatchd was not running, the system was suspended, or stopwatchd was busy); told now"
+        func text(_ lateness: Duration) -> String { DurationText.string(.seconds(lateness.components.seconds)) }
         guard late.count > namedAtMost else {
             for (name, lateness) in late {
-                logger.info("countdown '\(name)' expired \(DurationText.string(lateness)) ago \(why)")
+                logger.info("countdown '\(name)' expired \(text(lateness)) ago \(why)")
             }
             return
         }
         let latest = late.map(\.late).max() ?? .zero
         let named = late.prefix(namedAtMost).map { "'\($0.name)'" }.joined(separator: ", ")
-        logger.info("\(late.count) countdowns expired up to \(DurationText.string(latest)) ago \(why): \(named) and \(late.count - namedAtMost) more")
+        logger.info("\(late.count) countdowns expired up to \(text(latest)) ago \(why): \(named) and \(late.count - namedAtMost) more")
     }
 
     /// A countdown whose instant has passed, but whose turn has not come yet (the timer's

@@ -150,7 +150,8 @@ struct CountdownServiceTests {
         let lines = logged.withLock { $0 }.filter { $0.contains("expired") }.map { $0.trimmingSuffix("\n") }
         if count <= 3 {
             #expect(lines.count == count, "\(lines)")
-            #expect(lines.allSatisfy { $0.contains("countdown 'c") && $0.hasSuffix("ago (stopwatchd was not running, or the system was suspended); told now") }, "\(lines)")
+            #expect(lines.allSatisfy { $0.contains("countdown 'c") && $0.hasSuffix("ago (stopwatchd was not running, the system was suspended, or stopwatchd was busy); told now") }, "\(lines)")
+            #expect(lines.first == "stopwatchd: info: countdown 'c0' expired 40s ago (stopwatchd was not running, the system was suspended, or stopwatchd was busy); told now", "whole seconds")
         } else {
             // One line for each batch the expiry scheduler hands over (256 at most).
             #expect(lines.count == (count + 255) / 256, "\(lines)")
@@ -158,7 +159,10 @@ struct CountdownServiceTests {
                 line.split(separator: " ").dropFirst(2).first.flatMap { Int($0) }
             }
             #expect(counts.reduce(0, +) == count, "\(lines)")
-            #expect(lines.first?.contains(" countdowns expired up to 40s ago (stopwatchd was not running, or the system was suspended); told now: 'c") == true, "\(lines)")
+            #expect(lines.first?.contains(" countdowns expired up to 40s ago (stopwatchd was not running, the system was suspended, or stopwatchd was busy); told now: 'c0', 'c1', 'c2' and ") == true, "\(lines)")
+            if count == 4 {
+                #expect(lines == ["stopwatchd: info: 4 countdowns expired up to 40s ago (stopwatchd was not running, the system was suspended, or stopwatchd was busy); told now: 'c0', 'c1', 'c2' and 1 more"])
+            }
             #expect(lines.allSatisfy { $0.hasSuffix(" more") }, "\(lines)")
         }
     }
