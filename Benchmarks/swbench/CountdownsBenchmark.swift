@@ -1,4 +1,3 @@
-import Glibc
 import LinuxSystem
 import StopwatchProtocol
 import Varlink
@@ -28,23 +27,14 @@ enum CountdownsBenchmark {
 
         let daemon = try context.startDaemon("countdowns", arguments: ["--max-stopwatches", "\(count)"])
         defer { daemon.stop() }
-        let sleeper: ChildProcess
-        do {
-            sleeper = try ChildProcess("/bin/sleep", ["3600"])
-        } catch {
-            throw BenchError("cannot start /bin/sleep: \(error)")
-        }
-        defer { sleeper.stop(SIGKILL) }
-
         context.progress("\(count) countdowns: settling \(DurationText.string(plan.settle)), then counting wake-ups for \(DurationText.string(plan.wakeupWindow))")
-        CurrentProcess.sleep(for: plan.settle)
-        let expiredBefore = CountdownStateFiles.expiredCount(of: soonNames, in: stateFiles)
-        let daemonBefore = ThreadSwitchCounts(of: daemon.pid), sleepBefore = ThreadSwitchCounts(of: sleeper.pid)
-        let start = Now.boot()
-        CurrentProcess.sleep(for: plan.wakeupWindow)
-        let daemonAfter = ThreadSwitchCounts(of: daemon.pid), sleepAfter = ThreadSwitchCounts(of: sleeper.pid)
-        let end = Now.boot()
-        let expiredAfter = CountdownStateFiles.expiredCount(of: soonNames, in: stateFiles)
+        var expiredBefore = 0, expiredAfter = 0
+        let quiet = try QuietPeriod(
+            of: daemon, settle: plan.settle, window: plan.wakeupWindow,
+            atStart: { expiredBefore = CountdownStateFiles.expiredCount(of: soonNames, in: stateFiles) },
+            atEnd: { expiredAfter = CountdownStateFiles.expiredCount(of: soonNames, in: stateFiles) }
+        )
+        let start = quiet.start, end = quiet.end
         // Timers are read at rest, away from an expiry: each one's STATUS= update for
         // systemd is sent 200 ms later on a timer of its own (`StatusReporter`), armed
         // meanwhile, and gone before the next expiry.
@@ -54,9 +44,9 @@ enum CountdownsBenchmark {
         let timers = TimerDescriptorState.all(of: daemon.pid)
         guard daemon.process.isRunning else { throw BenchError("stopwatchd ended during the window") }
 
-        let window = end - start
-        let wakeups = daemonAfter.wakeups(since: daemonBefore)
-        let sleepWakeups = sleepAfter.wakeups(since: sleepBefore)
+        let window = quiet.window
+        let wakeups = quiet.daemonWakeups
+        let sleepWakeups = quiet.sleepWakeups
         let expiries = written.expiries(from: start, to: end)
         guard expiries > 0 else {
             throw BenchError("no countdown expired in the window (the last of them at \(written.soon.last.map { "\($0.instant)" } ?? "-"), the window \(start) to \(end)): the start took too long")
@@ -90,7 +80,7 @@ enum CountdownsBenchmark {
                     "durable_save_switches": JSONReport.number(saveSwitches),
                     "durable_saves_timed": .int(Int64(saves)),
                     "sleep_wakeups": .int(Int64(sleepWakeups)),
-                    "daemon_threads": .int(Int64(daemonAfter.threadCount)),
+                    "daemon_threads": .int(Int64(quiet.daemonThreads)),
                 ],
                 otherConditionsMet: expiriesConfirmed
             ),

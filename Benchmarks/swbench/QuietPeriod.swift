@@ -7,13 +7,20 @@ import Varlink
 struct QuietPeriod {
     let daemonWakeups: Int
     let sleepWakeups: Int
-    let window: Duration
+    /// The window, on the boot clock.
+    let start: Duration
+    let end: Duration
+    var window: Duration { end - start }
     let daemonThreads: Int
     let daemonResidentMiB: Double
     let sleepResidentMiB: Double
 
-    /// Lets `daemon` (just READY) settle for `settle`, then counts over `window`.
-    init(of daemon: DaemonUnderTest, settle: Duration, window: Duration) throws(BenchError) {
+    /// Lets `daemon` (just READY) settle for `settle`, then counts over `window`;
+    /// `atStart` and `atEnd` read what else the caller compares over the same window.
+    init(
+        of daemon: DaemonUnderTest, settle: Duration, window: Duration,
+        atStart: () -> Void = {}, atEnd: () -> Void = {}
+    ) throws(BenchError) {
         let sleeper: ChildProcess
         do {
             sleeper = try ChildProcess("/bin/sleep", ["3600"])
@@ -24,11 +31,13 @@ struct QuietPeriod {
         CurrentProcess.sleep(for: settle)
         daemonResidentMiB = daemon.residentMiB ?? 0
         sleepResidentMiB = ProcFS.residentKiB(of: sleeper.pid).map { Double($0) / 1024 } ?? 0
+        atStart()
         let daemonBefore = ThreadSwitchCounts(of: daemon.pid), sleepBefore = ThreadSwitchCounts(of: sleeper.pid)
-        let start = Now.boot()
+        start = Now.boot()
         CurrentProcess.sleep(for: window)
         let daemonAfter = ThreadSwitchCounts(of: daemon.pid), sleepAfter = ThreadSwitchCounts(of: sleeper.pid)
-        self.window = Now.boot() - start
+        end = Now.boot()
+        atEnd()
         daemonWakeups = daemonAfter.wakeups(since: daemonBefore)
         sleepWakeups = sleepAfter.wakeups(since: sleepBefore)
         daemonThreads = daemonAfter.threadCount
