@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import LinuxSystem
 import StopwatchProtocol
+import Varlink
 
 /// The history on disk: `history/YYYY-MM.jsonl` in the state directory, one line per
 /// counting interval that ended, in the month of its end (UTC), in the order they ended.
@@ -42,6 +43,8 @@ final class HistoryJournal: @unchecked Sendable {
     /// Files already logged as holding bad lines, or as unreadable: logged once each.
     private var filesWithBadLines: Set<HistoryMonth> = []
     private var unreadableFiles: [HistoryMonth: String] = [:]
+    /// Why `history/` could not be listed for the last `History` call, if it could not.
+    private var listingProblem: String?
     private var writeProblem: String?
     private var retryTimer: (any DispatchSourceTimer)?
     private var pruneTimer: (any DispatchSourceTimer)?
@@ -72,6 +75,7 @@ final class HistoryJournal: @unchecked Sendable {
     var problem: String? {
         var parts: [String] = []
         if let writeProblem { parts.append(writeProblem) }
+        if let listingProblem { parts.append(listingProblem) }
         for month in unreadableFiles.keys.sorted() { parts.append("cannot read \(month): \(unreadableFiles[month]!)") }
         return parts.isEmpty ? nil : "history: " + parts.joined(separator: "; ")
     }
@@ -231,22 +235,39 @@ final class HistoryJournal: @unchecked Sendable {
 
     /// The month files there are, oldest first, with their size now: a `History` call
     /// reads each up to that size, so a line appended meanwhile (an interval that ended
-    /// after the call, and was reported open) is not read as well.
-    func monthsToRead() -> [(month: HistoryMonth, size: Int64)] {
-        guard let directory = try? directoryDescriptor() else { return [] }
-        return months(in: directory)
+    /// after the call, and was reported open) is not read as well. Throws the error that
+    /// ends the call when `history/` cannot be opened or listed (see `readFailure`).
+    func monthsToRead() throws(VarlinkError) -> [(month: HistoryMonth, size: Int64)] {
+        do throws(Errno) {
+            let months = try listMonths(in: try directoryDescriptor())
+            if listingProblem != nil {
+                listingProblem = nil
+                problemChanged(problem)
+            }
+            return months
+        } catch {
+            let reason = "cannot list \(Self.directoryName)/ in the state directory (\(error))"
+            if listingProblem == nil {
+                logger.error("\(reason); History calls fail until it can be listed")
+                listingProblem = reason
+                problemChanged(problem)
+            }
+            throw Self.failure(reason)
+        }
     }
 
     private func months(in directory: DirectoryDescriptor) -> [(month: HistoryMonth, size: Int64)] {
-        let names: [String]
         do {
-            names = try directory.entries()
+            return try listMonths(in: directory)
         } catch {
             logger.error("cannot list \(Self.directoryName)/ in the state directory: \(error)")
             return []
         }
+    }
+
+    private func listMonths(in directory: DirectoryDescriptor) throws(Errno) -> [(month: HistoryMonth, size: Int64)] {
         var months: [(HistoryMonth, Int64)] = []
-        for name in names {
+        for name in try directory.entries() {
             guard let month = HistoryMonth(fileName: name) else { continue }
             let size = (try? directory.status(of: name))??.size ?? 0
             months.append((month, size))
@@ -255,37 +276,71 @@ final class HistoryJournal: @unchecked Sendable {
     }
 
     /// Opens a month to read: a regular file, never through a link, never waiting on a FIFO.
-    /// A failure is logged once for that file and reported in `problem`.
-    func openToRead(_ month: HistoryMonth) -> FileDescriptor? {
+    /// Nil when there is nothing of this daemon's to read: deleted since it was listed
+    /// (pruned), or not a regular file (a directory, FIFO, socket or link where a month
+    /// should be, which the daemon never writes: logged once, in `problem`, and skipped).
+    /// Any other failure (EMFILE, EIO, EACCES, another program's lease) throws the error
+    /// that ends the call (`readFailure`).
+    func openToRead(_ month: HistoryMonth) throws(VarlinkError) -> FileDescriptor? {
+        let directory: DirectoryDescriptor
+        let file: FileDescriptor
         do throws(Errno) {
-            let directory = try directoryDescriptor()
-            let file = try directory.openFile(month.fileName, [.readOnly, .noFollow, .nonBlocking])
-            let status: FileStatus
-            do {
-                status = try file.status()
-            } catch {
-                file.close()
-                throw error
+            directory = try directoryDescriptor()
+        } catch {
+            throw readFailure(month, error)
+        }
+        do throws(Errno) {
+            file = try directory.openFile(month.fileName, [.readOnly, .noFollow, .nonBlocking])
+        } catch where error == .noEntry {
+            return nil
+        } catch {
+            // A link (ELOOP) or a socket (ENXIO) is told from a failure by what is there.
+            if let status = try? directory.status(of: month.fileName), status.kind != .regular {
+                unreadable(month, "not a regular file; History answers without it")
+                return nil
             }
-            guard status.kind == .regular else {
+            throw readFailure(month, error)
+        }
+        do throws(Errno) {
+            guard try file.status().kind == .regular else {
                 file.close()
-                throw Errno(EINVAL)
+                unreadable(month, "not a regular file; History answers without it")
+                return nil
             }
             try file.setNonBlocking(false)
             return file
-        } catch where error == .noEntry {
-            // Deleted since it was listed (pruned): nothing to read.
-            return nil
         } catch {
-            unreadable(month, error == Errno(EINVAL) ? "not a regular file" : "\(error)")
-            return nil
+            file.close()
+            throw readFailure(month, error)
         }
     }
 
-    func unreadable(_ month: HistoryMonth, _ reason: String) {
+    /// The error that ends a `History` call that cannot read `month`, a regular file that
+    /// holds intervals (EMFILE, EIO, …), logged once for the file and reported in `problem`.
+    ///
+    /// The call fails rather than answer without the month: a report summed over a partial
+    /// answer would be wrong and say nothing. The IDL (SPEC §3) is fixed, so the error is
+    /// one it declares: `ProtocolError`, whose `reason` any client shows and which the
+    /// daemon already uses for a call it cannot serve (no descriptor to accept a
+    /// connection with, the connection limit). An error of our own, such as
+    /// `HistoryUnreadable`, would be outside the interface, unknown to a client's typed
+    /// handling; none of the other declared errors means "could not read". As every
+    /// `ProtocolError`, it is the connection's last word (`.end`): intervals of the months
+    /// before may have been sent already, in replies with `continues`, but no last reply
+    /// ever says the answer is whole.
+    func readFailure(_ month: HistoryMonth, _ error: Errno) -> VarlinkError {
+        unreadable(month, "\(error); History calls fail until it can be read")
+        return Self.failure("cannot read the history's \(month) (\(error))")
+    }
+
+    private static func failure(_ reason: String) -> VarlinkError {
+        .protocolError("\(reason); History fails rather than answer without it")
+    }
+
+    private func unreadable(_ month: HistoryMonth, _ reason: String) {
         guard unreadableFiles[month] == nil else { return }
         unreadableFiles[month] = reason
-        logger.error("cannot read the history's \(month) (\(reason)); History answers without it")
+        logger.error("cannot read the history's \(month): \(reason)")
         problemChanged(problem)
     }
 

@@ -45,6 +45,8 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private var earliestStart: Int64?
 
     private var matches: [Interval] = []
+    /// Why the call fails: a month that cannot be read (`HistoryJournal.readFailure`).
+    private var failure: VarlinkError?
     private var outgoing: VarlinkStreamItem?
     private var isFinished = false
     private var isWorking = false
@@ -66,7 +68,12 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         self.tail = tail
         self.batchSize = max(batchSize, 1)
         self.linesPerTurn = max(linesPerTurn, 1)
-        months = journal.monthsToRead()[...]
+        do throws(VarlinkError) {
+            months = try journal.monthsToRead()[...]
+        } catch {
+            months = []
+            failure = error
+        }
         buffer = .allocate(byteCount: Self.bufferSize, alignment: 16)
     }
 
@@ -144,6 +151,14 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
 
     private func finish() {
         isFinished = true
+        if let failure {
+            // Not what was read as if it were all: the call fails, and says why.
+            matches = []
+            tail = []
+            outgoing = .end(failure)
+            ready?()
+            return
+        }
         matches += tail.filter(query.matches)
         tail = []
         if let item = replyIfReady() {
@@ -168,12 +183,12 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         }
         let length = Int(min(Int64(Self.bufferSize), remaining))
         let count: Int
-        do {
+        do throws(Errno) {
             count = try reading.file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length]), at: offset)
         } catch {
-            journal.unreadable(reading.month, "\(error)")
-            endOfMonth(whole: false)
-            return 0
+            failure = journal.readFailure(reading.month, error)
+            closeReading()
+            return nil
         }
         guard count > 0 else {
             // Shorter than it was when listed: cut meanwhile; read what there was.
@@ -244,7 +259,14 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private func openNextMonth() -> (month: HistoryMonth, file: FileDescriptor, size: Int64)? {
         while let (month, size) = months.popFirst() {
             guard query.mayMatch(month, earliestStart: journal.earliestStart(of: month)) else { continue }
-            guard let file = journal.openToRead(month) else { continue }
+            let opened: FileDescriptor?
+            do throws(VarlinkError) {
+                opened = try journal.openToRead(month)
+            } catch {
+                failure = error
+                return nil
+            }
+            guard let file = opened else { continue }
             reading = (month, file, size)
             offset = 0
             partialLine = []

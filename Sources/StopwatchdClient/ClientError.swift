@@ -89,6 +89,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the daemon already keeps \(limit) stopwatches; remove one first ('swctl remove NAME')"
         case "io.stopwatchd.TooManyResults":
             return "the history asked for is too long for one reply; narrow it with --since and --until"
+        case "io.stopwatchd.ProtocolError" where text("reason") != nil:
+            // Its reason says what went wrong, such as a month of the history it cannot read.
+            return "stopwatchd could not answer: \(text("reason") ?? "")"
         case VarlinkError.permissionDenied.name:
             return "the daemon refused this user; join the group it allows (e.g. 'stopwatch'), or use your own daemon with --user"
         default:

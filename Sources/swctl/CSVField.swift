@@ -15,4 +15,17 @@ package enum CSVField {
     package static func row(_ fields: [String]) -> String {
         fields.map(escaped).joined(separator: ",")
     }
+
+    /// Text a user chose (a stopwatch's name), made safe for a spreadsheet, as OWASP's "CSV
+    /// injection" advice has it: a field that begins with `=`, `+`, `-`, `@`, a tab or a CR
+    /// would be taken for a formula (`=HYPERLINK(…)`, `=cmd|…`) by Excel, LibreOffice or
+    /// Google Sheets, so it gets a `'` in front, which they read as "text". `row` then quotes
+    /// it as any field. Only for text from users: the times and numbers swctl writes itself
+    /// are never formulas, and stay exact for scripts.
+    package static func neutralised(_ text: String) -> String {
+        guard let first = text.utf8.first, formulaStarts.contains(first) else { return text }
+        return "'" + text
+    }
+
+    private static let formulaStarts: Set<UInt8> = [UInt8(ascii: "="), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "@"), 9, 13]
 }

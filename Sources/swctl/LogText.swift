@@ -6,10 +6,11 @@ package enum LogText {
     package static let csvHeader = "name,start,end,elapsed_ms"
 
     /// `name,start,end,elapsed_ms`: ISO 8601 local times with their offset; `end` empty while
-    /// the interval counts.
+    /// the interval counts. The name, the one field a user wrote, is neutralised for
+    /// spreadsheets (`CSVField.neutralised`).
     package static func csv(_ interval: Interval) -> String {
         CSVField.row([
-            interval.name, iso8601(interval.startMs), interval.endMs.map(iso8601) ?? "", "\(interval.elapsedMs)",
+            CSVField.neutralised(interval.name), iso8601(interval.startMs), interval.endMs.map(iso8601) ?? "", "\(interval.elapsedMs)",
         ])
     }
 

@@ -7,7 +7,19 @@ import StopwatchProtocol
 /// counted is the interval's `elapsed_ms` (the boot clock), spread over its wall-clock span
 /// in proportion: when the wall clock was stepped meanwhile, the parts still add up to the
 /// elapsed time, and rounding never loses or adds a millisecond between days.
+///
+/// By day, the part of an interval inside the range is split at each local midnight when it
+/// spans at most `longestSplit` (366 days): at most 367 days walked per interval, whatever
+/// it says, and memory O(days that hold time). A longer part (only a stopwatch left
+/// counting for over a year has one, or a damaged line from 1970 to 9999) is not spread
+/// over thousands of days that hold nothing else, burying those that do: its time goes on
+/// one row of its own, labelled with the span it covers (`1970-01-01/9999-12-31`, ISO
+/// 8601's interval of days), shared by every such part (the span then covers them all).
+/// The totals per name and overall count it as any other.
 package struct ReportAggregator {
+    /// 366 days: a part of an interval longer than this is not split by day.
+    static let longestSplit: Int64 = 366 * 86_400_000
+
     private let since: Int64?
     private let until: Int64?
     private let now: Int64
@@ -15,6 +27,9 @@ package struct ReportAggregator {
     private var perName: [NameKey: Int64] = [:]
     /// Keyed by the day's local 00:00 (ms since the epoch).
     private var perDay: [Int64: [NameKey: Int64]] = [:]
+    /// The parts longer than `longestSplit`: from the first instant of the earliest to the
+    /// last instant of the latest, and their time per name.
+    private var longParts: (first: Int64, last: Int64, names: [NameKey: Int64])?
 
     package init(since: Int64?, until: Int64?, now: Int64, byDay: Bool) {
         self.since = since
@@ -42,34 +57,18 @@ package struct ReportAggregator {
             return
         }
         let wall = end - start
+        guard upper - lower <= Self.longestSplit else {
+            recordLongPart(key, Self.scaled(upper - start, elapsed, wall) - Self.scaled(lower - start, elapsed, wall), from: lower, to: upper)
+            return
+        }
         var from = lower
         while from < upper {
             // A day Glibc cannot compute ends the splitting: the rest counts on this day.
             let next = LocalTime.startOfDay(from, addingDays: 1).map { $0 > from ? min($0, upper) : upper } ?? upper
-            let counted = Self.scaled(from - start, elapsed, wall)
-            let share = Self.scaled(next - start, elapsed, wall) - counted
-            if share > 0 {
-                record(key, share, on: from)
-            } else if next < upper {
-                // Days with nothing counted on them (an interval whose span is far longer than
-                // its time, as only a damaged one is) are skipped, not walked one by one: to
-                // the day where the count next grows, if it does.
-                guard counted < elapsed else { return }
-                let grows = start + Self.span(reaching: counted + 1, elapsed, wall)
-                if grows > next {
-                    from = max(next, LocalTime.startOfDay(min(grows, upper)) ?? next)
-                    continue
-                }
-            }
+            let share = Self.scaled(next - start, elapsed, wall) - Self.scaled(from - start, elapsed, wall)
+            if share > 0 { record(key, share, on: from) }
             from = next
         }
-    }
-
-    /// The least `part` with `scaled(part, elapsed, wall) >= count`: ⌈`count` × `wall` /
-    /// `elapsed`⌉, for 0 < `count` ≤ `elapsed`, in 128 bits; at most `wall`.
-    static func span(reaching count: Int64, _ elapsed: Int64, _ wall: Int64) -> Int64 {
-        let (quotient, remainder) = elapsed.dividingFullWidth(count.multipliedFullWidth(by: wall))
-        return remainder > 0 ? quotient + 1 : quotient
     }
 
     /// The totals so far.
@@ -78,16 +77,39 @@ package struct ReportAggregator {
         var days: [ReportTotals.Day] = []
         for (dayStart, names) in perDay.sorted(by: { $0.key < $1.key }) {
             let rows = Self.rows(names)
-            let label = LocalTime.dateTime(dayStart)?.dayText ?? "\(dayStart)"
-            days.append(ReportTotals.Day(day: label, names: rows, total: Self.sum(rows)))
+            days.append(ReportTotals.Day(day: Self.dayText(dayStart), names: rows, total: Self.sum(rows)))
+        }
+        if let longParts {
+            // Among the days, after the day it begins on.
+            let rows = Self.rows(longParts.names)
+            let label = Self.dayText(longParts.first) + "/" + Self.dayText(longParts.last)
+            let firstDay = LocalTime.startOfDay(longParts.first) ?? longParts.first
+            let index = perDay.keys.filter { $0 <= firstDay }.count
+            days.insert(ReportTotals.Day(day: label, names: rows, total: Self.sum(rows), spansDays: true), at: index)
         }
         return ReportTotals(names: names, days: days, total: Self.sum(names))
+    }
+
+    private static func dayText(_ instant: Int64) -> String {
+        LocalTime.dateTime(instant)?.dayText ?? "\(instant)"
     }
 
     private mutating func record(_ key: NameKey, _ milliseconds: Int64, on instant: Int64) {
         perName[key] = Self.add(perName[key] ?? 0, milliseconds)
         guard byDay, let day = LocalTime.startOfDay(instant) else { return }
         perDay[day, default: [:]][key] = Self.add(perDay[day]?[key] ?? 0, milliseconds)
+    }
+
+    /// A part from `lower` to `upper` (not included) longer than `longestSplit`.
+    private mutating func recordLongPart(_ key: NameKey, _ milliseconds: Int64, from lower: Int64, to upper: Int64) {
+        // As a day's share: nothing counted, no row.
+        guard milliseconds > 0 else { return }
+        perName[key] = Self.add(perName[key] ?? 0, milliseconds)
+        var parts = longParts ?? (lower, upper - 1, [:])
+        parts.first = min(parts.first, lower)
+        parts.last = max(parts.last, upper - 1)
+        parts.names[key] = Self.add(parts.names[key] ?? 0, milliseconds)
+        longParts = parts
     }
 
     /// ⌊`part` × `elapsed` / `wall`⌋ for 0 ≤ `part` ≤ `wall`, 0 < `wall`: at most

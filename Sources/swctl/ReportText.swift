@@ -25,7 +25,8 @@ package enum ReportText {
     }
 
     private static func humanByDay(_ totals: ReportTotals, bars: Bool) -> [String] {
-        let dayWidth = 10
+        // A row of days (`1970-01-01/9999-12-31`) widens the column.
+        let dayWidth = ([10] + totals.days.map(\.day.count)).max() ?? 10
         let width = ([5] + totals.days.flatMap { $0.names.map { LogText.width($0.name) } }).max() ?? 5
         let time = { (milliseconds: Int64) in ElapsedText.string(milliseconds: milliseconds, tenths: false) }
         let timeWidth = ([time(totals.total), "TIME"] + totals.days.map { time($0.total) }).map(\.count).max() ?? 4
@@ -41,24 +42,27 @@ package enum ReportText {
             lines.append(row("", "total", day.total))
         }
         lines.append(row("total", "", totals.total))
-        if bars, !totals.days.isEmpty {
-            let longest = totals.days.map(\.total).max() ?? 0
+        // The chart is of days: a row of years of time would flatten it.
+        let days = totals.days.filter { !$0.spansDays }
+        if bars, !days.isEmpty {
+            let longest = days.map(\.total).max() ?? 0
             lines.append("")
-            for day in totals.days {
+            for day in days {
                 lines.append(trimmed(day.day + "  " + leftPadded(time(day.total), timeWidth) + "  " + Bar.string(day.total, of: longest)))
             }
         }
         return lines
     }
 
-    /// `name,elapsed_ms`, or `day,name,elapsed_ms` by day; a header, no total rows.
+    /// `name,elapsed_ms`, or `day,name,elapsed_ms` by day; a header, no total rows. Names are
+    /// neutralised for spreadsheets (`CSVField.neutralised`); days and times are swctl's own.
     package static func csv(_ totals: ReportTotals, byDay: Bool) -> [String] {
         guard byDay else {
-            return ["name,elapsed_ms"] + totals.names.map { CSVField.row([$0.name, "\($0.milliseconds)"]) }
+            return ["name,elapsed_ms"] + totals.names.map { CSVField.row([CSVField.neutralised($0.name), "\($0.milliseconds)"]) }
         }
         var lines = ["day,name,elapsed_ms"]
         for day in totals.days {
-            lines += day.names.map { CSVField.row([day.day, $0.name, "\($0.milliseconds)"]) }
+            lines += day.names.map { CSVField.row([day.day, CSVField.neutralised($0.name), "\($0.milliseconds)"]) }
         }
         return lines
     }

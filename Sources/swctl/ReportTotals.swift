@@ -7,10 +7,13 @@ package struct ReportTotals: Equatable, Sendable {
     }
 
     package struct Day: Equatable, Sendable {
-        /// `2026-11-24`, local.
+        /// `2026-11-24`, local; for the parts of intervals too long to split by day, the days
+        /// they span, `1970-01-01/9999-12-31` (`ReportAggregator`).
         package var day: String
         package var names: [Row]
         package var total: Int64
+        /// The row of the parts too long to split by day, not a day.
+        package var spansDays = false
     }
 
     /// Per name over the whole range.

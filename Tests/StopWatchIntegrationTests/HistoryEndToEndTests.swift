@@ -153,6 +153,28 @@ struct HistoryEndToEndTests {
         #expect(size == 2 * whole.utf8.count)
     }
 
+    @Test(
+        "a month the daemon cannot open: report prints no totals, log stops, each with one line naming it and exit 70; all of it once it opens",
+        .enabled(if: FileLease.work, "this file system takes no leases")
+    )
+    func monthThatCannotBeOpened() throws {
+        // 2025-01-01 and 2025-02-01, 10:00 to 11:00 UTC.
+        try writeHistory("2025-01.jsonl", #"{"name":"jan","start_ms":1735725600000,"end_ms":1735729200000,"elapsed_ms":3600000}"# + "\n")
+        try writeHistory("2025-02.jsonl", #"{"name":"feb","start_ms":1738404000000,"end_ms":1738407600000,"elapsed_ms":3600000}"# + "\n")
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let lease = try FileLease(stateDirectory + "/history/2025-02.jsonl")
+        for arguments in [["report"], ["report", "--by", "day", "--csv"], ["log", "--csv"], ["--json", "log"]] {
+            let result = try swctl(arguments)
+            #expect(result.status == 70, "\(arguments): \(result.status) \(result.error)")
+            let errors = result.error.split(separator: "\n")
+            #expect(errors.count == 1 && errors.first?.contains("2025-02.jsonl") == true, "\(arguments): \(result.error)")
+            if arguments.first == "report" { #expect(result.output.isEmpty, "\(arguments): \(result.output)") }
+        }
+        lease.release()
+        #expect(try swctl(["report", "--csv"]).lines == ["name,elapsed_ms", "feb,3600000", "jan,3600000"])
+        _ = daemon
+    }
+
     @Test("History over a raw connection: batches of 10,000 with more, TooManyResults without, and the connection goes on")
     func batches() throws {
         let line = #"{"name":"many","start_ms":1767261600000,"end_ms":1767261601000,"elapsed_ms":1000}"# + "\n"

@@ -123,7 +123,7 @@ final class HistoryServiceTests {
         #expect(logged.withLock { $0 }.filter { $0.contains("torn") }.count == 1)
     }
 
-    @Test("a month that cannot be read is logged and skipped; the rest is served")
+    @Test("a month's name on something that is not a regular file (a directory) is logged and skipped: the daemon writes none such, so nothing is left out")
     func unreadableMonth() throws {
         try FileManager.default.createDirectory(atPath: root + "/1970-02.jsonl", withIntermediateDirectories: false)
         let f = fixture()
@@ -131,6 +131,66 @@ final class HistoryServiceTests {
         run(f, "Stop")
         #expect(f.historyIntervals().count == 1)
         #expect(f.queue.sync { f.history!.problem }?.contains("1970-02.jsonl") == true)
+    }
+
+    @Test(
+        "a month that is there but cannot be opened (EWOULDBLOCK: another process's lease) fails History with a ProtocolError naming it, with or without more, never a partial answer; once it opens, History answers in full",
+        .enabled(if: FileLease.work, "this file system takes no leases")
+    )
+    func monthThatCannotBeOpened() throws {
+        let september = HistoryMonth(epochMilliseconds: 1_694_000_000_000), october = HistoryMonth(epochMilliseconds: 1_697_500_000_000)
+        let sep = #"{"name":"sep","start_ms":1694000000000,"end_ms":1694000060000,"elapsed_ms":60000}"# + "\n"
+        try (sep + sep).write(toFile: root + "/" + september.fileName, atomically: false, encoding: .utf8)
+        let oct = #"{"name":"oct","start_ms":1697500000000,"end_ms":1697500060000,"elapsed_ms":60000}"# + "\n"
+        try oct.write(toFile: root + "/" + october.fileName, atomically: false, encoding: .utf8)
+        let f = fixture(batchSize: 1)
+        run(f, "Start")
+        run(f, "Stop")
+        let lease = try FileLease(root + "/" + october.fileName)
+        // With more: September's first batch is out when October fails; the last word is the
+        // error, not a last batch that would say the answer is whole.
+        let streamed = f.historyReplies()
+        #expect(streamed.map(\.continues) == [true, false])
+        #expect(streamed.first?.parameters["intervals"].map { if case .array(let items) = $0 { items.count } else { -1 } } == 1)
+        #expect(streamed.last?.error == "io.stopwatchd.ProtocolError")
+        // Without more (September passed over by since_ms): the one reply is the error.
+        let single = f.historyReplies(["since_ms": .int(1_696_118_400_000)], more: false)
+        #expect(single.count == 1 && single.first?.error == "io.stopwatchd.ProtocolError")
+        for reply in [streamed.last, single.first] {
+            guard case .string(let reason)? = reply?.parameters["reason"] else {
+                Issue.record("no reason: \(String(describing: reply))")
+                continue
+            }
+            #expect(reason.contains("2023-10.jsonl") && reason.contains(Errno.wouldBlock.description), "\(reason)")
+        }
+        #expect(f.queue.sync { f.history!.problem }?.contains("2023-10.jsonl") == true)
+        #expect(logged.withLock { $0 }.filter { $0.contains("2023-10.jsonl") }.count == 1)
+        lease.release()
+        #expect(f.historyIntervals().map(\.name) == ["sep", "sep", "oct", "tea"])
+        #expect(f.queue.sync { f.history!.problem } == nil)
+    }
+
+    @Test("a history directory that cannot be opened fails History too, not an answer of only what is in memory; once it opens, History answers in full")
+    func directoryThatCannotBeOpened() throws {
+        // A file where the directory should be: opening it fails (ENOTDIR).
+        let path = root + "/history"
+        try "".write(toFile: path, atomically: false, encoding: .utf8)
+        let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: path, logged: logged)
+        run(f, "Start")
+        run(f, "Stop")
+        run(f, "Start")
+        let replies = f.historyReplies()
+        #expect(replies.count == 1 && replies.first?.error == "io.stopwatchd.ProtocolError", "\(replies)")
+        guard case .string(let reason)? = replies.first?.parameters["reason"] else {
+            Issue.record("no reason: \(replies)")
+            return
+        }
+        #expect(reason.contains("history/") && reason.contains(Errno.notDirectory.description), "\(reason)")
+        #expect(f.queue.sync { f.history!.problem }?.contains("cannot list") == true)
+        try FileManager.default.removeItem(atPath: path)
+        f.queue.sync { f.history!.retry() }
+        #expect(f.historyIntervals().map(\.endMs).map { $0 == nil } == [false, true])
+        #expect(f.queue.sync { f.history!.problem } == nil)
     }
 
     @Test("an append that fails is kept in memory, in order, and written once writing works")

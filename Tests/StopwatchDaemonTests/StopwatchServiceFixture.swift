@@ -188,7 +188,9 @@ final class StopwatchServiceFixture: @unchecked Sendable {
                         case .last(let message):
                             bytes = message
                             done.withLock { $0 = true }
-                        case .end(let error): bytes = VarlinkReply(error).message
+                        case .end(let error):
+                            bytes = VarlinkReply(error).message
+                            done.withLock { $0 = true }
                         }
                         if let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))) {
                             replies.withLock { $0.append(reply) }

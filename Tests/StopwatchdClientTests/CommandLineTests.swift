@@ -127,6 +127,10 @@ struct CommandLineTests {
         #expect(ClientError(refusal: .invalidName("a/b")).description == StopwatchName.invalidNameMessage("a/b"))
         #expect(ClientError(refusal: .tooManyStopwatches(limit: 3)).description.hasPrefix("the daemon already keeps 3 stopwatches"))
         #expect(ClientError(refusal: .methodNotFound("x.Y")).description == #"stopwatchd refused the call: org.varlink.service.MethodNotFound {"method":"x.Y"}"#)
+        // A ProtocolError's reason is the message (a month of the history the daemon cannot read).
+        let unreadable = ClientError(refusal: .protocolError("cannot read the history's 2025-02.jsonl (Input/output error)"))
+        #expect(unreadable.description == "stopwatchd could not answer: cannot read the history's 2025-02.jsonl (Input/output error)")
+        #expect(unreadable.exitStatus == 70)
         // A daemon at its connection limit is unreachable for now, not a refusal.
         #expect(ClientError.reply(.tooManyConnections(limit: 2), unreachable: { .unreachable(path: "/s", reason: $0) }).exitStatus == 69)
     }

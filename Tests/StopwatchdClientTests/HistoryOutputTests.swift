@@ -39,6 +39,27 @@ struct HistoryOutputTests {
         #expect(CSVField.row(["a,b", "x", "1"]) == "\"a,b\",x,1")
     }
 
+    @Test(
+        "CSV: a name a spreadsheet would take for a formula (=, +, -, @, tab or CR first) gets a ' in front, then CSV's quoting, in log and report; the times and numbers swctl writes stay as they are",
+        arguments: [
+            ("=HYPERLINK(\"http://x\",\"y\")", "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""), ("+1", "'+1"), ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "\"'\rx\""), ("=a,b", "\"'=a,b\""),
+            ("a=b", "a=b"), ("'=x", "'=x"), ("café", "café"),
+        ]
+    )
+    func csvFormulaNeutralised(name: String, field: String) {
+        let interval = Interval(name: name, startMs: 0, endMs: 1_000, elapsedMs: 1_000)
+        #expect(LogText.csv(interval).hasPrefix(field + ","))
+        #expect(LogText.csv(interval).hasSuffix(",1000"))
+        let totals = ReportTotals(
+            names: [.init(name: name, milliseconds: 1_000)],
+            days: [.init(day: "2026-11-24", names: [.init(name: name, milliseconds: 1_000)], total: 1_000)],
+            total: 1_000
+        )
+        #expect(ReportText.csv(totals, byDay: false) == ["name,elapsed_ms", field + ",1000"])
+        #expect(ReportText.csv(totals, byDay: true) == ["day,name,elapsed_ms", "2026-11-24," + field + ",1000"])
+    }
+
     @Test func barsInEighths() {
         #expect(Bar.string(8, of: 8, width: 1) == "█")
         #expect(Bar.string(1, of: 8, width: 1) == "▏")
@@ -123,6 +144,30 @@ struct HistoryOutputTests {
             ReportText.json(totals, byDay: true, since: nil, until: 9).text
                 == #"{"since_ms":null,"until_ms":9,"days":[{"day":"2026-11-24","names":[{"name":"a,b","elapsed_ms":3600000},{"name":"x","elapsed_ms":60000}],"total_ms":3660000},{"day":"2026-11-25","names":[{"name":"x","elapsed_ms":1830000}],"total_ms":1830000}],"total_ms":5490000}"#
         )
+    }
+
+    @Test("by day, the row of parts too long to split: its span in the DAY column (widened), in CSV and JSON as a day is, left out of the chart of days")
+    func reportTextWithLongParts() {
+        let totals = ReportTotals(
+            names: [.init(name: "odd", milliseconds: 7_200_000), .init(name: "x", milliseconds: 60_000)],
+            days: [
+                .init(day: "1970-01-01/9999-12-31", names: [.init(name: "odd", milliseconds: 7_200_000)], total: 7_200_000, spansDays: true),
+                .init(day: "2026-11-24", names: [.init(name: "x", milliseconds: 60_000)], total: 60_000),
+            ],
+            total: 7_260_000
+        )
+        #expect(ReportText.human(totals, byDay: true, bars: true) == [
+            "DAY                    NAME   TIME",
+            "1970-01-01/9999-12-31  odd    2:00:00",
+            "                       total  2:00:00",
+            "2026-11-24             x      0:01:00",
+            "                       total  0:01:00",
+            "total                         2:01:00",
+            "",
+            "2026-11-24  0:01:00  " + String(repeating: "█", count: 20),
+        ])
+        #expect(ReportText.csv(totals, byDay: true) == ["day,name,elapsed_ms", "1970-01-01/9999-12-31,odd,7200000", "2026-11-24,x,60000"])
+        #expect(ReportText.json(totals, byDay: true, since: nil, until: nil).text.contains(#"{"day":"1970-01-01/9999-12-31","names":[{"name":"odd","elapsed_ms":7200000}],"total_ms":7200000}"#))
     }
 
     @Test func aggregationByNameClipsAndScales() {

@@ -127,16 +127,53 @@ struct LocalTimeTests {
         }
     }
 
-    @Test("a span of millennia with a second counted: the days with nothing are skipped, not walked")
-    func longSpanSkipsEmptyDays() {
+    @Test("by day: a three-day interval split at each midnight; a damaged line of 1970 to 9999 clipped to three days by --since and --until, split the same, in proportion")
+    func splitOverTheRangeAsked() {
         inZone(Self.berlin) {
-            var aggregator = ReportAggregator(since: nil, until: nil, now: Interval.latestMs, byDay: true)
-            aggregator.add(Interval(name: "odd", startMs: 0, endMs: Interval.latestMs, elapsedMs: 1_000))
+            let day = 24 * Self.hour
+            // Monday 2026-11-23 00:00 CET.
+            let monday: Int64 = 1_795_388_400_000
+            var plain = ReportAggregator(since: nil, until: nil, now: monday + 10 * day, byDay: true)
+            plain.add(Interval(name: "x", startMs: monday + 12 * Self.hour, endMs: monday + 12 * Self.hour + 3 * day, elapsedMs: 3 * day))
+            let totals = plain.totals
+            #expect(totals.days.map(\.day) == ["2026-11-23", "2026-11-24", "2026-11-25", "2026-11-26"])
+            #expect(totals.days.map(\.total) == [12 * Self.hour, day, day, 12 * Self.hour])
+            #expect(totals.total == 3 * day)
+            // Its elapsed time is its span: a millisecond counted per millisecond of it.
+            var clipped = ReportAggregator(since: monday, until: monday + 3 * day, now: monday + 10 * day, byDay: true)
+            clipped.add(Interval(name: "odd", startMs: 0, endMs: Interval.latestMs, elapsedMs: Interval.latestMs))
+            #expect(clipped.totals.days.map(\.day) == ["2026-11-23", "2026-11-24", "2026-11-25"])
+            #expect(clipped.totals.days.map(\.total) == [day, day, day])
+            #expect(clipped.totals.total == 3 * day)
+        }
+    }
+
+    @Test("by day: a part of an interval longer than 366 days is one row of its span, not millions of days; quick, and the totals hold")
+    func longSpanIsOneRow() {
+        inZone("UTC0") {
+            let day = 24 * Self.hour
+            let hundredYears = 100 * 366 * day
+            let tuesday: Int64 = 1_795_478_400_000  // 2026-11-24 00:00 UTC
+            let started = ContinuousClock.now
+            var aggregator = ReportAggregator(since: nil, until: nil, now: tuesday + day, byDay: true)
+            // A damaged line: 1970 to the end of 9999, with the most time a line may hold.
+            aggregator.add(Interval(name: "odd", startMs: 0, endMs: Interval.latestMs, elapsedMs: hundredYears))
+            aggregator.add(Interval(name: "tea", startMs: tuesday + Self.hour, endMs: tuesday + 2 * Self.hour, elapsedMs: Self.hour))
+            // Another long one inside it: the same row, which spans both.
+            aggregator.add(Interval(name: "odd", startMs: day, endMs: 800 * day, elapsedMs: Self.hour))
             let totals = aggregator.totals
-            #expect(totals.total == 1_000)
-            // A millisecond on each of a thousand days, out of nearly three million.
-            #expect(totals.days.count == 1_000)
-            #expect(totals.days.allSatisfy { $0.total == 1 })
+            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(totals.days.map(\.day) == ["1970-01-01/9999-12-31", "2026-11-24"])
+            #expect(totals.days.map(\.spansDays) == [true, false])
+            #expect(totals.days.first?.names == [.init(name: "odd", milliseconds: hundredYears + Self.hour)])
+            #expect(totals.days.last?.names == [.init(name: "tea", milliseconds: Self.hour)])
+            #expect(totals.names == [.init(name: "odd", milliseconds: hundredYears + Self.hour), .init(name: "tea", milliseconds: Self.hour)])
+            #expect(totals.total == hundredYears + 2 * Self.hour)
+            // From --since on: the part after it is still longer than 366 days, its own row.
+            var since = ReportAggregator(since: tuesday, until: nil, now: tuesday + day, byDay: true)
+            since.add(Interval(name: "odd", startMs: 0, endMs: Interval.latestMs, elapsedMs: Interval.latestMs))
+            #expect(since.totals.days.map(\.day) == ["2026-11-24/9999-12-31"])
+            #expect(since.totals.total == Interval.latestMs - tuesday)
         }
     }
 }
