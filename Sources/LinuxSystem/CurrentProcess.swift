@@ -76,8 +76,10 @@ package enum CurrentProcess {
         guard let directory = opendir("/proc/self/fd") else { return }
         defer { closedir(directory) }
         let own = dirfd(directory)
+        let nameOffset = MemoryLayout<dirent>.offset(of: \.d_name)!
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            // In place, up to its NUL: a record is only as long as its name (see `entries`).
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             guard let descriptor = CInt(name), descriptor >= 3, descriptor != own else { continue }
             let flags = fcntl(descriptor, F_GETFD)
             if flags >= 0, flags & FD_CLOEXEC == 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
