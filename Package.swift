@@ -64,6 +64,8 @@ let package = Package(
         ),
         .testTarget(name: "StopWatchCoreTests", dependencies: ["StopWatchCore", "StopWatchTesting", "LinuxSystem"], swiftSettings: strict),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"], swiftSettings: strict),
+        // The system layer's own logic (SHA-256), without a daemon.
+        .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: strict),
         .testTarget(name: "StopwatchdClientTests", dependencies: ["StopwatchdClient", "swctl"], swiftSettings: strict),
         .testTarget(
             name: "StopwatchDaemonTests",

@@ -14,6 +14,28 @@ package enum Signals {
         ignore(SIGPIPE)
     }
 
+    /// Undoes what the parent left that would change how this process works: every signal
+    /// it ignored goes back to its default action, and the signal mask is emptied. An ignored
+    /// SIGCHLD, above all, makes the kernel reap children itself, so their exit statuses are
+    /// lost and their pids free for reuse while they are still signalled; a blocked SIGTERM
+    /// would keep a stop from arriving.
+    ///
+    /// Kept ignored: `keepingIgnored`, the wishes a parent has a reason for (`nohup`'s SIGHUP,
+    /// a shell's SIGINT and SIGQUIT for a job in the background). Signals with a handler are
+    /// left alone: exec resets handlers, so any handler was installed by this process (the
+    /// runtime's crash handlers, a sanitizer's). Call first thing, before any thread starts
+    /// (the mask is the calling thread's, and threads inherit it).
+    package static func resetInherited(keepingIgnored kept: [CInt] = [SIGHUP, SIGINT, SIGQUIT]) {
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
+        // 1 ..< NSIG (65 on Linux), real-time signals included; those glibc keeps for itself
+        // (32, 33) and SIGKILL and SIGSTOP refuse the change, harmlessly.
+        for signal in CInt(1)..<65 where !kept.contains(signal) && isIgnored(signal) {
+            Glibc.signal(signal, SIG_DFL)
+        }
+    }
+
     /// Whether `signal` was ignored when this process started (by `nohup` for SIGHUP, by a
     /// shell for SIGINT in a background job): a wish to respect.
     package static func isIgnored(_ signal: CInt) -> Bool {

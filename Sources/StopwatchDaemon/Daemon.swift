@@ -12,6 +12,8 @@ package enum Daemon {
     /// Throws only when it cannot start.
     package static func run(options: DaemonOptions, environment: ProcessEnvironment) throws(DaemonStartError) -> Never {
         let logger = Logger(minimumLevel: options.logLevel, journald: environment["JOURNAL_STREAM"] != nil)
+        // First, while fds 3 and up are still only what systemd passed.
+        let activated = ListeningSocket.takePassed(environment, serving: explicitSocketPath(options: options, environment: environment) == nil)
         Signals.ignore(SIGPIPE)
         if environment["MALLOC_ARENA_MAX"] == nil { Memory.limitArenas(to: 2) }
 
@@ -25,7 +27,7 @@ package enum Daemon {
 
         // Before the socket: a hook directory refused leaves nothing behind.
         let hooks = try HookRunner.start(options: options, environment: environment, logger: logger)
-        let listener = try listeningSocket(options: options, environment: environment, group: allowedGroup)
+        let listener = try listeningSocket(options: options, environment: environment, group: allowedGroup, activated: activated)
         // Every client costs a descriptor: keep some for the daemon's own files.
         let openFileLimit = ResourceLimits.raiseOpenFileLimit()
         let reservedDescriptors = 64
@@ -264,13 +266,14 @@ package enum Daemon {
     private static func listeningSocket(
         options: DaemonOptions,
         environment: ProcessEnvironment,
-        group: gid_t?
+        group: gid_t?,
+        activated: ListeningSocket?
     ) throws(DaemonStartError) -> ListeningSocket {
         // --socket > $STOPWATCHD_SOCKET > systemd's socket > the default path (SPEC §4).
         if let path = explicitSocketPath(options: options, environment: environment) {
             return try ListeningSocket.bind(path: path, group: group)
         }
-        if let activated = ListeningSocket.activated(environment) {
+        if let activated {
             return activated
         }
         let path = SocketLocation.defaultDaemonPath(environment: environment, isRoot: Users.effectiveUserID == 0)

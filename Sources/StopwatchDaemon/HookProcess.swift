@@ -7,13 +7,24 @@ import StopwatchProtocol
 /// its standard output and error one pipe; then watched by `supervise` on a thread of the
 /// runner's until it ends.
 ///
-/// The run ends when the hook's own process ends. Whatever it left in its process group is
-/// then killed (SIGKILL), before it is reaped, so the group's id cannot be someone else's
-/// yet: a hook's work is bounded by the pool like the hook itself, and a grandchild holding
-/// the pipe cannot keep the run going (what is in the pipe then is read without waiting for
-/// its end). Something meant to outlive the hook must leave its group (`setsid`,
-/// `systemd-run --user`).
+/// The run ends when the hook's own process ends; what is in the pipe then is read without
+/// waiting for its end, so a grandchild holding the pipe cannot keep the run going. What the
+/// hook left in its process group is then killed (SIGKILL, before the hook is reaped, so the
+/// group's id cannot be someone else's yet) when the run was stopped for its timeout, or when
+/// something still holds the hook's output: a job started in the background with the hook's
+/// output, which is no longer read. What the hook started with its output sent elsewhere,
+/// before it forked it (`exec >/dev/null 2>&1`, then `job &`), is left running: the rule
+/// reads only the pipe's state once the hook has ended, so no ordering between the hook's
+/// exit and its job's start can change it (unlike `setsid job &`, whose setsid may come
+/// after the kill). A run's pipe is given to no other hook, not even for the instant a
+/// spawn lasts (`spawning`), so its writers are the hook's own.
 final class HookProcess: Sendable {
+    /// Held while a hook is spawned, from its pipe's creation to the close of our write end,
+    /// and while a run looks whether its pipe still has writers: a hook spawned meanwhile
+    /// holds a copy of every descriptor of the daemon (close-on-exec, so until its exec),
+    /// another run's pipe included. The count of spawns, for a lock with a size.
+    private static let spawning = Locked(0)
+
     /// "hook notify (expired of 'tea')": how the log names this run.
     let label: String
     let pid: pid_t
@@ -42,30 +53,43 @@ final class HookProcess: Sendable {
         defer { executable.close() }
         let standardInput = try FileDescriptor.memoryFile(named: "stopwatchd-hook-input", containing: input)
         defer { standardInput.close() }
-        let pipe = try FileDescriptor.pipe()
-        let pid: pid_t
-        do {
-            defer { pipe.write.close() }
-            try pipe.read.setNonBlocking()
-            pid = try ProcessSpawner.spawn(
-                path: "/proc/self/fd/3",
-                arguments: [name],
-                environment: environment,
-                standardInput: standardInput,
-                standardOutput: pipe.write,
-                standardError: pipe.write,
-                extra: executable
-            )
-        } catch {
-            pipe.read.close()
-            throw error
+        let (pid, output) = try spawning.withLock { (spawns) throws(Errno) -> (pid_t, FileDescriptor) in
+            spawns &+= 1
+            let pipe = try FileDescriptor.pipe()
+            do throws(Errno) {
+                defer { pipe.write.close() }
+                try pipe.read.setNonBlocking()
+                let pid = try ProcessSpawner.spawn(
+                    path: "/proc/self/fd/3",
+                    arguments: [name],
+                    environment: environment,
+                    standardInput: standardInput,
+                    standardOutput: pipe.write,
+                    standardError: pipe.write,
+                    extra: executable
+                )
+                return (pid, pipe.read)
+            } catch {
+                pipe.read.close()
+                throw error
+            }
         }
-        return HookProcess(label: label, pid: pid, output: pipe.read, processDescriptor: try? ProcessSpawner.openProcessDescriptor(pid))
+        return HookProcess(label: label, pid: pid, output: output, processDescriptor: try? ProcessSpawner.openProcessDescriptor(pid))
+    }
+
+    /// Whether anything still holds the write end of the hook's output pipe (the hook itself
+    /// has ended): something it left, since no spawn is under way meanwhile.
+    private func outputStillHeld() -> Bool {
+        Self.spawning.withLock { _ in
+            guard let events = try? FileDescriptor.poll(events: [(output, [])], timeout: .zero).first else { return true }
+            return !events.contains(.hangUp)
+        }
     }
 
     /// Watches the run until the hook ends, blocking the calling thread: logs its output
     /// (bounded, `HookOutput`), stops it after `timeout` (SIGTERM to its group, SIGKILL
-    /// `grace` later), kills what it left, reaps it and logs a failure. Call once.
+    /// `grace` later), kills what it left in its group when it timed out or something still
+    /// holds its output, reaps it and logs a failure. Call once.
     func supervise(timeout: Duration, grace: Duration, output limits: HookOutput, logger: Logger) {
         let start = ContinuousClock.now
         var deadline = HookTimeout(timeout: timeout, grace: grace)
@@ -135,8 +159,11 @@ final class HookProcess: Sendable {
                 ended = (try? ProcessSpawner.hasEnded(pid)) ?? true
             }
         }
-        // Ended, not yet reaped: its group's id is still its own.
-        try? ProcessSpawner.signalGroup(pid, SIGKILL)
+        // Ended, not yet reaped: its group's id is still its own. (A pipe read to its end has
+        // no writer left.)
+        if deadline.hasTimedOut || (pipeOpen && outputStillHeld()) {
+            try? ProcessSpawner.signalGroup(pid, SIGKILL)
+        }
         if pipeOpen {
             _ = readOutput()
         }

@@ -17,18 +17,25 @@ struct ListeningSocket {
 
     static let backlog: CInt = 512
 
-    /// The socket systemd passed (`LISTEN_PID` is this process, `LISTEN_FDS` ≥ 1: fd 3), made
-    /// non-blocking, with the variables unset so children do not take it for theirs.
-    static func activated(_ environment: ProcessEnvironment) -> ListeningSocket? {
+    /// The sockets systemd passed (`LISTEN_PID` is this process, `LISTEN_FDS` ≥ 1: fds 3 and
+    /// up): the first, made non-blocking, is the one served when `serving` (nil otherwise, or
+    /// when none was passed); every other one is closed, since nothing here uses it and no
+    /// hook is to inherit it. The variables are unset so children do not take them for
+    /// theirs. Call before anything opens a descriptor, which could take one of their numbers
+    /// were `LISTEN_FDS` wrong. (The count is capped: a number past any open descriptor only
+    /// fails harmlessly.)
+    static func takePassed(_ environment: ProcessEnvironment, serving: Bool) -> ListeningSocket? {
         guard isPassed(environment), let count = environment["LISTEN_FDS"].flatMap({ Int($0) }) else { return nil }
         for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { ProcessEnvironment.unset(name) }
+        for unused in (serving ? 4 : 3)..<(3 + min(count, 1024)) {
+            FileDescriptor(rawValue: CInt(unused)).close()
+        }
+        guard serving else { return nil }
         let descriptor = FileDescriptor(rawValue: 3)
         try? descriptor.setNonBlocking()
-        // Every one passed, not only the one served: none is for a hook to inherit. (The
-        // count is capped: a number past any open descriptor only fails harmlessly.)
-        for extra in 3..<(3 + min(count, 1024)) {
-            try? FileDescriptor(rawValue: CInt(extra)).setCloseOnExec()
-        }
+        // Already close-on-exec, as every inherited descriptor (`closeInheritedDescriptorsOnExec`);
+        // said again for a caller that did not start so.
+        try? descriptor.setCloseOnExec()
         return ListeningSocket(descriptor: descriptor, ownedPath: nil, name: "the socket passed by systemd", instanceLock: nil, directory: nil)
     }
 

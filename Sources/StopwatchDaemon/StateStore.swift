@@ -116,6 +116,12 @@ final class StateStore: @unchecked Sendable {
             for stopwatch in restamped { save(stopwatch.name, stopwatch.snapshot) }
             logger.info("the wall clock was set while stopwatchd was not running: \(restamped.count) counting stopwatch\(restamped.count == 1 ? "" : "es") written again against it")
         }
+        let legacy = restored.filter { $0.legacyFile != nil }
+        if isLocked, !legacy.isEmpty {
+            // Written to their SHA-256 names; `writeOnce` removes the earlier release's file.
+            for stopwatch in legacy where !stopwatch.wallOriginIsStale { save(stopwatch.name, stopwatch.snapshot) }
+            logger.info("\(legacy.count) stopwatch file\(legacy.count == 1 ? "" : "s") of a long name renamed from an earlier release's FNV-1a name")
+        }
         return restored.map { ($0.name, $0.snapshot) }
     }
 
@@ -166,6 +172,10 @@ final class StateStore: @unchecked Sendable {
     }
 
     private func write(_ name: String, _ snapshot: StopWatchSnapshot?) -> Bool {
+        if let other = otherStopwatch(inFileOf: name) {
+            failed("not saving stopwatch '\(name)': its file \(directory)/\(StopwatchFileName.of(name)) holds stopwatch '\(other)', which is left as it is; move that file away")
+            return false
+        }
         do throws(Errno) {
             do {
                 try writeOnce(name, snapshot)
@@ -180,6 +190,17 @@ final class StateStore: @unchecked Sendable {
             failed("cannot save stopwatches in \(directory): \(error); they keep running and are saved once it is writable")
             return false
         }
+    }
+
+    /// The stopwatch recorded in `name`'s file when that is another one. Only a long name's
+    /// file can be: its file name is cut and hashed (`StopwatchFileName`), and does not say
+    /// the name whole. Such a file is never replaced or removed for `name`.
+    private func otherStopwatch(inFileOf name: String) -> String? {
+        guard StopwatchFileName.legacyOf(name) != nil, let stopwatches = try? stateDirectory.openStopwatches(),
+            let recorded = try? reader.recordedName(in: StopwatchFileName.of(name), of: stopwatches),
+            !recorded.utf8.elementsEqual(name.utf8)
+        else { return nil }
+        return recorded
     }
 
     private func writeOnce(_ name: String, _ snapshot: StopWatchSnapshot?) throws(Errno) {
@@ -201,6 +222,14 @@ final class StateStore: @unchecked Sendable {
         } else {
             try stopwatches.remove(file)
             try stopwatches.sync()
+        }
+        // An earlier release's file of this name, replaced by `file` (or removed with it). Left
+        // if that fails: the next start reads `file` and moves the other aside.
+        if let legacyFile = StopwatchFileName.legacyOf(name),
+            let recorded = try? reader.recordedName(in: legacyFile, of: stopwatches), recorded.utf8.elementsEqual(name.utf8)
+        {
+            try? stopwatches.remove(legacyFile)
+            try? stopwatches.sync()
         }
     }
 

@@ -1,3 +1,4 @@
+import LinuxSystem
 import StopwatchProtocol
 
 /// How the files in `stopwatches/` are named: `<encoded name>.json` holds a stopwatch, and
@@ -13,17 +14,50 @@ import StopwatchProtocol
 ///
 /// A 64-scalar name can take 768 characters encoded, and a file name at most 255 bytes
 /// (NAME_MAX). An encoding longer than `maximumEncodedLength` is cut, at a scalar, and ends
-/// with `~` and the FNV-1a hash of the whole name's UTF-8 (16 hex digits). Such a file does
-/// not say its name whole: the record in it does, and the file is that stopwatch's only if
-/// `of(record.name)` is its name (`StopwatchFileReader`).
+/// with `~` and the SHA-256 of the whole name's UTF-8 (64 hex digits): two names that share
+/// a file cannot be found, so saving one never writes over another. Such a file does not say
+/// its name whole: the record in it does, and the file is that stopwatch's only if
+/// `of(record.name)` is its name (`StopwatchFileReader`); a file there that records another
+/// name is never replaced (`StateStore`).
+///
+/// Earlier releases ended a cut name with the 64-bit FNV-1a hash instead (16 hex digits),
+/// which two crafted names can share. Their files still load (`legacyOf`) and are renamed to
+/// `of` at the next start.
 enum StopwatchFileName {
     /// Leaves room for `.json.tmp` and a leading `.` (temporary file), and for what moving a
     /// bad file aside appends (`.json.corrupt-YYYYMMDDTHHMMSSZ-NN`, 33), within NAME_MAX.
     static let maximumEncodedLength = 200
-    /// `~` and 16 hex digits.
-    private static let hashSuffixLength = 17
+
+    /// How a cut name ends: `~` and the digest of the whole name, in uppercase hex.
+    private enum Digest {
+        case sha256
+        /// Earlier releases'.
+        case fnv1a
+
+        /// `~` and the hex digits.
+        var suffixLength: Int {
+            switch self {
+            case .sha256: 1 + 2 * SHA256.digestLength
+            case .fnv1a: 17
+            }
+        }
+
+        func of(_ name: String) -> [UInt8] {
+            switch self {
+            case .sha256: SHA256.digest(of: name.utf8)
+            case .fnv1a: (0..<8).map { UInt8(truncatingIfNeeded: StopwatchFileName.fnv1a(name.utf8) >> UInt64(56 - 8 * $0)) }
+            }
+        }
+    }
 
     static func of(_ name: String) -> String { "\(encoded(name)).json" }
+
+    /// The file an earlier release kept `name` in, when it is not `of(name)`: a cut name's,
+    /// hashed with FNV-1a. Nil for every other name (their files are named as they were).
+    static func legacyOf(_ name: String) -> String? {
+        let legacy = "\(encoded(name, digest: .fnv1a)).json"
+        return legacy == of(name) ? nil : legacy
+    }
 
     static func temporary(of name: String) -> String { ".\(encoded(name)).json.tmp" }
 
@@ -39,9 +73,9 @@ enum StopwatchFileName {
         guard file.hasSuffix(".json") else { return false }
         let stem = file.utf8.dropLast(".json".utf8.count)
         if stopwatchName(of: file) != nil { return true }
-        // Cut and hashed: `<whole scalars encoded>~<16 hex digits>`.
+        // Cut and hashed: `<whole scalars encoded>~<64 hex digits>` (16 before SHA-256).
         guard stem.count <= maximumEncodedLength, let tilde = stem.lastIndex(of: UInt8(ascii: "~")),
-            stem.distance(from: tilde, to: stem.endIndex) == hashSuffixLength,
+            [Digest.sha256.suffixLength, Digest.fnv1a.suffixLength].contains(stem.distance(from: tilde, to: stem.endIndex)),
             stem[stem.index(after: tilde)...].allSatisfy(isUppercaseHexDigit),
             let prefix = decoded(stem[..<tilde]), !prefix.isEmpty
         else { return false }
@@ -61,6 +95,10 @@ enum StopwatchFileName {
 
     /// `name`, encoded and, when too long, cut and hashed.
     static func encoded(_ name: String) -> String {
+        encoded(name, digest: .sha256)
+    }
+
+    private static func encoded(_ name: String, digest: Digest) -> String {
         var text: [UInt8] = []
         var cut = 0
         for scalar in name.unicodeScalars {
@@ -73,14 +111,14 @@ enum StopwatchFileName {
                     text.append(hexDigit(byte & 0xF))
                 }
             }
-            if text.count <= maximumEncodedLength - hashSuffixLength { cut = text.count }
+            if text.count <= maximumEncodedLength - digest.suffixLength { cut = text.count }
         }
         if text.count > maximumEncodedLength {
             text.removeSubrange(cut...)
             text.append(UInt8(ascii: "~"))
-            let hash = fnv1a(name.utf8)
-            for shift in stride(from: 60, through: 0, by: -4) {
-                text.append(hexDigit(UInt8(truncatingIfNeeded: hash >> UInt64(shift)) & 0xF))
+            for byte in digest.of(name) {
+                text.append(hexDigit(byte >> 4))
+                text.append(hexDigit(byte & 0xF))
             }
         }
         return String(decoding: text, as: UTF8.self)
@@ -108,7 +146,8 @@ enum StopwatchFileName {
         return bytes
     }
 
-    /// 64-bit FNV-1a: stable across runs and builds, unlike `Hasher`, as a file name must be.
+    /// 64-bit FNV-1a, which earlier releases named a cut name's file with: only to find those
+    /// files (two names sharing it can be crafted).
     static func fnv1a(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {

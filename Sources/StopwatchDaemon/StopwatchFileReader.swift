@@ -30,21 +30,27 @@ struct StopwatchFileReader {
         return overflow ? Int.max : max(1 << 20, 4096 + laps)
     }
 
+    /// A stopwatch read, and the file of an earlier release it was read from (a long name's,
+    /// hashed with FNV-1a: `StopwatchFileName.legacyOf`), which its next save replaces.
+    typealias Restored = (name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool, legacyFile: String?)
+
     /// Every stopwatch in `stopwatches`, by name, as it is at `now`. Temporary files, the
     /// leftovers of a crash mid-write, are removed when `removingLeftovers` (only a daemon
-    /// that holds the directory's lock may: another may be writing them).
+    /// that holds the directory's lock may: another may be writing them). A stopwatch in
+    /// both its file and an earlier release's (a crash between writing one and removing the
+    /// other) is read from its file, and the other is moved aside.
     func readAll(
         in stopwatches: DirectoryDescriptor,
         removingLeftovers: Bool,
         at now: ClockReading
-    ) throws(DaemonStartError) -> [(name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool)] {
+    ) throws(DaemonStartError) -> [Restored] {
         let files: [String]
         do {
             files = try stopwatches.entries()
         } catch {
             throw DaemonStartError("cannot read the state directory \(directory): \(error); fix its permissions so this user can read it")
         }
-        var restored: [(name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool)] = []
+        var restored: [Restored] = []
         for file in files.sorted() {
             if StopwatchFileName.isTemporary(file) {
                 // A write that never reached its rename: the file it was replacing is intact.
@@ -57,7 +63,35 @@ struct StopwatchFileReader {
             case .failure(let badContent): moveAside(file, because: badContent.reason, in: stopwatches, at: now)
             }
         }
-        return restored
+        let current = Set(restored.filter { $0.legacyFile == nil }.map { StopwatchKey($0.name) })
+        return restored.filter { stopwatch in
+            guard let legacyFile = stopwatch.legacyFile, current.contains(StopwatchKey(stopwatch.name)) else { return true }
+            let file = StopwatchFileName.of(stopwatch.name)
+            moveAside(legacyFile, because: "an earlier release's file of '\(stopwatch.name)', which \(file) holds too; \(file) is read", in: stopwatches, at: now)
+            return false
+        }
+    }
+
+    /// The name recorded in `file`, when there is such a file and its content names a
+    /// stopwatch; nil otherwise. For a file the daemon is about to replace or remove.
+    func recordedName(in file: String, of stopwatches: DirectoryDescriptor) throws(Errno) -> String? {
+        let descriptor: FileDescriptor
+        do {
+            guard let status = try stopwatches.status(of: file), status.kind == .regular else { return nil }
+            descriptor = try stopwatches.openFile(file, [.readOnly, .noFollow, .nonBlocking])
+        } catch where error == .noEntry || error == .tooManyLinks || error == .noDeviceOrAddress {
+            return nil
+        }
+        defer { descriptor.close() }
+        guard try descriptor.status().kind == .regular else { return nil }
+        let bytes: [UInt8]
+        do {
+            bytes = try descriptor.readAll(limit: maximumFileSize)
+        } catch where error == .fileTooLarge {
+            return nil
+        }
+        guard case .object(let record)? = try? JSONParser.parse(bytes), case .string(let name)? = record["name"] else { return nil }
+        return name
     }
 
     private struct BadContent: Error {
@@ -71,7 +105,7 @@ struct StopwatchFileReader {
         _ file: String,
         in stopwatches: DirectoryDescriptor,
         at now: ClockReading
-    ) throws(DaemonStartError) -> Result<(name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool), BadContent> {
+    ) throws(DaemonStartError) -> Result<Restored, BadContent> {
         func unreadable(_ error: Errno) -> DaemonStartError {
             DaemonStartError("cannot read the stopwatch file \(directory)/\(file): \(error); it is left as it is: fix its permissions (or move it away) and start again")
         }
@@ -104,11 +138,12 @@ struct StopwatchFileReader {
         do {
             let record = try StopwatchRecord(json: try JSONParser.parse(bytes))
             // By bytes: the file of "café" in NFD must not load as the NFC one's.
-            guard StopwatchFileName.of(record.name).utf8.elementsEqual(file.utf8) else {
+            let isLegacy = StopwatchFileName.legacyOf(record.name)?.utf8.elementsEqual(file.utf8) ?? false
+            guard isLegacy || StopwatchFileName.of(record.name).utf8.elementsEqual(file.utf8) else {
                 throw MalformedMessage("it holds stopwatch '\(record.name)'")
             }
             try record.checkRange(at: now)
-            return .success((record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now)))
+            return .success((record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now), isLegacy ? file : nil))
         } catch {
             return .failure(BadContent(reason: "\(error)"))
         }

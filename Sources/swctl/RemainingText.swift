@@ -15,10 +15,15 @@ package enum RemainingText {
             return "+" + ElapsedText.string(milliseconds: overflow ? .max : overtime, tenths: tenths)
         }
         let (remaining, overflow) = targetMs.subtractingReportingOverflow(elapsedMs)
+        return ElapsedText.string(milliseconds: overflow ? .max : roundedUp(remaining, tenths: tenths), tenths: tenths)
+    }
+
+    /// `milliseconds` (not negative) rounded up to the unit shown; `.max` past it.
+    private static func roundedUp(_ milliseconds: Int64, tenths: Bool) -> Int64 {
         let unit: Int64 = tenths ? 100 : 1000
-        let units = remaining / unit + (remaining % unit == 0 ? 0 : 1)
-        let (rounded, roundingOverflow) = units.multipliedReportingOverflow(by: unit)
-        return ElapsedText.string(milliseconds: overflow || roundingOverflow ? .max : rounded, tenths: tenths)
+        let units = milliseconds / unit + (milliseconds % unit == 0 ? 0 : 1)
+        let (rounded, overflow) = units.multipliedReportingOverflow(by: unit)
+        return overflow ? .max : rounded
     }
 
     /// Whether `stopwatch` needs tenths whatever the tick: a countdown of a fraction of a
@@ -29,8 +34,10 @@ package enum RemainingText {
         return targetMs % 1000 != 0
     }
 
-    /// The target as a time (`0:04:00`); nil for a plain stopwatch.
+    /// The target as a time (`0:04:00`); nil for a plain stopwatch. Rounded up as the time
+    /// left is, so that a countdown starts at its target (`0:00:00.1 left of 0:00:00.1` for
+    /// `timer 50ms`, not `… of 0:00:00.0`) and is never shown a target of zero.
     package static func target(of stopwatch: Stopwatch, tenths: Bool) -> String? {
-        stopwatch.targetMs.map { ElapsedText.string(milliseconds: $0, tenths: tenths) }
+        stopwatch.targetMs.map { ElapsedText.string(milliseconds: roundedUp(max($0, 0), tenths: tenths), tenths: tenths) }
     }
 }

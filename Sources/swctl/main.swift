@@ -6,6 +6,9 @@ import StopwatchdClient
 // Started with a standard descriptor closed, the socket would take its number and receive
 // the output; a reader that goes away is an EPIPE for `Output`, not a death by signal.
 CurrentProcess.openStandardDescriptorsOnDevNull()
+// An ignored SIGCHLD inherited from the parent would make the kernel reap `--host`'s ssh
+// itself: its exit status lost, and its pid signalled after it may be another's.
+Signals.resetInherited()
 Signals.ignoreBrokenPipes()
 let environment = ProcessEnvironment.current
 let action: SwctlInvocation.Action

@@ -23,7 +23,8 @@ final class ChildProcess: @unchecked Sendable {
         _ arguments: [String],
         environment: [String: String],
         captureOutput: Bool = false,
-        captureError: Bool = false
+        captureError: Bool = false,
+        blockedSignals: [Int32] = []
     ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -52,13 +53,15 @@ final class ChildProcess: @unchecked Sendable {
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         // The test thread's signal mask and dispositions are not the child's: it starts as
-        // from a shell, so SIGTERM ends it.
+        // from a shell, so SIGTERM ends it (unless the test blocks signals on purpose).
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         var signals = sigset_t()
         sigemptyset(&signals)
+        for signal in blockedSignals { sigaddset(&signals, signal) }
         posix_spawnattr_setsigmask(&attributes, &signals)
+        sigemptyset(&signals)
         for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGQUIT] { sigaddset(&signals, signal) }
         posix_spawnattr_setsigdefault(&attributes, &signals)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))

@@ -18,13 +18,15 @@ final class DaemonProcess {
     /// - Parameters:
     ///   - passSocket: false to leave the socket to the daemon's own resolution.
     ///   - launcher: a program that runs the daemon, e.g. `["/usr/bin/nohup"]`.
+    ///   - blockedSignals: the signal mask it starts with (as a careless parent leaves it).
     init(
         socket: String,
         arguments: [String] = [],
         environment: [String: String] = [:],
         passSocket: Bool = true,
         waitUntilReady: Bool = true,
-        launcher: [String] = []
+        launcher: [String] = [],
+        blockedSignals: [Int32] = []
     ) throws {
         self.socket = socket
         // Its own state, beside its socket, unless the test chose one.
@@ -34,7 +36,8 @@ final class DaemonProcess {
             command[0],
             Array(command.dropFirst()),
             environment: Binaries.childEnvironment.merging(environment) { $1 },
-            captureError: true
+            captureError: true,
+            blockedSignals: blockedSignals
         )
         if let error = child.error {
             let log = self.log, complete = logComplete

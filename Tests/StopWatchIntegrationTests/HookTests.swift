@@ -84,6 +84,61 @@ struct HookTests {
         #expect(try client.get("f").state == .pause)
     }
 
+    /// Whether process `pid` exists and has not ended (a zombie has).
+    static func isAlive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+        return stat.split(separator: ")").last?.split(separator: " ").first != "Z"
+    }
+
+    @Test("a hook that sends its output elsewhere, then starts jobs in the background: all 5 outlive its run, which ends")
+    func leavesJobsRunning() throws {
+        // Each job waits until the test has seen the run end, then says it lives on.
+        try hook("detach", """
+            [ "$STOPWATCHD_EVENT" = start ] || exit 0
+            echo starting jobs
+            exec >/dev/null 2>&1
+            for i in 1 2 3 4 5; do
+                ( while [ ! -e \(directory.file("go")) ]; do sleep 0.05; done; echo > \(directory.file("alive-"))$i; exec sleep 300 ) &
+                echo $! >> \(directory.file("jobs.tmp"))
+            done
+            mv \(directory.file("jobs.tmp")) \(directory.file("jobs"))
+            """)
+        let daemon = try daemon(["--log-level", "debug", "--max-hooks-running", "1"])
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("d")
+        // Logged once it is reaped: what was killed of its group was killed before.
+        #expect(daemon.waitForLog(containing: "hook detach (start of 'd') succeeded"), "\(daemon.readLog())")
+        let jobs = (contents("jobs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
+        defer { for job in jobs { kill(job, SIGKILL) } }
+        #expect(jobs.count == 5)
+        #expect(FileManager.default.createFile(atPath: directory.file("go"), contents: nil))
+        #expect(Deadline.wait { (1...5).allSatisfy { contents("alive-\($0)") != nil } }, "\((1...5).filter { contents("alive-\($0)") != nil })")
+        #expect(jobs.allSatisfy(Self.isAlive))
+        #expect(daemon.readLog().contains("hook detach (start of 'd'): starting jobs"))
+        // And the slot is free: the next run comes.
+        _ = try client.stop("d")
+        #expect(daemon.waitForLog(containing: "hook detach (stop of 'd') succeeded"))
+    }
+
+    @Test("a hook stopped for its timeout: what it left in its group is killed, its output elsewhere or not")
+    func timedOutLeavesNothing() throws {
+        try hook("late", """
+            exec >/dev/null 2>&1
+            sh -c 'trap "" TERM; exec sleep 300' &
+            echo $! > \(directory.file("job.tmp")); mv \(directory.file("job.tmp")) \(directory.file("job"))
+            exec sleep 300
+            """)
+        let daemon = try daemon(["--hook-timeout", "500ms"])
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("t")
+        #expect(daemon.waitForLog(containing: "hook late (start of 't') was stopped after"), "\(daemon.readLog())")
+        let job = pid_t(contents("job")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        defer { if job > 0 { kill(job, SIGKILL) } }
+        #expect(job > 0)
+        // It ignored the SIGTERM; the SIGKILL to the group after the hook's end reached it.
+        #expect(Deadline.wait { !Self.isAlive(job) })
+    }
+
     @Test("a hook that prints megabytes: a few lines logged, the rest counted, memory bounded")
     func printsMegabytes() throws {
         try hook("loud", "head -c 50000000 /dev/zero | tr '\\\\0' 'y' | fold -w 80")

@@ -1,3 +1,4 @@
+import LinuxSystem
 @testable import StopwatchDaemon
 import StopwatchProtocol
 import Testing
@@ -81,6 +82,20 @@ struct StopwatchFileNameTests {
         #expect(file != StopwatchFileName.of(other))
         #expect(file == StopwatchFileName.of(name))
         #expect(StopwatchFileName.fnv1a("a".utf8) == 0xaf63_dc4c_8601_ec8c)
+    }
+
+    @Test("a cut name's file ends with the SHA-256 of the whole name, in 64 hex digits")
+    func sha256Digest() {
+        let name = String(repeating: "😀", count: 64)
+        let digest = SHA256.digest(of: name.utf8).map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
+        let file = StopwatchFileName.of(name)
+        #expect(file.hasSuffix("~" + digest + ".json"))
+        #expect(file.utf8.count <= StopwatchFileName.maximumEncodedLength + ".json".utf8.count)
+        // An earlier release's name for it (FNV-1a, 16 digits) is a stopwatch file too.
+        let legacy = StopwatchFileName.legacyOf(name)
+        #expect(legacy?.hasSuffix("~" + String(StopwatchFileName.fnv1a(name.utf8), radix: 16, uppercase: true) + ".json") == true)
+        #expect(legacy.map(StopwatchFileName.isStopwatchFile) == true)
+        #expect(StopwatchFileName.legacyOf("short") == nil)
     }
 
     @Test("malformed or non-canonical file names are not stopwatch files", arguments: [

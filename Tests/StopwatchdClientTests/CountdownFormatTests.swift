@@ -152,6 +152,18 @@ struct CountdownFormatTests {
         ])
     }
 
+    @Test("a countdown shorter than the unit shown starts at its target, never at a target of zero", arguments: [
+        (Int64(0), Int64(50), "x counting 0:00:00.1 left of 0:00:00.1"),
+        (0, 1_050, "x counting 0:00:01.1 left of 0:00:01.1"),
+        (40, 50, "x counting 0:00:00.1 left of 0:00:00.1"),
+        (50, 50, "x counting 0:00:00.0 left of 0:00:00.1"),
+    ])
+    func targetBelowTheUnitShown(elapsedMs: Int64, targetMs: Int64, expected: String) {
+        let stopwatch = Stopwatch(name: "x", state: .counting, elapsedMs: elapsedMs, targetMs: targetMs)
+        #expect(StatusText.lines(for: stopwatch, tenths: false) == [expected])
+        #expect(RemainingText.target(of: stopwatch, tenths: true) == String(expected.split(separator: " ").last!))
+    }
+
     @Test("list: a REMAINING column when any is a countdown, '-' for the plain ones")
     func table() {
         #expect(StatusText.table([Self.plain, Self.overtime, Self.reminder], tenths: false) == [

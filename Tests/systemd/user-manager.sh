@@ -3,7 +3,9 @@
 # boot-time tmpfiles step would empty the host's /tmp). Installs with `make install` into a
 # temporary prefix, links the user units in, and checks socket activation, Type=notify and
 # STATUS=, restarts that keep a counting stopwatch counting, Restart=on-failure after
-# kill -9, a clean stop, and exit on idle (a drop-in shortens the units' 5min to 1s). Runs in CI and when called; skips where systemd is absent.
+# kill -9, a clean stop, exit on idle (a drop-in shortens the units' 5min to 1s), and a
+# hook that reaches a TCP listener on 127.0.0.1 (the user unit does not sandbox its
+# user's hooks). Runs in CI and when called; skips where systemd is absent.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -15,8 +17,10 @@ fi
 work=$(mktemp -d /tmp/swsd-XXXXXX)
 manager=""
 watcher=""
+listener=""
 cleanup() {
     [ -z "$watcher" ] || kill "$watcher" 2>/dev/null || true
+    [ -z "$listener" ] || kill "$listener" 2>/dev/null || true
     if [ -n "$manager" ] && kill -0 "$manager" 2>/dev/null; then
         XDG_RUNTIME_DIR="$work/run" systemctl --user stop stopwatchd.service stopwatchd.socket >/dev/null 2>&1 || true
         kill "$manager" 2>/dev/null || true
@@ -150,6 +154,46 @@ took=$(( $(now_ms) - set_at ))
 echo "a 3 s countdown: inactive ${took} ms after it was set"
 [ "$took" -ge 3900 ] || fail "inactive ${took} ms after a 3 s countdown was set: before its expiry and the idle period"
 [ "$(show Result)" = success ] || fail "Result after the countdown's idle exit: $(show Result)"
+rm -r "$dropin"
+systemctl --user daemon-reload
+
+echo "== a hook is the user's own program, not sandboxed: it reaches a TCP listener on 127.0.0.1 when a countdown expires"
+# The listener: one connection; what it sent is kept in $work/received.
+python3 - "$work/port" "$work/received" <<'PY' &
+import os, socket, sys
+server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+server.bind(("127.0.0.1", 0))
+server.listen(1)
+with open(sys.argv[1] + ".tmp", "w") as port:
+    port.write(str(server.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+server.settimeout(60)
+connection, _ = server.accept()
+received = b""
+while chunk := connection.recv(4096):
+    received += chunk
+with open(sys.argv[2] + ".tmp", "wb") as out:
+    out.write(received)
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+PY
+listener=$!
+eventually test -s "$work/port" || fail "the TCP listener did not start"
+port=$(cat "$work/port")
+install -d -m 0700 "$work/hooks"
+printf '#!/bin/bash\n[ "$STOPWATCHD_EVENT" = expired ] || exit 0\necho "$STOPWATCHD_EVENT $STOPWATCHD_NAME" >/dev/tcp/127.0.0.1/%s\n' "$port" >"$work/hooks/tcp"
+chmod 0755 "$work/hooks/tcp"
+systemctl --user stop stopwatchd.service
+mkdir -p "$dropin"
+printf '[Service]\nExecStart=\nExecStart=%s --exit-idle 5min --hook-dir %s\nStandardError=append:%s\n' \
+    "$work/prefix/bin/stopwatchd" "$work/hooks" "$work/daemon.log" >"$dropin/hooks.conf"
+systemctl --user daemon-reload
+"$swctl" --user timer tcp 1s | grep -q "tcp counting" || fail "swctl timer tcp 1s"
+eventually test -s "$work/received" \
+    || fail "the hook's connection to 127.0.0.1:$port did not arrive; the daemon's log: $(cat "$work/daemon.log" 2>/dev/null)"
+[ "$(cat "$work/received")" = "expired tcp" ] || fail "the listener received '$(cat "$work/received")'"
+echo "the hook connected to 127.0.0.1:$port and sent: $(cat "$work/received")"
+wait "$listener" 2>/dev/null || true
+listener=""
 rm -r "$dropin"
 systemctl --user daemon-reload
 
