@@ -19,6 +19,7 @@ enum BenchGroup: String, CaseIterable {
     case exitidle
     /// Lap on stopwatches holding 10, 1,000 and 10,000 laps: time per call.
     case laps
-    /// A history of 1,000,000 intervals: `swctl report` over it, `swctl log --since today`.
+    /// A history of 1,000,000 intervals: `swctl report` over it, `swctl log --since today`;
+    /// and 256 History readers that stall, then read.
     case history
 }

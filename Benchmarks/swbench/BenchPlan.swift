@@ -51,6 +51,10 @@ struct BenchPlan {
     /// `report` runs (each beside a parse of the files), and `log` runs per side.
     let historyRuns: Int
     let historyLogRuns: Int
+    /// Connections that call History with `more` and read nothing until the daemon is idle,
+    /// over a history of `historyStalledIntervals`: more than two replies of 10,000 each.
+    let historyStalledReaders: Int
+    let historyStalledIntervals: Int
 
     init(smoke: Bool, driftSeconds: Int?) {
         isSmoke = smoke
@@ -74,5 +78,7 @@ struct BenchPlan {
         historyIntervals = smoke ? 20_000 : 1_000_000
         historyRuns = smoke ? 1 : 7
         historyLogRuns = smoke ? 1 : 30
+        historyStalledReaders = smoke ? 32 : 256
+        historyStalledIntervals = smoke ? 12_000 : 50_000
     }
 }

@@ -9,7 +9,7 @@ enum FigureKind: String, CaseIterable {
     case readyEmpty, readyLoaded
     case countdownWakeups, countdownTimers, exitIdleProcesses, exitIdleFirstStatus
     case lapAt10, lapAt1000, lapAt10000
-    case historyReport, memoryHistory, historyLogToday
+    case historyReport, memoryHistory, historyLogToday, memoryHistoryStalled
 
     var title: String {
         switch self {
@@ -39,6 +39,7 @@ enum FigureKind: String, CaseIterable {
         case .historyReport: "swctl report, 1,000,000 intervals, median"
         case .memoryHistory: "resident memory, +while streaming history"
         case .historyLogToday: "swctl log --since today, 1,000,000, median"
+        case .memoryHistoryStalled: "owned memory, 256 stalled History readers"
         }
     }
 
@@ -58,7 +59,7 @@ enum FigureKind: String, CaseIterable {
         case .exitIdleFirstStatus: "ms"
         case .lapAt10, .lapAt1000, .lapAt10000: "ms"
         case .historyReport, .historyLogToday: "ms"
-        case .memoryHistory: "MiB"
+        case .memoryHistory, .memoryHistoryStalled: "MiB"
         }
     }
 
@@ -83,6 +84,7 @@ enum FigureKind: String, CaseIterable {
         case .historyReport: "parse files"
         case .memoryHistory: nil
         case .historyLogToday: "1,000 intervals"
+        case .memoryHistoryStalled: nil
         }
     }
 
@@ -114,6 +116,8 @@ enum FigureKind: String, CaseIterable {
         case .historyReport: .atMostTimesBaseline(1.5)
         case .memoryHistory: .atMost(8)
         case .historyLogToday: .atMostTimesBaseline(2)
+        // Issue 24: the default --history-memory (32 MiB) and all else the daemon owns.
+        case .memoryHistoryStalled: .atMost(64)
         }
     }
 
@@ -145,6 +149,7 @@ enum FigureKind: String, CaseIterable {
         case .historyReport: "≤ 1.5× parse"
         case .memoryHistory: "≤ +8 MiB"
         case .historyLogToday: "≤ 2× 1,000"
+        case .memoryHistoryStalled: "≤ 64 MiB"
         }
     }
 }

@@ -4,8 +4,9 @@ import Varlink
 
 /// The `history` group (SPEC §7): `swctl report` over a long history, end to end, against
 /// swbench reading and parsing the same files itself, with the daemon's resident memory
-/// sampled while it streams them; and `swctl log --since today` with that history against
-/// the same with a short one (the same intervals today in both).
+/// sampled while it streams them; `swctl log --since today` with that history against
+/// the same with a short one (the same intervals today in both); and the memory the daemon
+/// owns while 256 History readers read nothing (issue 24), each stream then read whole.
 enum HistoryBenchmark {
     static func run(_ context: BenchContext) throws(BenchError) -> [Figure] {
         let plan = context.plan
@@ -54,6 +55,8 @@ enum HistoryBenchmark {
             }
         }
 
+        let stalled = try stalledReaders(context, now: now)
+
         return [
             Figure(.historyReport, value: reportTimes.median() ?? 0, baseline: parseTimes.median(), details: [
                 "intervals": .int(Int64(large.written.intervals)),
@@ -77,7 +80,110 @@ enum HistoryBenchmark {
                 "max_ms": JSONReport.number(largeTimes.maximum ?? 0),
                 "baseline_max_ms": JSONReport.number(smallTimes.maximum ?? 0),
             ]),
+            stalled,
         ]
+    }
+
+    /// `historyStalledReaders` connections call History with `more` over a history of
+    /// `historyStalledIntervals` and read nothing. The figure is the most the daemon owns
+    /// (Pss_Anon + Pss_Shmem, SPEC §7) from then until it is idle (its CPU time unchanged for
+    /// half a second), sampled every 2 ms; VmRSS beside it. Then each reads its stream to the
+    /// end, one after the other, each checked complete: every interval, the last reply
+    /// without `continues`.
+    private static func stalledReaders(_ context: BenchContext, now: Int64) throws(BenchError) -> Figure {
+        let plan = context.plan
+        let history = try prepare(context, "history-stalled", intervals: plan.historyStalledIntervals, now: now)
+        let expected = history.written.intervals
+        let daemon = try context.startDaemon("history-stalled")
+        defer { daemon.stop() }
+        let call = VarlinkCall(method: "io.stopwatchd.History", parameters: [:], more: true).message
+        // One History read whole first, so that what the first costs once is in "before".
+        let warmUp = try daemon.connect()
+        try warmUp.sendOrThrow(call)
+        _ = try readStream(warmUp, expecting: expected)
+        warmUp.close()
+        guard let ownedBefore = ProcFS.ownedKiB(of: daemon.pid), let residentBefore = ProcFS.residentKiB(of: daemon.pid) else {
+            throw BenchError("cannot read the daemon's smaps_rollup or VmRSS")
+        }
+
+        context.progress("history: \(plan.historyStalledReaders) readers call History over \(expected) intervals and read nothing")
+        var connections: [MessageConnection] = []
+        defer { connections.forEach { $0.close() } }
+        let stallStart = Now.boot()
+        for _ in 0..<plan.historyStalledReaders {
+            let connection = try daemon.connect()
+            connections.append(connection)
+            try connection.sendOrThrow(call)
+        }
+        var ownedPeak = ownedBefore, residentPeak = residentBefore, samples = 0
+        var lastCPU = ProcFS.cpuSeconds(of: daemon.pid) ?? 0
+        var quietSince = Now.boot()
+        while Now.boot() - quietSince < .milliseconds(500) {
+            guard Now.boot() - stallStart < .seconds(120) else { throw BenchError("the daemon was still busy after 120 s") }
+            ownedPeak = max(ownedPeak, ProcFS.ownedKiB(of: daemon.pid) ?? 0)
+            residentPeak = max(residentPeak, ProcFS.residentKiB(of: daemon.pid) ?? 0)
+            samples += 1
+            let cpu = ProcFS.cpuSeconds(of: daemon.pid) ?? 0
+            if cpu != lastCPU {
+                lastCPU = cpu
+                quietSince = Now.boot()
+            }
+            CurrentProcess.sleep(for: .milliseconds(2))
+        }
+        let stallTime = Now.boot() - stallStart
+
+        context.progress("history: the \(plan.historyStalledReaders) readers read")
+        let readStart = Now.boot()
+        var replies = 0
+        for connection in connections { replies += try readStream(connection, expecting: expected) }
+        let readTime = Now.boot() - readStart
+        return Figure(.memoryHistoryStalled, value: Double(ownedPeak) / 1024, details: [
+            "readers": .int(Int64(plan.historyStalledReaders)),
+            "intervals": .int(Int64(expected)),
+            "owned_before_mib": JSONReport.number(Double(ownedBefore) / 1024),
+            "resident_before_mib": JSONReport.number(Double(residentBefore) / 1024),
+            "resident_peak_mib": JSONReport.number(Double(residentPeak) / 1024),
+            "samples": .int(Int64(samples)),
+            "until_idle_ms": JSONReport.number(stallTime.inMilliseconds),
+            "read_all_ms": JSONReport.number(readTime.inMilliseconds),
+            "replies": .int(Int64(replies)),
+        ])
+    }
+
+    /// Reads History replies on `connection` to the last; the replies read. Not every
+    /// interval parsed: counted by their `"elapsed_ms":` key, which each has once.
+    private static func readStream(_ connection: MessageConnection, expecting expected: Int) throws(BenchError) -> Int {
+        let key = Array(#""elapsed_ms":"#.utf8)
+        let continues = Array(#","continues":true}"#.utf8)
+        var intervals = 0, replies = 0
+        while true {
+            let message: [UInt8]
+            do {
+                message = try connection.receive()
+            } catch {
+                throw BenchError("a History stream ended after \(intervals) of \(expected) intervals: \(error)")
+            }
+            replies += 1
+            guard message.starts(with: Array(#"{"parameters":{"intervals":["#.utf8)) else {
+                throw BenchError("History replied \(String(decoding: message.prefix(200), as: UTF8.self))")
+            }
+            intervals += occurrences(of: key, in: message)
+            guard message.count >= continues.count, message.suffix(continues.count).elementsEqual(continues) else { break }
+        }
+        guard intervals == expected else { throw BenchError("a History stream brought \(intervals) of \(expected) intervals") }
+        return replies
+    }
+
+    private static func occurrences(of pattern: [UInt8], in bytes: [UInt8]) -> Int {
+        var count = 0
+        bytes.withUnsafeBytes { all in
+            var index = 0
+            while let found = ByteSearch.firstIndex(of: pattern[0], in: all, from: index) {
+                if found + pattern.count <= all.count, pattern.indices.allSatisfy({ all[found + $0] == pattern[$0] }) { count += 1 }
+                index = found + 1
+            }
+        }
+        return count
     }
 
     /// Writes a history of `intervals` into the state directory of daemon `name`.

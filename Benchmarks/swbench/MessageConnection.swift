@@ -55,6 +55,15 @@ final class MessageConnection {
         }
     }
 
+    /// Sends `message` (with its NUL); a failure is the measurement's.
+    func sendOrThrow(_ message: [UInt8]) throws(BenchError) {
+        do {
+            try send(message)
+        } catch {
+            throw BenchError("a call could not be sent: \(error)")
+        }
+    }
+
     /// Sends `message` (with its NUL) and returns the reply (without).
     func roundTrip(_ message: [UInt8]) throws(BenchError) -> [UInt8] {
         do {

@@ -11,6 +11,14 @@ enum ProcFS {
         field("VmRSS:", in: "/proc/\(pid)/status")
     }
 
+    /// The memory `pid` owns, in KiB: `Pss_Anon` + `Pss_Shmem` from /proc/PID/smaps_rollup
+    /// (SPEC §7: its heap and stacks; not the file pages it maps, which the page cache holds).
+    static func ownedKiB(of pid: pid_t) -> Int? {
+        let path = "/proc/\(pid)/smaps_rollup"
+        guard let text = text(of: path), let anonymous = field("Pss_Anon:", inText: text) else { return nil }
+        return anonymous + (field("Pss_Shmem:", inText: text) ?? 0)
+    }
+
     /// The CPU time `pid` has used, user and system, all threads, in seconds.
     static func cpuSeconds(of pid: pid_t) -> Double? {
         guard let text = text(of: "/proc/\(pid)/stat"), let end = text.lastIndex(of: ")") else { return nil }

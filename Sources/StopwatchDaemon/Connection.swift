@@ -28,6 +28,10 @@ final class Connection {
     private var interest: ServingLoop.Interest = .readable
     /// `pump` runs: a stream ready then is pulled by it, not by a `pump` inside it.
     private var isPumping = false
+    /// A stream whose last reply is in the output: cancelled once the output is written, so
+    /// that what it counts for that reply (History's memory budget) is given back only when
+    /// the socket has taken it.
+    private var streamWritingLast: (any VarlinkReplyStream)?
 
     init(id: Int, socket: FileDescriptor, context: ConnectionContext, onClose: @escaping (Connection) -> Void) {
         self.id = id
@@ -65,9 +69,8 @@ final class Connection {
             return
         }
         guard count > 0 else {
-            // The client is done sending: answer what it sent, then close.
-            phase.endStream()
-            phase = .closing
+            // The client is done sending: answer what it sent (History in full), then close.
+            phase.inputEnded()
             pump()
             return
         }
@@ -86,8 +89,13 @@ final class Connection {
 
     /// Streaming the replies of a call that ends by itself: later calls wait, not refused.
     private var isAwaitingFiniteStream: Bool {
-        if case .streaming(let stream) = phase { return stream.isFinite }
-        return false
+        phase.stream?.isFinite ?? false
+    }
+
+    /// Whether the output waits for a reader that may pause as long as it likes (a History
+    /// stream's, whose memory the budget bounds): see `pump` for the write timeout.
+    private var outputWaitsForPausedReader: Bool {
+        (phase.stream ?? streamWritingLast)?.waitsForReader ?? false
     }
 
     /// Reads while serving or streaming, and only when no call waits for an answer.
@@ -107,7 +115,7 @@ final class Connection {
             while output.hasRoom, !unansweredCalls.isEmpty, !isClosed, !isAwaitingFiniteStream {
                 answer(unansweredCalls.removeFirst())
                 // A stream's first reply goes before the answer to any later call.
-                if case .streaming = phase { break }
+                if phase.stream != nil { break }
             }
             pullStream()
             // Nothing to write: a call that waits behind a stream's first reply not come yet
@@ -117,9 +125,20 @@ final class Connection {
             switch output.write(to: socket) {
             case .drained:
                 deadlines.outputMoved()
+                lastReplyWritten()
                 continue
             case .blocked:
-                deadlines.outputBlocked(progressed: output.unsentCount < unsentBefore)
+                // The write timeout ends a client that takes nothing of what it is sent: a
+                // watcher (its events would pile up, SPEC §3), or one that called and does
+                // not read (it holds a slot, and up to the high water of output, for
+                // nothing). Not a History reader that pauses (`swctl log | less` left
+                // open): its stream pauses with it, within the daemon's memory budget, and
+                // it takes the rest when it reads again (SPEC §3).
+                if outputWaitsForPausedReader {
+                    deadlines.outputMoved()
+                } else {
+                    deadlines.outputBlocked(progressed: output.unsentCount < unsentBefore)
+                }
             case .failed(let error):
                 context.logger.debug("connection \(id): write failed: \(error)")
                 close()
@@ -139,18 +158,24 @@ final class Connection {
     /// The stream's next reply, taken once the output is drained: what waits meanwhile is
     /// the stream's to merge or queue.
     private func pullStream() {
-        guard output.isEmpty, case .streaming(let stream) = phase, let item = stream.next() else { return }
+        guard output.isEmpty, let stream = phase.stream, let item = stream.next() else { return }
         switch item {
         case .message(let message): output.append(message)
         case .last(let message):
             output.append(message)
-            phase.endStream()
+            streamWritingLast = phase.lastReplyTaken()
         case .end(let error): finish(with: error)
         }
     }
 
+    /// The output is written: a stream whose last reply it held is done.
+    private func lastReplyWritten() {
+        streamWritingLast?.cancel()
+        streamWritingLast = nil
+    }
+
     private func answer(_ message: [UInt8]) {
-        if case .streaming = phase {
+        if phase.stream != nil {
             fail("this connection is streaming a reply and takes no further calls; use another connection")
             return
         }
@@ -159,12 +184,11 @@ final class Connection {
         case .nothing: break
         case .malformed(let reason): fail(reason)
         case .stream(let stream):
-            // Closing: nobody may read it.
-            guard case .serving = phase else {
+            guard phase.begin(stream) else {
+                // Closing, and not a stream that ends by itself: nobody may read it.
                 stream.cancel()
                 return
             }
-            phase = .streaming(stream)
             stream.start { [weak self] in self?.streamReady() }
         }
     }
@@ -172,7 +196,7 @@ final class Connection {
     /// The stream has a reply again: written now if the socket is drained; otherwise it
     /// is pulled once it is.
     private func streamReady() {
-        guard case .streaming(let stream) = phase else { return }
+        guard let stream = phase.stream else { return }
         if output.isEmpty {
             pump()
         } else if let end = stream.takeEnd() {
@@ -242,6 +266,7 @@ final class Connection {
         guard !isClosed else { return }
         phase.endStream()
         phase = .closed
+        lastReplyWritten()
         unansweredCalls = []
         output.removeAll()
         deadlines.cancel()

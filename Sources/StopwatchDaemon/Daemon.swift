@@ -116,7 +116,8 @@ package enum Daemon {
                 idleExit?.activityMayHaveChanged()
             },
             events: { hooks.run($0) },
-            history: history
+            history: history,
+            historyMemory: HistoryMemory(limit: options.historyMemory)
         )
         service.register(stopwatches.interface)
         let server = VarlinkServer(

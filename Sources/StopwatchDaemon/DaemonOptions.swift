@@ -32,6 +32,9 @@ package struct DaemonOptions: Equatable, Sendable {
     package var maximumHooksRunning = 4
     /// Hook runs that may wait for a slot; beyond, the oldest waiting is dropped.
     package var maximumHooksWaiting = 256
+    /// Bytes all `History` streams may hold together (SPEC §3): beyond, a stream's encoding
+    /// pauses until its reader has taken what it holds.
+    package var historyMemory = 32 * 1024 * 1024
     /// Days of history kept: a month whose end is further back is deleted. Nil keeps all.
     package var historyDays: Int?
     /// Exit (status 0) after this long with nothing to do (`IdleExit`); only under socket
@@ -83,6 +86,8 @@ package struct DaemonOptions: Equatable, Sendable {
           --max-hooks-running N    hooks running at once, at most 64 (default 4)
           --max-hooks-waiting N    hooks waiting for a slot; beyond, the oldest is dropped
                                    (default 256)
+          --history-memory SIZE    memory all history streams may hold together; a stream
+                                   whose reader does not keep up pauses (default 32MiB)
           --history-days N         delete history months that ended more than N days ago
                                    (default: keep all)
           --exit-idle DUR          exit after DUR (at most 24h) with no client, no hook
@@ -131,6 +136,7 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--hook-timeout": options.hookTimeout = try duration(value(), for: name, maximum: .seconds(24 * 3600))
             case "--max-hooks-running": options.maximumHooksRunning = try count(value(), for: name, maximum: 64)
             case "--max-hooks-waiting": options.maximumHooksWaiting = try count(value(), for: name, minimum: 0, maximum: 1_000_000)
+            case "--history-memory": options.historyMemory = try size(value(), for: name, minimum: 64 * 1024)
             case "--history-days": options.historyDays = try count(value(), for: name, maximum: 1_000_000)
             case "--exit-idle": options.exitIdle = try duration(value(), for: name, maximum: .seconds(24 * 3600))
             default:
@@ -150,6 +156,22 @@ package struct DaemonOptions: Equatable, Sendable {
             throw UsageError("\(name): '\(text)' is not a whole number from \(minimum) to \(maximum)")
         }
         return number
+    }
+
+    /// A number of bytes, with an optional unit: `65536`, `512KiB`, `32MiB`, `1GiB` (K, M, G
+    /// and KB, MB, GB are read as the same powers of 1,024).
+    private static func size(_ text: String, for name: String, minimum: Int, maximum: Int = 1 << 40) throws(UsageError) -> Int {
+        let units: [(suffix: String, factor: Int)] = [
+            ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30),
+            ("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("B", 1), ("", 1),
+        ]
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            guard let number = Int(text.dropLast(suffix.count)), number >= 0 else { continue }
+            let (bytes, overflow) = number.multipliedReportingOverflow(by: factor)
+            guard !overflow, bytes >= minimum, bytes <= maximum else { break }
+            return bytes
+        }
+        throw UsageError("\(name): '\(text)' is not a size from \(minimum / 1024)KiB to \(maximum >> 30)GiB, like 32MiB or 512KiB")
     }
 
     private static func duration(_ text: String, for name: String, maximum: Duration? = nil) throws(UsageError) -> Duration {

@@ -41,6 +41,8 @@ final class StopwatchService {
     private let wallClock: any WallClock
     /// Intervals a `History` reply holds at most (SPEC §3: 10,000); smaller in tests.
     private let historyBatchSize: Int
+    /// What all `History` streams may hold together (`--history-memory`).
+    private let historyMemory: HistoryMemory
     /// Lazy: its `due` calls back into the service, which is whole only after `init`.
     private(set) lazy var expiries = ExpiryScheduler(timers: expiryTimers, clock: clock, queue: queue) { [unowned self] in
         self.expire($0)
@@ -62,11 +64,13 @@ final class StopwatchService {
         events: @escaping (StopwatchEvent) -> Void = { _ in },
         history: HistoryJournal? = nil,
         wallClock: any WallClock = SystemWallClock(),
-        historyBatchSize: Int = 10_000
+        historyBatchSize: Int = 10_000,
+        historyMemory: HistoryMemory = HistoryMemory(limit: DaemonOptions().historyMemory)
     ) {
         self.history = history
         self.wallClock = wallClock
         self.historyBatchSize = historyBatchSize
+        self.historyMemory = historyMemory
         self.registry = registry
         self.storage = storage
         self.clock = clock
@@ -308,7 +312,8 @@ final class StopwatchService {
         let open = registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }
         let tail = history.unwritten + open.sorted { $0.startMs < $1.startMs }
         return .stream(HistoryStream(
-            query: query, more: call.more, journal: history, queue: queue, tail: tail, batchSize: historyBatchSize
+            query: query, more: call.more, journal: history, memory: historyMemory, queue: queue, tail: tail,
+            batchSize: historyBatchSize
         ))
     }
 

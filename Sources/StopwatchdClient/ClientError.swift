@@ -6,6 +6,9 @@ import Varlink
 public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No daemon answers at `path`.
     case unreachable(path: String, reason: String)
+    /// The daemon at `path` accepted the connection, then closed or reset it before it had
+    /// answered (it stopped, or it ended this connection without a word).
+    case connectionClosed(path: String, reason: String)
     /// The socket or the daemon refused this user.
     case permissionDenied(path: String)
     /// The daemon sent something that is not varlink, or closed mid-call.
@@ -18,11 +21,17 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `io.stopwatchd.InvalidTransition`), and what it means for the user.
     case refused(errorName: String, explanation: String)
 
-    /// The exit status `swctl` gives this error: 69 unreachable (here or through a bridge), 77 permission denied, 70 a
-    /// protocol error, 1 a command the daemon refused.
+    /// The exit status `swctl` gives this error: 69 unreachable (here or through a bridge,
+    /// or gone in mid-answer), 77 permission denied, 70 a protocol error, 1 a command the
+    /// daemon refused.
+    ///
+    /// A connection closed without a word is 69, as no daemon is (EX_UNAVAILABLE): the
+    /// daemon stopped, restarted or ended the connection, and the call may work when made
+    /// again. 70 (EX_SOFTWARE) stays for an exchange that broke the protocol, the daemon's
+    /// `ProtocolError` included, which says why it ended the connection.
     public var exitStatus: Int32 {
         switch self {
-        case .unreachable, .bridgeFailed: 69
+        case .unreachable, .connectionClosed, .bridgeFailed: 69
         case .permissionDenied: 77
         case .protocolViolation: 70
         case .refused(let errorName, _):
@@ -57,6 +66,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable(let path, let reason):
             return "no stopwatchd at \(path) (\(reason)); start one with 'stopwatchd' or 'systemctl --user start stopwatchd.socket', or pick another with --socket"
+        case .connectionClosed(let path, let reason):
+            return "the connection to stopwatchd at \(path) ended before the answer was complete (\(reason)); the daemon may have stopped or restarted: try again, and see its log if it goes on"
         case .bridgeFailed(let command, let reason):
             return "cannot reach stopwatchd through '\(command)': \(reason); check that the command works on its own (for ssh: 'ssh HOST' logs in without a prompt) and that swctl is on the PATH there"
         case .permissionDenied(let path):
@@ -87,11 +98,12 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case "io.stopwatchd.TooManyStopwatches":
             let limit = if case .int(let limit)? = error.parameters["limit"] { "\(limit)" } else { "its limit of" }
             return "the daemon already keeps \(limit) stopwatches; remove one first ('swctl remove NAME')"
+        case "io.stopwatchd.ProtocolError":
+            // The daemon's last word before it closes the connection; its reason says what
+            // went wrong (a month of the history it cannot read, a message left unfinished).
+            return "stopwatchd could not answer and closed the connection: \(text("reason") ?? "a protocol error")"
         case "io.stopwatchd.TooManyResults":
             return "the history asked for is too long for one reply; narrow it with --since and --until"
-        case "io.stopwatchd.ProtocolError" where text("reason") != nil:
-            // Its reason says what went wrong, such as a month of the history it cannot read.
-            return "stopwatchd could not answer: \(text("reason") ?? "")"
         case VarlinkError.permissionDenied.name:
             return "the daemon refused this user; join the group it allows (e.g. 'stopwatch'), or use your own daemon with --user"
         default:

@@ -49,7 +49,7 @@ package final class SocketTransport: VarlinkTransport {
                 sent += try socket.send(bytes, from: sent)
             }
         } catch {
-            throw failure("the daemon went away: \(error)")
+            throw .connectionClosed(path: path, reason: "sending failed: \(error)")
         }
     }
 
@@ -63,9 +63,10 @@ package final class SocketTransport: VarlinkTransport {
         do {
             bytes = try socket.read(upTo: limit)
         } catch {
-            throw failure("the daemon went away: \(error)")
+            // Connected: a daemon that resets the connection went away mid-answer.
+            throw .connectionClosed(path: path, reason: "\(error)")
         }
-        guard !bytes.isEmpty else { throw failure("the daemon closed the connection") }
+        guard !bytes.isEmpty else { throw .connectionClosed(path: path, reason: "the daemon closed the connection") }
         return bytes
     }
 

@@ -14,7 +14,9 @@ package protocol VarlinkReplyStream: AnyObject {
     /// still waiting: the connection sends it as soon as what it holds is sent, and reads
     /// nothing more.
     func takeEnd() -> VarlinkError?
-    /// The connection is closing: nothing more is pulled. Releases what the stream holds.
+    /// Nothing more is pulled: the connection is closing, or the stream's `.last` has been
+    /// written (only then, so a stream may count that reply as its own until the socket has
+    /// taken it). Releases what the stream holds.
     func cancel()
     /// Whether it ends by itself, with a `.last` (a query's results), unlike a watch that
     /// goes on until the client leaves. Such a stream may also answer a call made without
@@ -23,10 +25,15 @@ package protocol VarlinkReplyStream: AnyObject {
     /// its end instead of being refused. False by default: a call without `more` gets
     /// `ExpectedMore`, and a call during the stream ends the connection.
     var isFinite: Bool { get }
+    /// Whether its reader may pause for as long as it likes: the stream then pauses too,
+    /// holding no more than a bounded amount, so the connection keeps it (no write timeout).
+    /// False by default: a reader that takes nothing for the write timeout is disconnected.
+    var waitsForReader: Bool { get }
 }
 
 extension VarlinkReplyStream {
     package var isFinite: Bool { false }
+    package var waitsForReader: Bool { false }
 }
 
 /// One thing a `VarlinkReplyStream` has to write.

@@ -61,7 +61,7 @@ struct Watcher {
                 }
             } catch {
                 switch error {
-                case .unreachable(_, let reason), .bridgeFailed(_, let reason):
+                case .unreachable(_, let reason), .connectionClosed(_, let reason), .bridgeFailed(_, let reason):
                     if !saidUnavailable {
                         emit(format.unavailableLine(name: name ?? StopwatchName.defaultName, reason: reason), redraw: redraw)
                         saidUnavailable = true

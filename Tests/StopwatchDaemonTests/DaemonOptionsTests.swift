@@ -63,6 +63,30 @@ struct DaemonOptionsTests {
         #expect(DaemonOptions.usage.contains("--max-hooks-waiting N"))
     }
 
+    @Test("--history-memory: bytes, or KiB, MiB, GiB (K, M, G); at least 64KiB; 32MiB by default")
+    func historyMemory() throws {
+        func parsed(_ text: String) throws -> Int? {
+            guard case .run(let options) = try DaemonOptions.parse(["--history-memory", text]) else { return nil }
+            return options.historyMemory
+        }
+        guard case .run(let defaults) = try DaemonOptions.parse([]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(defaults.historyMemory == 32 << 20)
+        #expect(try parsed("65536") == 65_536)
+        #expect(try parsed("512KiB") == 512 << 10)
+        #expect(try parsed("64MiB") == 64 << 20)
+        #expect(try parsed("2G") == 2 << 30)
+        #expect(try parsed("1M") == 1 << 20)
+        for text in ["1KiB", "65535", "lots", "-1MiB", "MiB", "99999999999G", ""] {
+            #expect(throws: UsageError("--history-memory: '\(text)' is not a size from 64KiB to 1024GiB, like 32MiB or 512KiB"), "\(text)") {
+                try DaemonOptions.parse(["--history-memory", text])
+            }
+        }
+        #expect(DaemonOptions.usage.contains("--history-memory SIZE"))
+    }
+
     @Test("--exit-idle: a positive duration up to 24h, minutes written 5m or 5min")
     func exitIdleOption() throws {
         guard case .run(let defaults) = try DaemonOptions.parse([]) else {

@@ -108,6 +108,114 @@ final class HistoryServiceTests {
         #expect(f.historyReplies(["since_ms": .int(1_700_000_070_000)], more: false).first?.continues == false)
     }
 
+    /// Writes `count` intervals of November 2023 as the journal's month file, each starting
+    /// a millisecond after the one before.
+    func writeMonth(_ count: Int) throws -> [Interval] {
+        let intervals = (0..<count).map { index in
+            Interval(name: index.isMultiple(of: 2) ? "even" : "odd", startMs: 1_700_000_000_000 + Int64(index), endMs: 1_700_000_001_000 + Int64(index), elapsedMs: 1_000)
+        }
+        var bytes: [UInt8] = []
+        for interval in intervals { HistoryLine.encode(interval, into: &bytes) }
+        try Data(bytes).write(to: URL(fileURLWithPath: root + "/2023-11.jsonl"))
+        return intervals
+    }
+
+    /// A History stream pulled as a connection pulls it: `pull()` takes what is ready, as a
+    /// socket that takes everything would; nothing pulled, its socket is stalled.
+    final class Puller {
+        let stream: any VarlinkReplyStream
+        var intervals: [Interval] = []
+        var replies: [VarlinkReply] = []
+        var isDone = false
+
+        init(_ stream: any VarlinkReplyStream) {
+            self.stream = stream
+        }
+
+        /// Pulls once; whether a reply came.
+        @discardableResult
+        func pull() -> Bool {
+            guard !isDone, let item = stream.next() else { return false }
+            let bytes: [UInt8]
+            switch item {
+            case .message(let message): bytes = message
+            case .last(let message):
+                bytes = message
+                isDone = true
+                // Its last reply written: the connection lets go of it.
+                stream.cancel()
+            case .end(let error): bytes = VarlinkReply(error).message
+            }
+            guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))) else { return true }
+            replies.append(reply)
+            if case .array(let values)? = reply.parameters["intervals"] {
+                intervals += values.compactMap { try? Interval(json: $0) }
+            }
+            return true
+        }
+    }
+
+    func startStreams(_ f: StopwatchServiceFixture, _ count: Int, more: Bool = true, name: String? = nil) -> [Puller] {
+        let call = VarlinkCall(method: "io.stopwatchd.History", parameters: name.map { ["name": .string($0)] } ?? [:], more: more)
+        return (0..<count).compactMap { _ in
+            guard case .success(.stream(let stream)) = f.queue.sync(execute: { f.service.answer(call) }) else { return nil }
+            f.queue.sync { stream.start {} }
+            return Puller(stream)
+        }
+    }
+
+    @Test("readers whose sockets take one reply and stall hold the budget and a small reply each, not more; read, each gets every interval once, in order, in replies of at most the batch")
+    func stalledStreamsWithinTheBudget() throws {
+        let expected = try writeMonth(3_000)
+        let memory = HistoryMemory(limit: 64 * 1024)
+        let f = StopwatchServiceFixture(
+            now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(1_700_000_000_000), historyBatchSize: 1_000,
+            historyMemory: memory, logged: logged
+        )
+        let streams = startStreams(f, 8)
+        try #require(streams.count == 8)
+        // Each socket takes one reply, then nothing.
+        f.settle(turns: 200)
+        for stream in streams { #expect(f.queue.sync { stream.pull() }) }
+        f.settle(turns: 200)
+        let used = f.queue.sync { memory.used }
+        // Per stream at most a minimum grant past the limit (and a few hundred bytes: a
+        // reply's capacity as the allocator rounds it).
+        #expect(used <= memory.limit + 8 * (HistoryMemory.minimumGrant + 512), "\(used) bytes used")
+        #expect(f.queue.sync { memory.waitingCount } > 0)
+        // Then they read, one after the other.
+        for stream in streams {
+            f.settle(turns: 100_000) { f.queue.sync { _ = stream.pull(); return stream.isDone } }
+            #expect(stream.isDone)
+            #expect(stream.intervals == expected)
+            #expect(stream.replies.allSatisfy { ($0.parameters["intervals"].flatMap { if case .array(let a) = $0 { a.count } else { nil } } ?? 0) <= 1_000 })
+            #expect(stream.replies.dropLast().allSatisfy(\.continues) && stream.replies.last?.continues == false)
+        }
+        #expect(f.queue.sync { memory.used } == 0)
+        #expect(f.queue.sync { memory.accountCount } == 0)
+    }
+
+    @Test("calls without more, several at once on a budget smaller than their replies: each gets its one reply whole, none waits for ever")
+    func wholeRepliesOnASmallBudget() throws {
+        let expected = try writeMonth(2_000)
+        let memory = HistoryMemory(limit: 64 * 1024)
+        let f = StopwatchServiceFixture(
+            now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(1_700_000_000_000), historyMemory: memory, logged: logged
+        )
+        let streams = startStreams(f, 4, more: false) + startStreams(f, 2, more: false, name: "odd")
+        try #require(streams.count == 6)
+        f.settle(turns: 100_000) {
+            f.queue.sync {
+                for stream in streams { stream.pull() }
+                return streams.allSatisfy(\.isDone)
+            }
+        }
+        for stream in streams { #expect(stream.replies.count == 1) }
+        #expect(streams.prefix(4).allSatisfy { $0.intervals == expected })
+        #expect(streams.suffix(2).allSatisfy { $0.intervals == expected.filter { $0.name == "odd" } })
+        #expect(f.queue.sync { memory.used } == 0)
+    }
+
     @Test("a torn last line is cut off at start; bad lines are skipped with one log line per file")
     func tornAndBad() throws {
         let good = #"{"name":"tea","start_ms":1000,"end_ms":2000,"elapsed_ms":1000}"#

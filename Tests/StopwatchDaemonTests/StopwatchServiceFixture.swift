@@ -64,6 +64,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         wallClock: ManualWallClock = ManualWallClock(1_700_000_000_000),
         historyBatchSize: Int = 10_000,
         historyKeepDays: Int? = nil,
+        historyMemory: HistoryMemory = HistoryMemory(limit: 32 * 1024 * 1024),
         logged: Locked<[String]> = Locked([])
     ) {
         self.wallClock = wallClock
@@ -100,7 +101,8 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             events: { [told] in told.events.append($0) },
             history: history,
             wallClock: wallClock,
-            historyBatchSize: historyBatchSize
+            historyBatchSize: historyBatchSize,
+            historyMemory: historyMemory
         )
         service.register(stopwatches.interface)
         let registry = self.registry

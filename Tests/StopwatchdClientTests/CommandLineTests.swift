@@ -105,6 +105,8 @@ struct CommandLineTests {
     @Test("client exit statuses follow SPEC §5")
     func exitStatuses() {
         #expect(ClientError.unreachable(path: "/s", reason: "gone").exitStatus == 69)
+        // Gone in mid-answer: unavailable, as no daemon is; not a protocol error.
+        #expect(ClientError.connectionClosed(path: "/s", reason: "gone").exitStatus == 69)
         #expect(ClientError.permissionDenied(path: "/s").exitStatus == 77)
         #expect(ClientError.protocolViolation("x").exitStatus == 70)
         #expect(ClientError(refusal: .permissionDenied).exitStatus == 77)
@@ -127,10 +129,13 @@ struct CommandLineTests {
         #expect(ClientError(refusal: .invalidName("a/b")).description == StopwatchName.invalidNameMessage("a/b"))
         #expect(ClientError(refusal: .tooManyStopwatches(limit: 3)).description.hasPrefix("the daemon already keeps 3 stopwatches"))
         #expect(ClientError(refusal: .methodNotFound("x.Y")).description == #"stopwatchd refused the call: org.varlink.service.MethodNotFound {"method":"x.Y"}"#)
-        // A ProtocolError's reason is the message (a month of the history the daemon cannot read).
+        // A ProtocolError is the daemon's last word before it closes the connection: its
+        // reason is the message (a month of the history the daemon cannot read).
         let unreadable = ClientError(refusal: .protocolError("cannot read the history's 2025-02.jsonl (Input/output error)"))
-        #expect(unreadable.description == "stopwatchd could not answer: cannot read the history's 2025-02.jsonl (Input/output error)")
+        #expect(unreadable.description == "stopwatchd could not answer and closed the connection: cannot read the history's 2025-02.jsonl (Input/output error)")
         #expect(unreadable.exitStatus == 70)
+        #expect(ClientError.connectionClosed(path: "/s", reason: "Connection reset by peer").description.hasPrefix(
+            "the connection to stopwatchd at /s ended before the answer was complete (Connection reset by peer); "))
         // A daemon at its connection limit is unreachable for now, not a refusal.
         #expect(ClientError.reply(.tooManyConnections(limit: 2), unreachable: { .unreachable(path: "/s", reason: $0) }).exitStatus == 69)
     }
