@@ -125,15 +125,16 @@ final class StateStore: @unchecked Sendable {
         return restored.map { ($0.name, $0.snapshot) }
     }
 
-    /// Opens `history/` in the state directory, once `load` has opened and locked it.
+    /// Opens `history/` in the state directory to write, once it is open and locked (tried
+    /// again, as a save does, while it is not: unwritable at start).
     func openHistoryDirectory() throws(Errno) -> DirectoryDescriptor {
-        do throws(Errno) {
-            return try stateDirectory.openHistory()
-        } catch where error == .noEntry {
-            // Not open yet (unwritable at start): another try at opening it, as a save does.
-            _ = try? stateDirectory.openStopwatches()
-            return try stateDirectory.openHistory()
-        }
+        try stateDirectory.openHistory()
+    }
+
+    /// Opens `history/` only to read it, while it cannot be opened to write (the state
+    /// directory not locked); ENOENT when there is none.
+    func openHistoryDirectoryToRead() throws(Errno) -> DirectoryDescriptor {
+        try stateDirectory.openHistoryToRead()
     }
 
     /// Makes `name`'s state durable; nil removes it. Returns once it is on disk, or once the
