@@ -186,7 +186,7 @@ struct LongNameFileTests {
 
     @Test(
         "removing a long-named stopwatch whose earlier release's file cannot be removed fails the save: the stopwatch does not come back from it at the next start",
-        .enabled(if: Immutable.works, "cannot make a file immutable here (chattr +i needs root and a file system with the flag)")
+        .enabled(if: Immutable.works, "cannot make a file immutable here (FS_IOC_SETFLAGS needs CAP_LINUX_IMMUTABLE and a file system with the flag)")
     )
     func removalWithEarlierFileLeft() throws {
         let name = String(repeating: "タ", count: 64)
@@ -213,16 +213,22 @@ struct LongNameFileTests {
 }
 
 /// The immutable attribute (`chattr +i`): such a file can be read but not unlinked, even by
-/// root, which is how a test makes one unlink fail.
+/// root, which is how a test makes one unlink fail. Set with FS_IOC_SETFLAGS (needs
+/// CAP_LINUX_IMMUTABLE and a file system that keeps the flag, as ext4, xfs and btrfs do).
 enum Immutable {
+    // <linux/fs.h>: _IOR('f', 1, long), _IOW('f', 2, long); the kernel reads an int.
+    private static let getFlags: UInt = 0x8008_6601
+    private static let setFlags: UInt = 0x4008_6602
+    private static let immutableFlag: CInt = 0x10
+
     static func set(_ path: String, _ immutable: Bool) throws {
-        let chattr = Process()
-        chattr.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-        chattr.arguments = [immutable ? "+i" : "-i", path]
-        chattr.standardError = FileHandle.nullDevice
-        try chattr.run()
-        chattr.waitUntilExit()
-        guard chattr.terminationStatus == 0 else { throw CocoaError(.fileWriteNoPermission) }
+        let file = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard file >= 0 else { throw Errno(errno) }
+        defer { close(file) }
+        var flags: CInt = 0
+        guard ioctl(file, getFlags, &flags) == 0 else { throw Errno(errno) }
+        flags = immutable ? flags | immutableFlag : flags & ~immutableFlag
+        guard ioctl(file, setFlags, &flags) == 0 else { throw Errno(errno) }
     }
 
     /// Whether `set` works on a file in the temporary directory.
