@@ -67,9 +67,12 @@ let package = Package(
         // The system layer's own logic (SHA-256), without a daemon.
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: strict),
         .testTarget(name: "StopwatchdClientTests", dependencies: ["StopwatchdClient", "swctl"], swiftSettings: strict),
+        // What more than one test target uses (a file lease), once: internal to the tests, no
+        // product, no public API.
+        .target(name: "TestSupport", dependencies: ["LinuxSystem"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(
             name: "StopwatchDaemonTests",
-            dependencies: ["StopwatchDaemon", "StopWatchTesting"],
+            dependencies: ["StopwatchDaemon", "StopWatchTesting", "TestSupport"],
             swiftSettings: strict
         ),
         // Runs the real stopwatchd and swctl binaries, built beside the test bundle.
@@ -77,7 +80,7 @@ let package = Package(
             name: "StopWatchIntegrationTests",
             // The daemon's and the user database's targets only to write state files and
             // look up groups as a test's setup.
-            dependencies: ["StopwatchdClient", "Varlink", "LinuxSystem", "StopwatchDaemon", "UserDatabase"],
+            dependencies: ["StopwatchdClient", "Varlink", "LinuxSystem", "StopwatchDaemon", "UserDatabase", "TestSupport"],
             swiftSettings: strict
         ),
         // swbench's own logic (what it checks in a client's output, where it finds the C client).

@@ -20,12 +20,19 @@ package enum Signals {
     /// lost and their pids free for reuse while they are still signalled; a blocked SIGTERM
     /// would keep a stop from arriving.
     ///
-    /// Kept ignored: `keepingIgnored`, the wishes a parent has a reason for (`nohup`'s SIGHUP,
-    /// a shell's SIGINT and SIGQUIT for a job in the background). Signals with a handler are
-    /// left alone: exec resets handlers, so any handler was installed by this process (the
-    /// runtime's crash handlers, a sanitizer's). Call first thing, before any thread starts
-    /// (the mask is the calling thread's, and threads inherit it).
-    package static func resetInherited(keepingIgnored kept: [CInt] = [SIGHUP, SIGINT, SIGQUIT]) {
+    /// Kept ignored: `keepingIgnored`, the wishes a parent has a reason for, whose default
+    /// action would only stop or end the process, never change what it sees: `nohup`'s
+    /// SIGHUP, a shell's SIGINT and SIGQUIT for a job in the background; SIGTTOU, SIGTTIN
+    /// and SIGTSTP, whose default would stop a process started in the background (with
+    /// `stty tostop`, at its first line of log to the terminal, hanging every client); and
+    /// SIGXFSZ, whose default turns a write past the file size limit, an EFBIG the process
+    /// handles, into a core dump. Signals with a handler are left alone: exec resets
+    /// handlers, so any handler was installed by this process (the runtime's crash
+    /// handlers, a sanitizer's). Call first thing, before any thread starts (the mask is
+    /// the calling thread's, and threads inherit it).
+    package static func resetInherited(
+        keepingIgnored kept: [CInt] = [SIGHUP, SIGINT, SIGQUIT, SIGTTOU, SIGTTIN, SIGTSTP, SIGXFSZ]
+    ) {
         var none = sigset_t()
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, nil)

@@ -88,6 +88,7 @@ package enum Daemon {
         }
         let history = HistoryJournal(
             openDirectory: { () throws(Errno) in try store.openHistoryDirectory() },
+            openDirectoryToRead: { () throws(Errno) in try store.openHistoryDirectoryToRead() },
             logger: logger,
             queue: queue,
             wallClock: SystemWallClock(),

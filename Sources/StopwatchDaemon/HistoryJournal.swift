@@ -24,6 +24,7 @@ final class HistoryJournal: @unchecked Sendable {
     static let directoryName = "history"
 
     private let openDirectory: () throws(Errno) -> DirectoryDescriptor
+    private let openDirectoryToRead: (() throws(Errno) -> DirectoryDescriptor)?
     private let logger: Logger
     private let queue: DispatchQueue
     private let wallClock: any WallClock
@@ -49,10 +50,15 @@ final class HistoryJournal: @unchecked Sendable {
     private var retryTimer: (any DispatchSourceTimer)?
     private var pruneTimer: (any DispatchSourceTimer)?
 
-    /// - Parameter openDirectory: opens `history/` (made 0700 and checked as `stopwatches/`
-    ///   is); called again while it fails.
+    /// - Parameters:
+    ///   - openDirectory: opens `history/` to write (made 0700 and checked as `stopwatches/`
+    ///     is, the state directory locked); called again while it fails.
+    ///   - openDirectoryToRead: while `openDirectory` fails (a read-only file system, a
+    ///     state directory that cannot be locked), opens `history/` only to read what is
+    ///     there, for `History`; ENOENT when there is none. Nil: `openDirectory` only.
     init(
         openDirectory: @escaping () throws(Errno) -> DirectoryDescriptor,
+        openDirectoryToRead: (() throws(Errno) -> DirectoryDescriptor)? = nil,
         logger: Logger,
         queue: DispatchQueue,
         wallClock: any WallClock,
@@ -62,6 +68,7 @@ final class HistoryJournal: @unchecked Sendable {
         problemChanged: @escaping (String?) -> Void = { _ in }
     ) {
         self.openDirectory = openDirectory
+        self.openDirectoryToRead = openDirectoryToRead
         self.logger = logger
         self.queue = queue
         self.wallClock = wallClock
@@ -84,7 +91,7 @@ final class HistoryJournal: @unchecked Sendable {
     /// months `--history-days` no longer keeps, and prunes again once a day.
     func start() {
         if let directory = try? directoryDescriptor() {
-            for (month, _) in months(in: directory) { cutTornLine(month, in: directory) }
+            for month in months(in: directory) { cutTornLine(month, in: directory) }
         }
         prune()
         guard keepDays != nil else { return }
@@ -235,16 +242,15 @@ final class HistoryJournal: @unchecked Sendable {
 
     /// The month files there are, oldest first, with their size now: a `History` call
     /// reads each up to that size, so a line appended meanwhile (an interval that ended
-    /// after the call, and was reported open) is not read as well. Throws the error that
-    /// ends the call when `history/` cannot be opened or listed (see `readFailure`).
+    /// after the call, and was reported open) is not read as well. None when there is no
+    /// `history/` to read (a read-only state directory without one): what is in memory is
+    /// the history. Throws the error that ends the call when `history/` cannot be opened or
+    /// listed, or a month's size cannot be read (see `readFailure`).
     func monthsToRead() throws(VarlinkError) -> [(month: HistoryMonth, size: Int64)] {
+        let listing: (directory: DirectoryDescriptor, isKept: Bool, months: [HistoryMonth])?
         do throws(Errno) {
-            let months = try listMonths(in: try directoryDescriptor())
-            if listingProblem != nil {
-                listingProblem = nil
-                problemChanged(problem)
-            }
-            return months
+            listing = try listToRead()
+            listed()
         } catch {
             let reason = "cannot list \(Self.directoryName)/ in the state directory (\(error))"
             if listingProblem == nil {
@@ -254,9 +260,59 @@ final class HistoryJournal: @unchecked Sendable {
             }
             throw Self.failure(reason)
         }
+        guard let listing else { return [] }
+        defer { if !listing.isKept { listing.directory.close() } }
+        var months: [(month: HistoryMonth, size: Int64)] = []
+        for month in listing.months {
+            do throws(Errno) {
+                // Deleted since it was listed (pruned): nothing to read. Any other failure
+                // (EIO, ENOMEM) is no reason to read the month as empty.
+                guard let status = try listing.directory.status(of: month.fileName) else { continue }
+                months.append((month, status.size))
+            } catch {
+                throw readFailure(month, error)
+            }
+        }
+        return months
     }
 
-    private func months(in directory: DirectoryDescriptor) -> [(month: HistoryMonth, size: Int64)] {
+    /// `history/` to read (`directoryToRead`) and the months it holds; nil when there is no
+    /// `history/`.
+    private func listToRead() throws(Errno) -> (directory: DirectoryDescriptor, isKept: Bool, months: [HistoryMonth])? {
+        let directory: DirectoryDescriptor
+        let isKept: Bool
+        do throws(Errno) {
+            (directory, isKept) = try directoryToRead()
+        } catch where error == .noEntry {
+            return nil
+        }
+        do throws(Errno) {
+            return (directory, isKept, try listMonths(in: directory))
+        } catch {
+            if !isKept { directory.close() }
+            throw error
+        }
+    }
+
+    /// `history/` was listed: a listing problem, if any, is no more.
+    private func listed() {
+        guard listingProblem != nil else { return }
+        listingProblem = nil
+        problemChanged(problem)
+    }
+
+    /// `history/` to read: the one kept for writing, or, when that cannot be opened, one
+    /// opened only to read (`openDirectoryToRead`), which the caller closes (`isKept` false).
+    private func directoryToRead() throws(Errno) -> (directory: DirectoryDescriptor, isKept: Bool) {
+        do throws(Errno) {
+            return (try directoryDescriptor(), true)
+        } catch {
+            guard let openDirectoryToRead else { throw error }
+            return (try openDirectoryToRead(), false)
+        }
+    }
+
+    private func months(in directory: DirectoryDescriptor) -> [HistoryMonth] {
         do {
             return try listMonths(in: directory)
         } catch {
@@ -265,14 +321,9 @@ final class HistoryJournal: @unchecked Sendable {
         }
     }
 
-    private func listMonths(in directory: DirectoryDescriptor) throws(Errno) -> [(month: HistoryMonth, size: Int64)] {
-        var months: [(HistoryMonth, Int64)] = []
-        for name in try directory.entries() {
-            guard let month = HistoryMonth(fileName: name) else { continue }
-            let size = (try? directory.status(of: name))??.size ?? 0
-            months.append((month, size))
-        }
-        return months.sorted { $0.0 < $1.0 }
+    /// The months `directory` holds a file of, oldest first.
+    private func listMonths(in directory: DirectoryDescriptor) throws(Errno) -> [HistoryMonth] {
+        try directory.entries().compactMap(HistoryMonth.init(fileName:)).sorted()
     }
 
     /// Opens a month to read: a regular file, never through a link, never waiting on a FIFO.
@@ -283,12 +334,17 @@ final class HistoryJournal: @unchecked Sendable {
     /// that ends the call (`readFailure`).
     func openToRead(_ month: HistoryMonth) throws(VarlinkError) -> FileDescriptor? {
         let directory: DirectoryDescriptor
+        let isKept: Bool
         let file: FileDescriptor
         do throws(Errno) {
-            directory = try directoryDescriptor()
+            (directory, isKept) = try directoryToRead()
+        } catch where error == .noEntry {
+            // `history/` deleted since it was listed: nothing to read.
+            return nil
         } catch {
             throw readFailure(month, error)
         }
+        defer { if !isKept { directory.close() } }
         do throws(Errno) {
             file = try directory.openFile(month.fileName, [.readOnly, .noFollow, .nonBlocking])
         } catch where error == .noEntry {
@@ -423,7 +479,7 @@ final class HistoryJournal: @unchecked Sendable {
         guard !overflow else { return }
         let limit = wallClock.nowMilliseconds().subtractingReportingOverflow(days).partialValue
         var removed: [String] = []
-        for (month, _) in months(in: directory) where month.endMilliseconds < limit {
+        for month in months(in: directory) where month.endMilliseconds < limit {
             if current?.month == month { closeCurrent() }
             do {
                 try directory.remove(month.fileName)

@@ -22,8 +22,9 @@ final class HookProcess: Sendable {
     /// Held while a hook is spawned, from its pipe's creation to the close of our write end,
     /// and while a run looks whether its pipe still has writers: a hook spawned meanwhile
     /// holds a copy of every descriptor of the daemon (close-on-exec, so until its exec),
-    /// another run's pipe included. The count of spawns, for a lock with a size.
-    private static let spawning = Locked(0)
+    /// another run's pipe included. It guards no value: `false` only because a `Locked`
+    /// needs one with a size (see there).
+    private static let spawning = Locked(false)
 
     /// "hook notify (expired of 'tea')": how the log names this run.
     let label: String
@@ -53,8 +54,7 @@ final class HookProcess: Sendable {
         defer { executable.close() }
         let standardInput = try FileDescriptor.memoryFile(named: "stopwatchd-hook-input", containing: input)
         defer { standardInput.close() }
-        let (pid, output) = try spawning.withLock { (spawns) throws(Errno) -> (pid_t, FileDescriptor) in
-            spawns &+= 1
+        let (pid, output) = try spawning.withLock { _ throws(Errno) -> (pid_t, FileDescriptor) in
             let pipe = try FileDescriptor.pipe()
             do throws(Errno) {
                 defer { pipe.write.close() }

@@ -14,6 +14,14 @@ final class StateDirectory {
         /// Cannot be made or opened now (permissions, read-only, a file in the way): the
         /// daemon starts and keeps trying, as for any write that fails.
         case unavailable(String, Errno)
+
+        /// As an `Errno`, for a caller that reports one: EPERM when refused.
+        var errno: Errno {
+            switch self {
+            case .refused: .notPermitted
+            case .unavailable(_, let errno): errno
+            }
+        }
     }
 
     static let lockName = "stopwatchd.lock"
@@ -45,18 +53,7 @@ final class StateDirectory {
         if let stateDescriptor {
             state = stateDescriptor
         } else {
-            state = try openTrusted { () throws(Errno) in
-                do throws(Errno) {
-                    return try DirectoryDescriptor.open(path, creatingWith: 0o700)
-                } catch where error == .tooManyLinks {
-                    // systemd's DynamicUser= makes /var/lib/NAME a link to /var/lib/private/NAME:
-                    // a link its owner (root, or this user) made is followed once, here; what it
-                    // leads to is opened without following anything further, and checked.
-                    let link = try FileSystem.ownerAndMode(at: path)
-                    guard link.uid == trust.userID || link.uid == 0 else { throw error }
-                    return try DirectoryDescriptor.open(try FileSystem.resolvedPath(path))
-                }
-            }
+            state = try openState(creating: true)
             stateDescriptor = state
         }
         if lock == nil {
@@ -79,19 +76,44 @@ final class StateDirectory {
         return stopwatches
     }
 
-    /// `history/`, made 0700 if missing and checked as `stopwatches/` is, once the state
-    /// directory is open and locked (`openStopwatches`). Not kept: the caller owns it.
+    /// `history/`, to write: made 0700 if missing and checked as `stopwatches/` is, once the
+    /// state directory is open and locked (tried again here, as a save does, while it is
+    /// not). Not kept: the caller owns it. Throws why the state directory cannot be opened
+    /// or locked, if it cannot.
     func openHistory() throws(Errno) -> DirectoryDescriptor {
-        guard let state = stateDescriptor, lock != nil else { throw .noEntry }
+        if lock == nil {
+            do {
+                _ = try openStopwatches()
+            } catch where lock == nil {
+                throw error.errno
+            } catch {
+                // Locked, but `stopwatches/` cannot be opened: no matter for `history/`.
+            }
+        }
+        guard let state = stateDescriptor else { preconditionFailure("the state directory locked but not open") }
         do {
             return try openTrusted(Self.historyName) { () throws(Errno) in
                 try state.openDirectory(Self.historyName, creatingWith: 0o700)
             }
         } catch {
-            switch error {
-            case .refused: throw .notPermitted
-            case .unavailable(_, let errno): throw errno
+            throw error.errno
+        }
+    }
+
+    /// `history/`, only to read what is there, when `openHistory` fails (a read-only file
+    /// system, a state directory that cannot be locked): neither made nor locked, checked
+    /// as `stopwatches/` is, and not kept (the caller closes it). Throws ENOENT only when
+    /// there is no history: no `history/`, or no state directory at all.
+    func openHistoryToRead() throws(Errno) -> DirectoryDescriptor {
+        do {
+            guard let state = stateDescriptor else {
+                return try openState(creating: false).closeAfter { (state) throws(OpenFailure) in
+                    try openTrusted(Self.historyName) { () throws(Errno) in try state.openDirectory(Self.historyName) }
+                }
             }
+            return try openTrusted(Self.historyName) { () throws(Errno) in try state.openDirectory(Self.historyName) }
+        } catch {
+            throw error.errno
         }
     }
 
@@ -110,6 +132,22 @@ final class StateDirectory {
     func forgetStopwatches() {
         stopwatchesDescriptor?.close()
         stopwatchesDescriptor = nil
+    }
+
+    /// The state directory, checked; made 0700 first if missing when `creating`.
+    private func openState(creating: Bool) throws(OpenFailure) -> DirectoryDescriptor {
+        try openTrusted { () throws(Errno) in
+            do throws(Errno) {
+                return creating ? try DirectoryDescriptor.open(path, creatingWith: 0o700) : try DirectoryDescriptor.open(path)
+            } catch where error == .tooManyLinks {
+                // systemd's DynamicUser= makes /var/lib/NAME a link to /var/lib/private/NAME:
+                // a link its owner (root, or this user) made is followed once, here; what it
+                // leads to is opened without following anything further, and checked.
+                let link = try FileSystem.ownerAndMode(at: path)
+                guard link.uid == trust.userID || link.uid == 0 else { throw error }
+                return try DirectoryDescriptor.open(try FileSystem.resolvedPath(path))
+            }
+        }
     }
 
     /// Opens a directory with `open` and checks it: `name` in the state directory, or the

@@ -35,6 +35,11 @@ final class StateStore: @unchecked Sendable {
         didSet { if problem != oldValue { problemChanged(problem) } }
     }
     private var unsaved: Set<StopwatchKey> = []
+    /// Long names whose file (`StopwatchFileName.of`) this daemon found holding them at
+    /// start, or wrote: the file there is theirs, and is not read again before every save
+    /// (`otherStopwatch`; a long name with many laps would parse its whole file at each
+    /// lap). A failed save, or a removal, forgets the name: the next save checks again.
+    private var ownedLongNameFiles: Set<StopwatchKey> = []
 
     /// Whether a change failed to be written and waits for another try: a daemon that exits
     /// now would lose it. (Those waiting for their turn, `saveSoon`, are written at exit.)
@@ -110,6 +115,9 @@ final class StateStore: @unchecked Sendable {
         }
         defer { if !isLocked { stopwatches.close() } }
         let restored = try reader.readAll(in: stopwatches, removingLeftovers: isLocked, at: clocks())
+        for stopwatch in restored where stopwatch.legacyFile == nil && StopwatchFileName.legacyOf(stopwatch.name) != nil {
+            ownedLongNameFiles.insert(StopwatchKey(stopwatch.name))
+        }
         let restamped = restored.filter(\.wallOriginIsStale)
         if isLocked, !restamped.isEmpty {
             // What `WallClockStepWatch` does for a running daemon, for a step while none ran.
@@ -125,15 +133,16 @@ final class StateStore: @unchecked Sendable {
         return restored.map { ($0.name, $0.snapshot) }
     }
 
-    /// Opens `history/` in the state directory, once `load` has opened and locked it.
+    /// Opens `history/` in the state directory to write, once it is open and locked (tried
+    /// again, as a save does, while it is not: unwritable at start).
     func openHistoryDirectory() throws(Errno) -> DirectoryDescriptor {
-        do throws(Errno) {
-            return try stateDirectory.openHistory()
-        } catch where error == .noEntry {
-            // Not open yet (unwritable at start): another try at opening it, as a save does.
-            _ = try? stateDirectory.openStopwatches()
-            return try stateDirectory.openHistory()
-        }
+        try stateDirectory.openHistory()
+    }
+
+    /// Opens `history/` only to read it, while it cannot be opened to write (the state
+    /// directory not locked); ENOENT when there is none.
+    func openHistoryDirectoryToRead() throws(Errno) -> DirectoryDescriptor {
+        try stateDirectory.openHistoryToRead()
     }
 
     /// Makes `name`'s state durable; nil removes it. Returns once it is on disk, or once the
@@ -172,7 +181,9 @@ final class StateStore: @unchecked Sendable {
     }
 
     private func write(_ name: String, _ snapshot: StopWatchSnapshot?) -> Bool {
-        if let other = otherStopwatch(inFileOf: name) {
+        let key = StopwatchKey(name)
+        let isLong = StopwatchFileName.legacyOf(name) != nil
+        if isLong, !ownedLongNameFiles.contains(key), let other = otherStopwatch(inFileOf: name) {
             failed("not saving stopwatch '\(name)': its file \(directory)/\(StopwatchFileName.of(name)) holds stopwatch '\(other)', which is left as it is; move that file away")
             return false
         }
@@ -184,8 +195,10 @@ final class StateStore: @unchecked Sendable {
                 stateDirectory.forgetStopwatches()
                 try writeOnce(name, snapshot)
             }
+            if isLong, snapshot != nil { ownedLongNameFiles.insert(key) } else { ownedLongNameFiles.remove(key) }
             return true
         } catch {
+            ownedLongNameFiles.remove(key)
             lastWriteError = error
             failed("cannot save stopwatches in \(directory): \(error); they keep running and are saved once it is writable")
             return false
@@ -216,20 +229,24 @@ final class StateStore: @unchecked Sendable {
             }
         }
         let file = StopwatchFileName.of(name)
+        // An earlier release's file of this name, replaced by `file` or removed with it.
+        let legacyFile = StopwatchFileName.legacyOf(name).flatMap { legacyFile in
+            (try? reader.recordedName(in: legacyFile, of: stopwatches))?.utf8.elementsEqual(name.utf8) == true ? legacyFile : nil
+        }
         if let snapshot {
             let record = StopwatchRecord(name: name, snapshot: snapshot, at: clocks())
             try stopwatches.replaceAtomically(file, with: record.serialized, through: StopwatchFileName.temporary(of: name))
+            if let legacyFile {
+                // Left if this fails: the next start reads `file` and moves the other aside.
+                try? stopwatches.remove(legacyFile)
+                try? stopwatches.sync()
+            }
         } else {
+            // The earlier file first, and its failure the removal's: left alone, the next
+            // start would load the stopwatch from it again.
+            if let legacyFile { try stopwatches.remove(legacyFile) }
             try stopwatches.remove(file)
             try stopwatches.sync()
-        }
-        // An earlier release's file of this name, replaced by `file` (or removed with it). Left
-        // if that fails: the next start reads `file` and moves the other aside.
-        if let legacyFile = StopwatchFileName.legacyOf(name),
-            let recorded = try? reader.recordedName(in: legacyFile, of: stopwatches), recorded.utf8.elementsEqual(name.utf8)
-        {
-            try? stopwatches.remove(legacyFile)
-            try? stopwatches.sync()
         }
     }
 

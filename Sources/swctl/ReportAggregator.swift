@@ -10,7 +10,9 @@ import StopwatchProtocol
 ///
 /// By day, the part of an interval inside the range is split at each local midnight when it
 /// spans at most `longestSplit` (366 days): at most 367 days walked per interval, whatever
-/// it says, and memory O(days that hold time). A longer part (only a stopwatch left
+/// it says, and memory O(days that hold time). Days with nothing counted on them (a span
+/// far longer than its time, as only a damaged line has) are skipped, not walked: a day
+/// that holds time costs a step or two, one that holds none nothing. A longer part (only a stopwatch left
 /// counting for over a year has one, or a damaged line from 1970 to 9999) is not spread
 /// over thousands of days that hold nothing else, burying those that do: its time goes on
 /// one row of its own, labelled with the span it covers (`1970-01-01/9999-12-31`, ISO
@@ -30,6 +32,9 @@ package struct ReportAggregator {
     /// The parts longer than `longestSplit`: from the first instant of the earliest to the
     /// last instant of the latest, and their time per name.
     private var longParts: (first: Int64, last: Int64, names: [NameKey: Int64])?
+    /// The days the splitting stepped through so far, each costing a local midnight or
+    /// two (`mktime`): what skipping days with nothing counted bounds.
+    private(set) var daysWalked = 0
 
     package init(since: Int64?, until: Int64?, now: Int64, byDay: Bool) {
         self.since = since
@@ -65,10 +70,32 @@ package struct ReportAggregator {
         while from < upper {
             // A day Glibc cannot compute ends the splitting: the rest counts on this day.
             let next = LocalTime.startOfDay(from, addingDays: 1).map { $0 > from ? min($0, upper) : upper } ?? upper
-            let share = Self.scaled(next - start, elapsed, wall) - Self.scaled(from - start, elapsed, wall)
-            if share > 0 { record(key, share, on: from) }
+            daysWalked += 1
+            let counted = Self.scaled(from - start, elapsed, wall)
+            let share = Self.scaled(next - start, elapsed, wall) - counted
+            if share > 0 {
+                record(key, share, on: from)
+            } else if next < upper {
+                // Days with nothing counted on them (an interval whose span is far longer than
+                // its time, as only a damaged one is) are skipped, not walked one by one: to
+                // the day where the count next grows, if it does: the day of the instant before
+                // `grows` (a day whose end is `grows` holds the growth; the next one does not).
+                guard counted < elapsed else { return }
+                let grows = start + Self.span(reaching: counted + 1, elapsed, wall)
+                if grows > next {
+                    from = max(next, LocalTime.startOfDay(min(grows, upper) - 1) ?? next)
+                    continue
+                }
+            }
             from = next
         }
+    }
+
+    /// The least `part` with `scaled(part, elapsed, wall) >= count`: ⌈`count` × `wall` /
+    /// `elapsed`⌉, for 0 < `count` ≤ `elapsed`, in 128 bits; at most `wall`.
+    static func span(reaching count: Int64, _ elapsed: Int64, _ wall: Int64) -> Int64 {
+        let (quotient, remainder) = elapsed.dividingFullWidth(count.multipliedFullWidth(by: wall))
+        return remainder > 0 ? quotient + 1 : quotient
     }
 
     /// The totals so far.

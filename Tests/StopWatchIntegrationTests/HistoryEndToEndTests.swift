@@ -1,5 +1,7 @@
 import Foundation
+import LinuxSystem
 import StopwatchProtocol
+import TestSupport
 import Testing
 import Varlink
 
@@ -155,7 +157,10 @@ struct HistoryEndToEndTests {
 
     @Test(
         "a month the daemon cannot open: report prints no totals, log stops, each with one line naming it and exit 70; all of it once it opens",
-        .enabled(if: FileLease.work, "this file system takes no leases")
+        .enabled(if: FileLease.work, "this file system takes no leases"),
+        // The kernel breaks the lease lease-break-time seconds after the first open it refuses:
+        // five swctl runs against the daemon must be done by then (45 s by default; 30 s is ample).
+        .enabled(if: FileLease.lastsLongEnough(30), "leases are broken after /proc/sys/fs/lease-break-time = \(FileLease.breakTime.map { "\($0) s" } ?? "(unreadable)"), too soon for this test (it needs 30 s)")
     )
     func monthThatCannotBeOpened() throws {
         // 2025-01-01 and 2025-02-01, 10:00 to 11:00 UTC.
@@ -173,6 +178,96 @@ struct HistoryEndToEndTests {
         lease.release()
         #expect(try swctl(["report", "--csv"]).lines == ["name,elapsed_ms", "feb,3600000", "jan,3600000"])
         _ = daemon
+    }
+
+    /// A C compiler to build `failingMonthStatus` with: `cc` or `clang` in PATH.
+    static let cCompiler: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for name in ["cc", "clang"] {
+            for directory in path.split(separator: ":") where access("\(directory)/\(name)", X_OK) == 0 {
+                return "\(directory)/\(name)"
+            }
+        }
+        return nil
+    }()
+
+    /// Builds a library for LD_PRELOAD whose `fstatat` fails with EIO for every name ending
+    /// in `.jsonl` (a history month) and passes the others on: a disk error on a month's
+    /// status, which no file on a healthy disk can give, while opening and reading it work.
+    func failingMonthStatus() throws -> String {
+        let source = directory.file("fail-month-status.c"), library = directory.file("fail-month-status.so")
+        try #"""
+            #define _GNU_SOURCE
+            #include <dlfcn.h>
+            #include <errno.h>
+            #include <string.h>
+
+            /* struct stat and struct stat64 are one on 64-bit Linux: passed on as they are. */
+            typedef int (*fstatat_function)(int, const char *, void *, int);
+
+            static int fails(const char *name) {
+                size_t length = strlen(name);
+                return length >= 6 && strcmp(name + length - 6, ".jsonl") == 0;
+            }
+
+            static int pass(const char *symbol, int directory, const char *name, void *status, int flags) {
+                if (fails(name)) {
+                    errno = EIO;
+                    return -1;
+                }
+                fstatat_function next = (fstatat_function)dlsym(RTLD_NEXT, symbol);
+                return next(directory, name, status, flags);
+            }
+
+            int fstatat(int directory, const char *name, void *status, int flags) {
+                return pass("fstatat", directory, name, status, flags);
+            }
+
+            int fstatat64(int directory, const char *name, void *status, int flags) {
+                return pass("fstatat64", directory, name, status, flags);
+            }
+            """#.write(toFile: source, atomically: true, encoding: .utf8)
+        let built = try ChildProcess.run(
+            try #require(Self.cCompiler), ["-shared", "-fPIC", "-o", library, source, "-ldl"], environment: Binaries.childEnvironment
+        )
+        try #require(built.status == 0, "\(built.error)")
+        return library
+    }
+
+    @Test(
+        "a month whose status cannot be read (fstatat: EIO) fails History naming it, never read as an empty month",
+        .enabled(if: cCompiler != nil, "no C compiler (cc or clang in PATH) to build the library that fails fstatat"),
+        .enabled(if: !Binaries.sanitized, "a sanitizer's runtime, linked into the daemon, intercepts fstatat before a preloaded library")
+    )
+    func monthWhoseStatusFails() throws {
+        try writeHistory("2025-01.jsonl", #"{"name":"jan","start_ms":1735725600000,"end_ms":1735729200000,"elapsed_ms":3600000}"# + "\n")
+        let daemon = try DaemonProcess(socket: directory.socket, environment: ["LD_PRELOAD": try failingMonthStatus()])
+        #expect(try swctl(["start", "tea"]).status == 0)
+        for arguments in [["log", "--csv"], ["report", "--csv"]] {
+            let result = try swctl(arguments)
+            #expect(result.status == 70, "\(arguments): \(result.status) \(result.output) \(result.error)")
+            #expect(result.error.contains("2025-01.jsonl") && result.error.contains(Errno(EIO).description), "\(arguments): \(result.error)")
+        }
+        #expect(daemon.waitForLog(containing: "cannot read the history's 2025-01.jsonl"), "\(daemon.readLog())")
+    }
+
+    @Test("a state directory the daemon cannot lock (not saving): History answers from memory without history/, and from history/ too once there is one")
+    func stateDirectoryNotLocked() throws {
+        // Even root cannot open a directory as its lock file (EISDIR): the daemon runs
+        // without the lock, writing nothing, as on a read-only file system.
+        try FileManager.default.createDirectory(atPath: stateDirectory + "/stopwatchd.lock", withIntermediateDirectories: true)
+        let daemon = try DaemonProcess(socket: directory.socket)
+        #expect(daemon.waitForLog(containing: "cannot lock"), "\(daemon.readLog())")
+        #expect(try swctl(["start", "tea"]).status == 0)
+        #expect(try swctl(["stop", "tea"]).status == 0)
+        #expect(try swctl(["start", "open"]).status == 0)
+        #expect(try log().map(\.name) == ["tea", "open"])
+        #expect(try swctl(["report", "--csv"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: stateDirectory + "/history"))
+        // A history/ there (restored from a backup, say): read, though not written.
+        try writeHistory("2025-01.jsonl", #"{"name":"jan","start_ms":1735725600000,"end_ms":1735729200000,"elapsed_ms":3600000}"# + "\n")
+        #expect(try log().map(\.name) == ["jan", "tea", "open"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: stateDirectory + "/history") == ["2025-01.jsonl"])
     }
 
     @Test("History over a raw connection: batches of 10,000 with more, TooManyResults without, and the connection goes on")

@@ -92,13 +92,20 @@ struct HookTests {
 
     @Test("a hook that sends its output elsewhere, then starts jobs in the background: all 5 outlive its run, which ends")
     func leavesJobsRunning() throws {
-        // Each job waits until the test has seen the run end, then says it lives on.
+        // Each job waits until the test has seen the run end (30 s at most: a test that failed
+        // before never says go), then says it lives on. The hook's process group, which the
+        // jobs stay in (the hook leads it: its pid), is recorded for the test to kill.
         try hook("detach", """
             [ "$STOPWATCHD_EVENT" = start ] || exit 0
             echo starting jobs
+            echo $$ > \(directory.file("group"))
             exec >/dev/null 2>&1
             for i in 1 2 3 4 5; do
-                ( while [ ! -e \(directory.file("go")) ]; do sleep 0.05; done; echo > \(directory.file("alive-"))$i; exec sleep 300 ) &
+                (
+                    for n in $(seq 600); do [ -e \(directory.file("go")) ] && break; sleep 0.05; done
+                    [ -e \(directory.file("go")) ] || exit 0
+                    echo > \(directory.file("alive-"))$i; exec sleep 300
+                ) &
                 echo $! >> \(directory.file("jobs.tmp"))
             done
             mv \(directory.file("jobs.tmp")) \(directory.file("jobs"))
@@ -109,8 +116,12 @@ struct HookTests {
         // Logged once it is reaped: what was killed of its group was killed before.
         #expect(daemon.waitForLog(containing: "hook detach (start of 'd') succeeded"), "\(daemon.readLog())")
         let jobs = (contents("jobs") ?? "").split(separator: "\n").compactMap { pid_t($0) }
-        defer { for job in jobs { kill(job, SIGKILL) } }
+        // By group, not by pid: a job's pid may be another process's once it ended, but the
+        // group's id is not given to any other while a member lives.
+        let group = pid_t(contents("group")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        defer { if group > 1 { kill(-group, SIGKILL) } }
         #expect(jobs.count == 5)
+        #expect(group > 1 && jobs.allSatisfy { getpgid($0) == group }, "group \(group), jobs' \(jobs.map { getpgid($0) })")
         #expect(FileManager.default.createFile(atPath: directory.file("go"), contents: nil))
         #expect(Deadline.wait { (1...5).allSatisfy { contents("alive-\($0)") != nil } }, "\((1...5).filter { contents("alive-\($0)") != nil })")
         #expect(jobs.allSatisfy(Self.isAlive))
@@ -128,12 +139,15 @@ struct HookTests {
             echo $! > \(directory.file("job.tmp")); mv \(directory.file("job.tmp")) \(directory.file("job"))
             exec sleep 300
             """)
-        let daemon = try daemon(["--hook-timeout", "500ms"])
+        // Long enough for the hook to fork, write and rename its job's pid before its SIGTERM,
+        // on a loaded machine and under a sanitizer.
+        let daemon = try daemon(["--hook-timeout", Binaries.sanitized ? "6s" : "2s"])
         let client = StopwatchClient(socketPath: daemon.socket)
         _ = try client.start("t")
         #expect(daemon.waitForLog(containing: "hook late (start of 't') was stopped after"), "\(daemon.readLog())")
         let job = pid_t(contents("job")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
-        defer { if job > 0 { kill(job, SIGKILL) } }
+        // Only while it lives: once it has ended its pid may be another process's.
+        defer { if job > 0, Self.isAlive(job) { kill(job, SIGKILL) } }
         #expect(job > 0)
         // It ignored the SIGTERM; the SIGKILL to the group after the hook's end reached it.
         #expect(Deadline.wait { !Self.isAlive(job) })

@@ -16,8 +16,11 @@ struct InheritedStateTests {
     }
 
     /// Runs the command after it with SIGCHLD ignored, as `trap '' CHLD` leaves it to what it
-    /// executes (bash: dash's `trap` does not reach an exec'd program for SIGCHLD).
-    static let ignoringChildren = ["/bin/bash", "-c", #"trap '' CHLD; exec "$0" "$@""#]
+    /// executes (bash: dash's `trap` does not reach an exec'd program for SIGCHLD), and the
+    /// ignores that are to be kept (`keptIgnored`) too.
+    static let ignoringChildren = ["/bin/bash", "-c", #"trap '' CHLD TTOU TTIN TSTP XFSZ; exec "$0" "$@""#]
+    /// Ignores a parent may leave that only spare the process a stop or an end: kept.
+    static let keptIgnored: Set<Int32> = [SIGTTOU, SIGTTIN, SIGTSTP, SIGXFSZ]
     /// What a parent may leave blocked. (Not SIGCHLD: bash unblocks it for itself.)
     static let blocked = [SIGTERM, SIGALRM, SIGUSR1]
 
@@ -37,7 +40,7 @@ struct InheritedStateTests {
 
     func contents(_ name: String) -> String? { try? String(contentsOfFile: directory.file(name), encoding: .utf8) }
 
-    @Test("the launchers of these tests leave what they say: SIGCHLD ignored, the mask blocked")
+    @Test("the launchers of these tests leave what they say: SIGCHLD and the kept ones ignored, the mask blocked")
     func launcherLeavesIt() throws {
         let probe = try ChildProcess(
             Self.ignoringChildren[0], Array(Self.ignoringChildren.dropFirst()) + ["/bin/cat", "/proc/self/status"],
@@ -45,11 +48,11 @@ struct InheritedStateTests {
         )
         let status = ChildProcess.readAll(try #require(probe.output))
         #expect(probe.wait() == .exited(0))
-        #expect(Self.signals("SigIgn", inStatus: status).contains(SIGCHLD), "\(status)")
+        #expect(Self.signals("SigIgn", inStatus: status).isSuperset(of: Self.keptIgnored.union([SIGCHLD])), "\(status)")
         #expect(Self.signals("SigBlk", inStatus: status).isSuperset(of: Self.blocked), "\(status)")
     }
 
-    @Test("stopwatchd started with SIGCHLD ignored and signals blocked: hooks' exit statuses are logged, its SIGCHLD is its default again")
+    @Test("stopwatchd started with SIGCHLD ignored and signals blocked: hooks' exit statuses are logged, its SIGCHLD is its default again; SIGTTOU, SIGTTIN, SIGTSTP, SIGXFSZ stay ignored")
     func daemonResetsSignals() throws {
         try hook("fails", "exit 3")
         try hook("works", "exit 0")
@@ -59,6 +62,9 @@ struct InheritedStateTests {
         )
         let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
         #expect(!Self.signals("SigIgn", inStatus: status).contains(SIGCHLD), "\(status)")
+        // Their defaults only stop or end it: a daemon started in the background under
+        // `stty tostop` stopped at its first line of log, a write past RLIMIT_FSIZE a core dump.
+        #expect(Self.signals("SigIgn", inStatus: status).isSuperset(of: Self.keptIgnored), "\(status)")
         #expect(try Swctl.run(["start", "x"], socket: daemon.socket).status == 0)
         #expect(daemon.waitForLog(containing: "hook fails (start of 'x') failed: exited with status 3"), "\(daemon.readLog())")
         #expect(daemon.waitForLog(containing: "hook works (start of 'x') succeeded"), "\(daemon.readLog())")
@@ -66,7 +72,7 @@ struct InheritedStateTests {
         // SIGTERM, blocked at start, still stops it (DaemonProcess checks the exit status).
     }
 
-    @Test("swctl --host started with SIGCHLD ignored: the ssh's exit status is told, and a call does not wait for a reaped child")
+    @Test("swctl --host started with SIGCHLD ignored: the ssh's exit status is told, and a call through ssh works")
     func swctlResetsSignals() throws {
         let silent = directory.file("silent-ssh")
         try "#!/bin/sh\nexit 255\n".write(toFile: silent, atomically: true, encoding: .utf8)
@@ -80,19 +86,16 @@ struct InheritedStateTests {
         let daemon = try DaemonProcess(socket: directory.socket)
         let ssh = try BridgeTests.fakeSSH(in: directory)
         #expect(try Swctl.run(["start", "tea"], socket: daemon.socket).status == 0)
-        let began = ContinuousClock.now
         let status = try ChildProcess.run(
             Self.ignoringChildren[0], Array(Self.ignoringChildren.dropFirst()) + [Binaries.swctl, "--host", "desk", "status", "tea"],
             environment: Binaries.childEnvironment.merging(["STOPWATCHD_SSH": ssh]) { $1 }
         )
-        let took = ContinuousClock.now - began
         #expect(status.status == 0, "\(status.error)")
         #expect(status.output.hasPrefix("tea counting"), "\(status.output)")
-        // A child reaped by the kernel was waited for 1 s (SIGTERM's grace), then sent SIGKILL.
-        // Under a sanitizer the run itself may take that long.
-        if !Binaries.sanitized {
-            #expect(took < .seconds(1), "took \(took)")
-        }
+        // Not timed: with SIGCHLD ignored the ssh, reaped by the kernel, was waited for 1 s
+        // (SIGTERM's grace), then sent SIGKILL; on a loaded machine the whole run (bash,
+        // swctl, a fake ssh, a bridge, the daemon) may take as long. The exit status above
+        // is what fails without the reset.
     }
 
     /// The descriptors of the hook `fds` (its shell's: `ls` runs as its child) that are none

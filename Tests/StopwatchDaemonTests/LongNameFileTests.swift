@@ -145,4 +145,99 @@ struct LongNameFileTests {
         #expect(Set(try files()) == [StopwatchFileName.of(first), StopwatchFileName.of(second)])
         #expect(try recordedName(StopwatchFileName.of(second)) == second)
     }
+
+    @Test("a long name's file this daemon wrote or read at start is not read again before each save; after a removal, or a failed save, it is")
+    func ownFileNotReadAgain() throws {
+        let name = String(repeating: "😀", count: 40)
+        let other = String(repeating: "😀", count: 39) + "😁"
+        let file = StopwatchFileName.of(name)
+        try { () throws in
+            let store = makeStore()
+            _ = try store.load()
+            store.save(name, .paused(at: .seconds(1)))
+            // What a read before the next save would find: another name, which would refuse
+            // it. Not read (a lap of a long-named stopwatch parsed its whole file), so saved.
+            plant(other, .paused(at: .seconds(9)), as: file)
+            store.save(name, .paused(at: .seconds(2)))
+            #expect(store.problem == nil)
+            #expect(try recordedName(file) == name)
+            // Removed: the place is looked at again by the next save, and refused.
+            store.save(name, nil)
+            plant(other, .paused(at: .seconds(9)), as: file)
+            store.save(name, .paused(at: .seconds(3)))
+            #expect(store.problem?.contains("holds stopwatch '\(other)'") == true)
+            #expect(try recordedName(file) == other)
+            // A failed save is no check: the next one looks again.
+            store.save(name, .paused(at: .seconds(4)))
+            #expect(try recordedName(file) == other)
+            try FileManager.default.removeItem(atPath: directory + "/" + file)
+            current.withLock { $0[name] = .paused(at: .seconds(5)) }
+            store.save(name, .paused(at: .seconds(5)))
+            #expect(store.problem == nil)
+        }()
+        // Read at start, holding its name: not read again either.
+        let store = makeStore()
+        #expect(try store.load().map(\.name) == [name])
+        plant(other, .paused(at: .seconds(9)), as: file)
+        store.save(name, .paused(at: .seconds(6)))
+        #expect(store.problem == nil)
+        #expect(try recordedName(file) == name)
+    }
+
+    @Test(
+        "removing a long-named stopwatch whose earlier release's file cannot be removed fails the save: the stopwatch does not come back from it at the next start",
+        .enabled(if: Immutable.works, "cannot make a file immutable here (FS_IOC_SETFLAGS needs CAP_LINUX_IMMUTABLE and a file system with the flag)")
+    )
+    func removalWithEarlierFileLeft() throws {
+        let name = String(repeating: "タ", count: 64)
+        let legacy = try #require(StopwatchFileName.legacyOf(name))
+        plant(name, .paused(at: .seconds(3)), as: legacy)
+        // Not removable (EPERM), though readable: as an unlink that fails with EIO.
+        try Immutable.set(directory + "/" + legacy, true)
+        defer { try? Immutable.set(directory + "/" + legacy, false) }
+        try { () throws in
+            let store = makeStore()
+            #expect(try store.load().map(\.name) == [name])
+            // Renamed at start; the earlier file is left (the next start moves it aside).
+            #expect(try files() == [StopwatchFileName.of(name), legacy].sorted())
+            store.save(name, nil)
+            #expect(store.problem?.contains("cannot save stopwatches") == true, "\(String(describing: store.problem))")
+            #expect(try files().contains(legacy))
+            try Immutable.set(directory + "/" + legacy, false)
+            store.save(name, nil)
+            #expect(store.problem == nil)
+            #expect(try files() == [])
+        }()
+        #expect(try makeStore().load().isEmpty)
+    }
+}
+
+/// The immutable attribute (`chattr +i`): such a file can be read but not unlinked, even by
+/// root, which is how a test makes one unlink fail. Set with FS_IOC_SETFLAGS (needs
+/// CAP_LINUX_IMMUTABLE and a file system that keeps the flag, as ext4, xfs and btrfs do).
+enum Immutable {
+    // <linux/fs.h>: _IOR('f', 1, long), _IOW('f', 2, long); the kernel reads an int.
+    private static let getFlags: UInt = 0x8008_6601
+    private static let setFlags: UInt = 0x4008_6602
+    private static let immutableFlag: CInt = 0x10
+
+    static func set(_ path: String, _ immutable: Bool) throws {
+        let file = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard file >= 0 else { throw Errno(errno) }
+        defer { close(file) }
+        var flags: CInt = 0
+        guard ioctl(file, getFlags, &flags) == 0 else { throw Errno(errno) }
+        flags = immutable ? flags | immutableFlag : flags & ~immutableFlag
+        guard ioctl(file, setFlags, &flags) == 0 else { throw Errno(errno) }
+    }
+
+    /// Whether `set` works on a file in the temporary directory.
+    static let works: Bool = {
+        let path = NSTemporaryDirectory() + "swimmutable-\(UInt64.random(in: 0...UInt64.max))"
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { return false }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        guard (try? set(path, true)) != nil else { return false }
+        try? set(path, false)
+        return true
+    }()
 }

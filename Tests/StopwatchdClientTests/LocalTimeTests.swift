@@ -176,4 +176,32 @@ struct LocalTimeTests {
             #expect(since.totals.total == Interval.latestMs - tuesday)
         }
     }
+
+    @Test("by day: a thousand lines spanning 366 days with a millisecond each step through a day or two each, not 367, and count every millisecond")
+    func daysWithNothingSkipped() {
+        inZone(Self.berlin) {
+            let day = 24 * Self.hour
+            var aggregator = ReportAggregator(since: nil, until: nil, now: Interval.latestMs, byDay: true)
+            for index in Int64(0)..<1_000 {
+                // Ends at 00:00 UTC: the one millisecond is counted at the last instant.
+                let start = 1_700_006_400_000 + index * day
+                aggregator.add(Interval(name: "odd", startMs: start, endMs: start + 366 * day, elapsedMs: 1))
+            }
+            // Walked one by one: 367,000 days, each a mktime or two.
+            #expect(aggregator.daysWalked <= 2 * 1_000, "\(aggregator.daysWalked) days walked")
+            let totals = aggregator.totals
+            #expect(totals.total == 1_000)
+            #expect(totals.days.map(\.total).reduce(0, +) == 1_000)
+            // Each ends at 01:00 local: its millisecond on a day of its own.
+            #expect(totals.days.count == 1_000)
+        }
+        inZone("UTC0") {
+            // An end exactly at local midnight: the millisecond is the day before's, not lost.
+            let day = 24 * Self.hour
+            var aggregator = ReportAggregator(since: nil, until: nil, now: Interval.latestMs, byDay: true)
+            aggregator.add(Interval(name: "odd", startMs: 1_700_006_400_000, endMs: 1_700_006_400_000 + 366 * day, elapsedMs: 1))
+            #expect(aggregator.totals.days.map(\.total) == [1])
+            #expect(aggregator.daysWalked <= 2)
+        }
+    }
 }
