@@ -32,6 +32,9 @@ final class Connection {
     /// that what it counts for that reply (History's memory budget) is given back only when
     /// the socket has taken it.
     private var streamWritingLast: (any VarlinkReplyStream)?
+    /// Everything unsent is a stream's reply: `pullStream` put it into an empty output, and
+    /// nothing was added after it. Only then may the write timeout spare a paused reader.
+    private var outputHoldsOnlyStreamReply = false
 
     init(id: Int, socket: FileDescriptor, context: ConnectionContext, onClose: @escaping (Connection) -> Void) {
         self.id = id
@@ -87,15 +90,18 @@ final class Connection {
         pump()
     }
 
-    /// Streaming the replies of a call that ends by itself: later calls wait, not refused.
+    /// Streaming the replies of a call that ends by itself, its last reply written or not:
+    /// later calls wait, not refused. Answered only once that reply is written, their
+    /// replies never share the output with the stream's (see `outputWaitsForPausedReader`).
     private var isAwaitingFiniteStream: Bool {
-        phase.stream?.isFinite ?? false
+        streamWritingLast != nil || (phase.stream?.isFinite ?? false)
     }
 
-    /// Whether the output waits for a reader that may pause as long as it likes (a History
-    /// stream's, whose memory the budget bounds): see `pump` for the write timeout.
+    /// Whether the output waits for a reader that may pause as long as it likes: all it
+    /// holds is a reply of a stream whose memory the budget bounds (History's). Plain
+    /// replies (to calls sent before or after the stream's) are not: see `pump`.
     private var outputWaitsForPausedReader: Bool {
-        (phase.stream ?? streamWritingLast)?.waitsForReader ?? false
+        outputHoldsOnlyStreamReply && ((phase.stream ?? streamWritingLast)?.waitsForReader ?? false)
     }
 
     /// Reads while serving or streaming, and only when no call waits for an answer.
@@ -125,6 +131,7 @@ final class Connection {
             switch output.write(to: socket) {
             case .drained:
                 deadlines.outputMoved()
+                outputHoldsOnlyStreamReply = false
                 lastReplyWritten()
                 continue
             case .blocked:
@@ -132,8 +139,9 @@ final class Connection {
                 // watcher (its events would pile up, SPEC §3), or one that called and does
                 // not read (it holds a slot, and up to the high water of output, for
                 // nothing). Not a History reader that pauses (`swctl log | less` left
-                // open): its stream pauses with it, within the daemon's memory budget, and
-                // it takes the rest when it reads again (SPEC §3).
+                // open) while the output holds only its stream's reply: the stream pauses
+                // with it, within the daemon's memory budget, and it takes the rest when it
+                // reads again (SPEC §3). Replies to other calls are outside that budget.
                 if outputWaitsForPausedReader {
                     deadlines.outputMoved()
                 } else {
@@ -160,9 +168,12 @@ final class Connection {
     private func pullStream() {
         guard output.isEmpty, let stream = phase.stream, let item = stream.next() else { return }
         switch item {
-        case .message(let message): output.append(message)
+        case .message(let message):
+            output.append(message)
+            outputHoldsOnlyStreamReply = true
         case .last(let message):
             output.append(message)
+            outputHoldsOnlyStreamReply = true
             streamWritingLast = phase.lastReplyTaken()
         case .end(let error): finish(with: error)
         }
@@ -180,7 +191,9 @@ final class Connection {
             return
         }
         switch context.service.respond(to: message) {
-        case .message(let reply): output.append(reply)
+        case .message(let reply):
+            output.append(reply)
+            outputHoldsOnlyStreamReply = false
         case .nothing: break
         case .malformed(let reason): fail(reason)
         case .stream(let stream):
@@ -222,6 +235,7 @@ final class Connection {
         unansweredCalls = []
         phase = .closing
         output.append(VarlinkReply(error).message)
+        outputHoldsOnlyStreamReply = false
     }
 
     private func updateInterest() {

@@ -20,7 +20,11 @@
 /// - A reply that cannot be cut (a call without `more`: its intervals in one reply, or
 ///   `TooManyResults`) grows grant by grant; only one such reply grows at a time, the others
 ///   wait before their first grant (`whole`). Two that each held part of the budget while
-///   waiting for the rest would wait for each other for ever.
+///   waiting for the rest would wait for each other for ever. The one growing is granted
+///   at once, past the limit if need be: readers that stopped reading never give the budget
+///   back, and it must not wait for them (nor the others queued behind it). So the limit
+///   is passed by at most that one reply, no more than `batchSize` intervals (about 1 MB at
+///   the default 10,000).
 ///
 /// Grants are told to the account's `whenGranted` (for a stream that waited), synchronously
 /// from the call that gave the memory back.
@@ -165,7 +169,7 @@ final class HistoryMemory {
         if queued || waiting.isEmpty, used + Self.minimumGrant <= limit {
             return min(share, limit - used)
         }
-        if account.held == 0 || account.held + account.fixed == used {
+        if account.held == 0 || account.held + account.fixed == used || account === wholeReplyOwner {
             return Self.minimumGrant
         }
         return nil

@@ -10,8 +10,11 @@ enum DaemonMemory {
     /// The memory `pid` owns, in KiB: Pss_Anon + Pss_Shmem from /proc/PID/smaps_rollup (its
     /// heap and stacks, not the pages of files it maps, which the page cache keeps anyway).
     static func ownedKiB(of pid: pid_t) -> Int? {
-        guard let anonymous = field("Pss_Anon:", in: "/proc/\(pid)/smaps_rollup") else { return nil }
-        return anonymous + (field("Pss_Shmem:", in: "/proc/\(pid)/smaps_rollup") ?? 0)
+        // Read once: both fields of the same instant.
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8),
+            let anonymous = field("Pss_Anon:", in: text)
+        else { return nil }
+        return anonymous + (field("Pss_Shmem:", in: text) ?? 0)
     }
 
     /// User and system CPU time of `pid` so far, in clock ticks.
@@ -23,8 +26,7 @@ enum DaemonMemory {
         return user + system
     }
 
-    private static func field(_ name: String, in path: String) -> Int? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+    private static func field(_ name: String, in text: String) -> Int? {
         let line = text.split(separator: "\n").first { $0.hasPrefix(name) }
         return line?.dropFirst(name.count).split { $0 == " " || $0 == "\t" }.first.flatMap { Int($0) }
     }

@@ -130,12 +130,49 @@ struct HistoryStreamTests {
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--write-timeout", "1s"])
         let connection = try RawConnection(daemon.socket)
         try connection.call("io.stopwatchd.History", more: true)
-        // Three write timeouts without reading: the daemon's output stalls (30,000
+        // Five write timeouts without reading (fewer could pass on the old code on a loaded
+        // machine, before the daemon's output stalled): the daemon's output stalls (30,000
         // intervals are more than the socket holds) and must not end the connection.
-        #expect(try !connection.hangsUp(timeout: .seconds(3)))
+        #expect(try !connection.hangsUp(timeout: .seconds(5)))
         let stream = try Self.readStream(connection)
         #expect(stream.complete)
         #expect(Self.difference(stream.intervals, 0..<count) == nil)
+    }
+
+    /// Where plain replies go beside a History call sent in the same write.
+    enum PlainRepliesPlace: String, CaseIterable, CustomTestStringConvertible {
+        case behindHistory = "40 List behind a History"
+        case aheadOfHistory = "10 List ahead of a History"
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "replies to plain calls sent beside a History, never read, are held to --write-timeout: the History's exemption covers only its own replies",
+        arguments: PlainRepliesPlace.allCases
+    )
+    func plainRepliesBesideHistoryAreTimedOut(_ place: PlainRepliesPlace) throws {
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--write-timeout", "1s"])
+        // 200 stopwatches of long names: a List reply of about 24 KB. Ten of them are more
+        // than the socket's buffer takes (about 210 KB) and less than the connection's high
+        // water (256 KiB), so the History behind them is answered while some of their
+        // bytes are still in the daemon's output.
+        let setup = try RawConnection(daemon.socket)
+        let long = String(repeating: "x", count: 55)
+        for index in 0..<200 {
+            try setup.call("io.stopwatchd.Start", #"{"name":"\#(long)\#(index)"}"#)
+            #expect(try setup.reply()?.errorName == nil)
+        }
+        let history = Array(#"{"method":"io.stopwatchd.History","parameters":{"name":"none"},"more":true}"#.utf8) + [0]
+        let list = Array(#"{"method":"io.stopwatchd.List","parameters":{}}"#.utf8) + [0]
+        let bytes: [UInt8] = switch place {
+        case .behindHistory: history + Array(Array(repeating: list, count: 40).joined())
+        case .aheadOfHistory: Array(Array(repeating: list, count: 10).joined()) + history
+        }
+        let connection = try RawConnection(daemon.socket)
+        try connection.send(bytes)
+        // Never read: the daemon ends the connection after its write timeout (1 s), as it
+        // does without the History. Before, the History made it wait for ever.
+        #expect(try connection.hangsUp(timeout: .seconds(15)))
     }
 
     @Test("swctl log --csv into a reader that pauses longer than --write-timeout prints the whole log, exit 0")

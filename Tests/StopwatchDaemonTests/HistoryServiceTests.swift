@@ -217,6 +217,44 @@ final class HistoryServiceTests {
         #expect(f.queue.sync { memory.used } == 0)
     }
 
+    @Test("a call without more completes while stalled readers with more hold the whole budget, and so does the next one behind it")
+    func wholeReplyPastStalledReaders() throws {
+        let expected = try writeMonth(3_000)
+        let memory = HistoryMemory(limit: 64 * 1024)
+        // The batch as shipped (10,000): the replies without more are whole, not TooManyResults.
+        let f = StopwatchServiceFixture(
+            now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(1_700_000_000_000), historyMemory: memory, logged: logged
+        )
+        // Eight readers take one reply each and then nothing: they hold the budget for ever.
+        let stalled = startStreams(f, 8)
+        try #require(stalled.count == 8)
+        f.settle(turns: 200)
+        for stream in stalled { f.queue.sync { _ = stream.pull() } }
+        f.settle(turns: 200)
+        // Two calls without more, whose replies (3,000 intervals) are larger than the budget.
+        let whole = startStreams(f, 2, more: false)
+        try #require(whole.count == 2)
+        let done = f.settle(turns: 20_000) {
+            f.queue.sync {
+                for stream in whole { stream.pull() }
+                return whole.allSatisfy(\.isDone)
+            }
+        }
+        #expect(done, "used \(f.queue.sync { memory.used }) bytes, \(f.queue.sync { memory.waitingCount }) waiting")
+        for stream in whole {
+            #expect(stream.replies.count == 1)
+            let same = stream.intervals == expected
+            #expect(same, "\(stream.intervals.count) intervals of \(expected.count)")
+        }
+        // The stalled readers still complete once they read.
+        for stream in stalled {
+            f.settle(turns: 100_000) { f.queue.sync { _ = stream.pull(); return stream.isDone } }
+            let same = stream.intervals == expected
+            #expect(same, "\(stream.intervals.count) intervals of \(expected.count)")
+        }
+        #expect(f.queue.sync { memory.used } == 0)
+    }
+
     @Test("a torn last line is cut off at start; bad lines are skipped with one log line per file")
     func tornAndBad() throws {
         let good = #"{"name":"tea","start_ms":1000,"end_ms":2000,"elapsed_ms":1000}"#
