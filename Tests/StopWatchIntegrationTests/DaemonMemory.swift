@@ -4,7 +4,8 @@ import Foundation
 enum DaemonMemory {
     /// VmRSS of `pid`, in KiB.
     static func residentKiB(of pid: pid_t) -> Int? {
-        field("VmRSS:", in: "/proc/\(pid)/status")
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        return field("VmRSS:", in: text)
     }
 
     /// The memory `pid` owns, in KiB: Pss_Anon + Pss_Shmem from /proc/PID/smaps_rollup (its
