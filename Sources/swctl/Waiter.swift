@@ -66,7 +66,9 @@ struct Waiter {
             } catch {
                 // No daemon at the start is exit 69 at once: nothing to wait for yet, and
                 // most likely a wrong socket (or host). Later, it is a restart (or an ssh
-                // connection lost): wait for it.
+                // connection lost): wait for it. A connection that ended before the call was
+                // even sent was a daemon there too (killed between the connect and the send).
+                if case .connectionClosed = error, case .socket = client.endpoint { connectedOnce = true }
                 guard connectedOnce, error.isUnreachable else {
                     Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
                 }
