@@ -30,8 +30,9 @@ package struct DaemonOptions: Equatable, Sendable {
     /// How long a hook may run before it gets SIGTERM (and SIGKILL 2 s later).
     package var hookTimeout: Duration = .seconds(30)
     package var maximumHooksRunning = 4
-    /// Hook runs that may wait for a slot; beyond, the oldest waiting is dropped.
-    package var maximumHooksWaiting = 256
+    /// Hook runs that may wait in the outbox (on disk) to start; beyond, the oldest
+    /// waiting is dropped, and logged.
+    package var hookBacklog = 100_000
     /// Days of history kept: a month whose end is further back is deleted. Nil keeps all.
     package var historyDays: Int?
     /// Exit (status 0) after this long with nothing to do (`IdleExit`); only under socket
@@ -81,8 +82,9 @@ package struct DaemonOptions: Equatable, Sendable {
           --hook-timeout DUR       time a hook may run before SIGTERM, then SIGKILL 2s
                                    later (default 30s)
           --max-hooks-running N    hooks running at once, at most 64 (default 4)
-          --max-hooks-waiting N    hooks waiting for a slot; beyond, the oldest is dropped
-                                   (default 256)
+          --hook-backlog N         hook runs waiting to start, kept on disk across a stop
+                                   or crash; beyond, the oldest is dropped (default
+                                   100000)
           --history-days N         delete history months that ended more than N days ago
                                    (default: keep all)
           --exit-idle DUR          exit after DUR (at most 24h) with no client, no hook
@@ -130,7 +132,8 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--hook-dir": options.hookDirectory = try nonEmpty(value(), for: name)
             case "--hook-timeout": options.hookTimeout = try duration(value(), for: name, maximum: .seconds(24 * 3600))
             case "--max-hooks-running": options.maximumHooksRunning = try count(value(), for: name, maximum: 64)
-            case "--max-hooks-waiting": options.maximumHooksWaiting = try count(value(), for: name, minimum: 0, maximum: 1_000_000)
+            // --max-hooks-waiting: its name before the runs waited on disk.
+            case "--hook-backlog", "--max-hooks-waiting": options.hookBacklog = try count(value(), for: name, maximum: 10_000_000)
             case "--history-days": options.historyDays = try count(value(), for: name, maximum: 1_000_000)
             case "--exit-idle": options.exitIdle = try duration(value(), for: name, maximum: .seconds(24 * 3600))
             default:
