@@ -10,6 +10,10 @@
 
 #include "CLinux.h"
 
+int clinux_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 struct clinux_release_totals {
     size_t pageSize;
     size_t bytes;

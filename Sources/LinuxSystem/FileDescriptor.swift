@@ -104,6 +104,14 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         try Posix.call { fdatasync(rawValue) }
     }
 
+    /// Starts writing the file's changed pages to disk, without waiting for them
+    /// (`sync_file_range` with `SYNC_FILE_RANGE_WRITE`). Durable only after `dataSync`: it
+    /// lets the writes of several files go out together, so that each one's flush then
+    /// finds its work mostly done (on ext4, one journal commit for all of them).
+    package func startWriteback() throws(Errno) {
+        try Posix.call { clinux_start_writeback(rawValue) }
+    }
+
     /// Cuts the file (or extends it with zeros) to `size` bytes.
     package func truncate(to size: Int64) throws(Errno) {
         try Posix.call { ftruncate(rawValue, off_t(size)) }
@@ -118,6 +126,39 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
     /// Writes at `offset`, leaving the file position where it is; the count written.
     package func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(Errno) -> Int {
         try Posix.call { pwrite(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// Reads at most `count` bytes at `offset` (`pread`); fewer only at the end of the file.
+    package func read(upTo count: Int, at offset: Int64) throws(Errno) -> [UInt8] {
+        var failure: Errno?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = 0
+            while initialized < count {
+                do throws(Errno) {
+                    let read = try read(into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[initialized...])), at: offset + Int64(initialized))
+                    if read == 0 { return }
+                    initialized += read
+                } catch {
+                    failure = error
+                    return
+                }
+            }
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
+    /// Writes all of `bytes` at `offset` (`pwrite`), leaving the file position where it is.
+    package func writeAll(_ bytes: [UInt8], at offset: Int64) throws(Errno) {
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { buffer in
+                Result { () throws(Errno) -> Int in
+                    try write(UnsafeRawBufferPointer(rebasing: buffer[written...]), at: offset + Int64(written))
+                }
+            }
+            written += try result.get()
+        }
     }
 
     /// The bytes from the current position to the end; throws `EFBIG` past `limit` bytes.

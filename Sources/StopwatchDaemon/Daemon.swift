@@ -26,7 +26,7 @@ package enum Daemon {
         }
 
         // Before the socket: a hook directory refused leaves nothing behind.
-        let hooks = try HookRunner.start(options: options, environment: environment, logger: logger)
+        let hookDirectory = try HookRunner.openDirectory(options: options, environment: environment, logger: logger)
         let listener = try listeningSocket(options: options, environment: environment, group: allowedGroup, activated: activated)
         // Every client costs a descriptor: keep some for the daemon's own files.
         let openFileLimit = ResourceLimits.raiseOpenFileLimit()
@@ -99,6 +99,17 @@ package enum Daemon {
             }
         )
         queue.sync { history.start() }
+        // Once the state directory is open and locked (the restore did it): runs an earlier
+        // daemon left waiting start now, late.
+        let outbox = EventOutbox(
+            directory: store.openOutboxDirectory(),
+            backlog: options.hookBacklog,
+            lineLimit: StopwatchFileReader.maximumFileSize(maximumLaps: options.maximumLaps) + 4096,
+            logger: logger,
+            recordingQueue: queue
+        )
+        queue.sync { store.whenAllSaved = { outbox.expiriesSaved() } }
+        let hooks = HookRunner.start(directory: hookDirectory, options: options, outbox: outbox, logger: logger)
         let service = VarlinkService(info: VarlinkService.Info(
             vendor: Version.vendor, product: "stopwatchd", version: Version.number, url: Version.url
         ))
@@ -116,7 +127,13 @@ package enum Daemon {
                 // Countdowns' expiries change with the stopwatches.
                 idleExit?.activityMayHaveChanged()
             },
-            events: { hooks.run($0) },
+            tell: { batch in
+                // Written before anyone hears of it; an event's runs only while a hook
+                // directory exists (read again when they start).
+                let withRuns = !batch.events.isEmpty && hooks.directoryExists
+                outbox.record(batch, withRuns: withRuns)
+                if withRuns { hooks.wake() }
+            },
             history: history,
             historyMemory: HistoryMemory(limit: options.historyMemory)
         )
@@ -142,6 +159,7 @@ package enum Daemon {
             status.send(["STOPPING=1"], note: note)
             server.stop()
             store.saveBeforeExit()
+            outbox.flushBeforeExit()
             history.writeBeforeExit()
             listener.removeOwnedSocket()
             CurrentProcess.exit(exitStatus)
@@ -163,7 +181,9 @@ package enum Daemon {
             }
             // A countdown that expired while the daemon was down is due at once: its expiry is
             // told in the queue's next turn, with how late it is.
-            stopwatches.resumeCountdowns()
+            stopwatches.resumeCountdowns(told: outbox.restoredExpiries)
+            // Those it recorded are saved (the store retries what failed, and says so then).
+            if !store.hasUnsavedChanges { outbox.expiriesSaved() }
             if let idleExit {
                 startIdleExit(idleExit, server: server, hooks: hooks, stopwatches: stopwatches, store: store, history: history, logger: logger) {
                     stopAndExit(0, $0)

@@ -30,8 +30,9 @@ package struct DaemonOptions: Equatable, Sendable {
     /// How long a hook may run before it gets SIGTERM (and SIGKILL 2 s later).
     package var hookTimeout: Duration = .seconds(30)
     package var maximumHooksRunning = 4
-    /// Hook runs that may wait for a slot; beyond, the oldest waiting is dropped.
-    package var maximumHooksWaiting = 256
+    /// Hook runs that may wait in the outbox (on disk) to start; beyond, the oldest
+    /// waiting is dropped, and logged.
+    package var hookBacklog = 100_000
     /// Bytes all `History` streams may hold together (SPEC §3): beyond, a stream's encoding
     /// pauses until its reader has taken what it holds.
     package var historyMemory = 32 * 1024 * 1024
@@ -84,8 +85,9 @@ package struct DaemonOptions: Equatable, Sendable {
           --hook-timeout DUR       time a hook may run before SIGTERM, then SIGKILL 2s
                                    later (default 30s)
           --max-hooks-running N    hooks running at once, at most 64 (default 4)
-          --max-hooks-waiting N    hooks waiting for a slot; beyond, the oldest is dropped
-                                   (default 256)
+          --hook-backlog N         hook runs waiting to start, kept on disk across a stop
+                                   or crash; beyond, the oldest is dropped (default
+                                   100000)
           --history-memory SIZE    memory all history streams may hold together; a stream
                                    whose reader does not keep up pauses (default 32MiB)
           --history-days N         delete history months that ended more than N days ago
@@ -135,7 +137,8 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--hook-dir": options.hookDirectory = try nonEmpty(value(), for: name)
             case "--hook-timeout": options.hookTimeout = try duration(value(), for: name, maximum: .seconds(24 * 3600))
             case "--max-hooks-running": options.maximumHooksRunning = try count(value(), for: name, maximum: 64)
-            case "--max-hooks-waiting": options.maximumHooksWaiting = try count(value(), for: name, minimum: 0, maximum: 1_000_000)
+            // --max-hooks-waiting: its name before the runs waited on disk.
+            case "--hook-backlog", "--max-hooks-waiting": options.hookBacklog = try count(value(), for: name, maximum: 10_000_000)
             case "--history-memory": options.historyMemory = try size(value(), for: name, minimum: 64 * 1024)
             case "--history-days": options.historyDays = try count(value(), for: name, maximum: 1_000_000)
             case "--exit-idle": options.exitIdle = try duration(value(), for: name, maximum: .seconds(24 * 3600))

@@ -16,7 +16,8 @@ enum HookEnvironment {
     static let daemonOnly = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]
 
     /// The event's variables: `STOPWATCHD_TARGET_MS` only for a countdown, and
-    /// `STOPWATCHD_LATE_MS` only for an expiry.
+    /// `STOPWATCHD_LATE_MS` for an expiry, and for any event whose hooks waited in the
+    /// outbox across a restart.
     static func variables(for event: StopwatchEvent) -> [(name: String, value: String)] {
         let stopwatch = event.update.stopwatch
         var variables = [
@@ -26,7 +27,7 @@ enum HookEnvironment {
             ("STOPWATCHD_ELAPSED_MS", String(stopwatch.elapsedMs)),
         ]
         if let target = stopwatch.targetMs { variables.append(("STOPWATCHD_TARGET_MS", String(target))) }
-        if event.event == .expired { variables.append(("STOPWATCHD_LATE_MS", String(max(event.late.milliseconds, 0)))) }
+        if event.event == .expired || event.late > .zero { variables.append(("STOPWATCHD_LATE_MS", String(max(event.late.milliseconds, 0)))) }
         return variables.map { (name: $0.0, value: $0.1) }
     }
 

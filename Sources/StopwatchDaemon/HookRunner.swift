@@ -3,49 +3,56 @@ import LinuxSystem
 
 /// Runs the hooks for every event the service reports (SPEC §4, "Events and hooks").
 ///
-/// `run` is called on the server's queue and returns at once: it only puts the event in an
-/// inbox (bounded like the queue of runs: past it the oldest event is dropped). Everything
-/// else happens on the runner's own serial queue: the hook directory is read anew for each
-/// event, one run per hook is submitted to the `HookQueue` (runs start in name order, up to
-/// `maximumRunning` at once, up to `maximumWaiting` waiting), and each run is watched by a
-/// `HookProcess` on a thread of its own (at most `maximumRunning` such threads), which
-/// hands its slot back to the queue when it ends.
+/// The events wait in the `EventOutbox`, written there by the server's queue before anyone
+/// hears of them (`wake` then says there is work). Everything else happens on the runner's
+/// own serial queue: it takes the oldest events from the outbox while fewer than
+/// `maximumRunning` runs wait in the pool (a few ahead, so that a slot that frees starts
+/// the next run at once), reads the hook directory anew for each, and submits one run per
+/// hook to the `HookQueue` (runs start in order, hooks in name order, up to
+/// `maximumRunning` at once). Once an event's last hook has started, the outbox marks it
+/// started: a stop or a crash before that runs its hooks at the next start. Each run is watched by a `HookProcess` on a
+/// thread of its own (at most `maximumRunning` such threads), which hands its slot back to
+/// the queue when it ends.
 final class HookRunner: @unchecked Sendable {
-    // @unchecked Sendable: `pool`, `failingToStart` and `directory` are used only on `queue` (each method
-    // touching them says so, and is only reached through `queue.async`); `inbox` and
-    // `becameIdle` are under their locks; everything else is immutable and Sendable.
+    // @unchecked Sendable: `pool`, `failingToStart` and `directory` are used only on `queue`
+    // (each method touching them says so, and is only reached through `queue.async`);
+    // `activity` and `becameIdle` are under their locks; the outbox is thread-safe;
+    // everything else is immutable and Sendable.
 
     struct Limits: Sendable {
         var timeout: Duration = .seconds(30)
         /// From SIGTERM to SIGKILL.
         var grace: Duration = .seconds(2)
         var maximumRunning = 4
-        var maximumWaiting = 256
         var output = HookOutput()
     }
 
     private struct Job {
+        /// The outbox's number for the event.
+        let run: UInt64
         let event: StopwatchEvent
         let hook: String
+        /// The event's last hook: once it has started, all of the event's have.
+        let isLast: Bool
     }
 
-    /// Events not yet read for hooks, and whether the queue is at it.
-    private struct Inbox {
-        var events: [StopwatchEvent] = []
-        var lost = 0
-        var draining = false
-        /// Runs running or waiting, as of the queue's last change: for `isIdle`.
+    /// Whether the queue is at it, and how many runs it has, for `isIdle`.
+    private struct Activity {
+        var pumpQueued = false
+        var pumping = false
+        /// Runs running or waiting in the pool, as of the queue's last change.
         var runs = 0
     }
 
+    let outbox: EventOutbox
     private let directory: HookDirectory
+    private let directoryPath: String
     private let limits: Limits
     private let logger: Logger
     /// The daemon's environment, read once, that each hook's starts from.
     private let environment: [String]
     private let queue = DispatchQueue(label: "stopwatchd.hooks")
-    private let inbox = Locked(Inbox())
-    private let inboxLimit: Int
+    private let activity = Locked(Activity())
     /// Only on `queue`.
     private var pool: HookQueue<Job>
     /// Hooks whose last start failed, said once (only on `queue`).
@@ -53,51 +60,65 @@ final class HookRunner: @unchecked Sendable {
     /// Called (on the runner's queue) each time it becomes idle: exit on idle waits for it.
     private let becameIdle = Locked<(@Sendable () -> Void)?>(nil)
 
-    init(directory: HookDirectory, limits: Limits, logger: Logger, environment: [String]) {
+    /// - Parameter outbox: where the events wait; one in memory only by default (tests).
+    init(directory: HookDirectory, limits: Limits, logger: Logger, environment: [String], outbox: EventOutbox? = nil) {
         self.directory = directory
+        self.directoryPath = directory.path
         self.limits = limits
         self.logger = logger
         self.environment = environment
-        self.inboxLimit = max(limits.maximumWaiting, 1)
-        pool = HookQueue(maximumRunning: limits.maximumRunning, maximumWaiting: limits.maximumWaiting)
+        self.outbox = outbox ?? EventOutbox(directory: nil, backlog: 100_000, lineLimit: 1 << 20, logger: logger)
+        pool = HookQueue(maximumRunning: limits.maximumRunning)
     }
 
-    /// The daemon's runner: the hook directory of `options` (or the default), opened now if
-    /// it exists, and refused (the daemon does not start) if it is not to be trusted.
-    static func start(options: DaemonOptions, environment: ProcessEnvironment, logger: Logger) throws(DaemonStartError) -> HookRunner {
+    /// The hook directory of `options` (or the default), opened now if it exists, and
+    /// refused (the daemon does not start) if it is not to be trusted.
+    static func openDirectory(options: DaemonOptions, environment: ProcessEnvironment, logger: Logger) throws(DaemonStartError) -> HookDirectory {
         let trust = DirectoryTrust.currentProcess
         let path = HookLocation.path(option: options.hookDirectory, environment: environment, isRoot: trust.userID == 0)
         let directory = HookDirectory(path: path, trust: trust, logger: logger)
         try directory.openAtStart()
+        return directory
+    }
+
+    /// The daemon's runner, for `directory` (`openDirectory`), its events in `outbox`.
+    static func start(directory: HookDirectory, options: DaemonOptions, outbox: EventOutbox, logger: Logger) -> HookRunner {
         var limits = Limits()
         limits.timeout = options.hookTimeout
         limits.maximumRunning = options.maximumHooksRunning
-        limits.maximumWaiting = options.maximumHooksWaiting
-        return HookRunner(directory: directory, limits: limits, logger: logger, environment: ProcessEnvironment.all)
+        let runner = HookRunner(directory: directory, limits: limits, logger: logger, environment: ProcessEnvironment.all, outbox: outbox)
+        // Runs an earlier daemon left waiting.
+        if outbox.hasRuns { runner.wake() }
+        return runner
     }
 
-    /// Runs the hooks for `event`, later, elsewhere: returns at once, from any thread.
+    /// Whether the hook directory exists now (from any thread): an event's runs are kept
+    /// only then. Cheap (one `lstat`), so that a user without hooks pays nothing more; a
+    /// directory made later is read at the next event, as the SPEC says.
+    var directoryExists: Bool {
+        (try? FileSystem.kind(at: directoryPath)) != .missing
+    }
+
+    /// Records `event` in the outbox and runs its hooks later, elsewhere; returns at once,
+    /// from any thread. (The daemon records a batch at a time, then calls `wake`.)
     func run(_ event: StopwatchEvent) {
-        let schedule = inbox.withLock { inbox in
-            if inbox.events.count >= inboxLimit {
-                inbox.events.removeFirst()
-                inbox.lost += 1
-            }
-            inbox.events.append(event)
-            guard !inbox.draining else { return false }
-            inbox.draining = true
+        outbox.record(EventBatch(events: [event]), withRuns: true)
+        wake()
+    }
+
+    /// From any thread: events wait in the outbox; their hooks are started as slots free.
+    func wake() {
+        let schedule = activity.withLock { activity in
+            guard !activity.pumpQueued else { return false }
+            activity.pumpQueued = true
             return true
         }
-        if schedule { queue.async { self.drain() } }
+        if schedule { queue.async { self.pump() } }
     }
 
-    /// Whether no event waits to be read and no hook runs or waits (for exit on idle).
+    /// Whether no event waits and no hook runs or waits (for exit on idle).
     var isIdle: Bool {
-        inbox.withLock { Self.isIdle($0) }
-    }
-
-    private static func isIdle(_ inbox: Inbox) -> Bool {
-        !inbox.draining && inbox.events.isEmpty && inbox.runs == 0
+        activity.withLock { !$0.pumpQueued && !$0.pumping && $0.runs == 0 } && !outbox.hasRuns
     }
 
     /// `handler` is called, on the runner's own queue, each time `isIdle` becomes true
@@ -106,56 +127,63 @@ final class HookRunner: @unchecked Sendable {
         becameIdle.withLock { $0 = handler }
     }
 
-    private func tellIfIdle(_ idle: Bool) {
-        guard idle, let handler = becameIdle.withLock({ $0 }) else { return }
-        handler()
+    /// On `queue`: takes events while a slot is free.
+    private func pump() {
+        activity.withLock { $0.pumpQueued = false; $0.pumping = true }
+        takeEvents()
+        settle()
     }
 
-    /// On `queue`: reads the hooks for each event in the inbox until it is empty.
-    private func drain() {
-        while true {
-            let (events, lost, idle) = inbox.withLock { inbox in
-                defer { inbox.events.removeAll(); inbox.lost = 0 }
-                if inbox.events.isEmpty, inbox.lost == 0 { inbox.draining = false }
-                return (inbox.events, inbox.lost, Self.isIdle(inbox))
+    /// On `queue`: a run ended; its slot goes to the next.
+    private func runEnded() {
+        activity.withLock { $0.pumping = true }
+        if let next = pool.finished() { start(next) }
+        takeEvents()
+        settle()
+    }
+
+    /// On `queue`: takes the oldest events from the outbox while fewer than a pool's worth
+    /// of runs wait, and submits one run per hook for each (read anew for each event).
+    private func takeEvents() {
+        while pool.waiting < pool.maximumRunning, let (number, event) = outbox.takeNext() {
+            let hooks = directory.hooks()
+            guard !hooks.isEmpty else {
+                outbox.started(number)
+                continue
             }
-            if events.isEmpty, lost == 0 {
-                tellIfIdle(idle)
-                return
-            }
-            perform(pool.lost(lost))
-            for event in events {
-                for hook in directory.hooks() {
-                    perform(pool.submit(Job(event: event, hook: hook)))
+            for (index, hook) in hooks.enumerated() {
+                if let job = pool.submit(Job(run: number, event: event, hook: hook, isLast: index == hooks.count - 1)) {
+                    start(job)
                 }
             }
         }
     }
 
-    /// On `queue`: does what the pool said, and what it says next (a run that cannot start
-    /// gives its slot back at once).
-    private func perform(_ actions: [HookQueue<Job>.Action]) {
-        var actions = actions[...]
-        while let action = actions.popFirst() {
-            switch action {
-            case .start(let job):
-                if !start(job) { actions += pool.finished() }
-            case .startedDropping:
-                logger.warning("hooks: \(pool.maximumRunning) running and \(pool.maximumWaiting) waiting; dropping the oldest waiting until the queue drains")
-            case .dropped(let count):
-                logger.warning("hooks: \(count) event\(count == 1 ? "" : "s") or run\(count == 1 ? "" : "s") dropped: more than \(pool.maximumWaiting) were waiting")
-            }
+    /// On `queue`: starts `job`, and the next when it cannot start (its slot is given
+    /// back at once); marks an event started once its last hook is.
+    private func start(_ job: Job) {
+        var next: Job? = job
+        while let job = next {
+            next = nil
+            if !spawn(job) { next = pool.finished() }
+            if job.isLast { outbox.started(job.run) }
         }
+    }
+
+    /// On `queue`: records what the pool holds now, and tells exit on idle if it is idle.
+    private func settle() {
         let runs = pool.running + pool.waiting
-        let idle = inbox.withLock { inbox in
-            inbox.runs = runs
-            return Self.isIdle(inbox)
+        let idle = activity.withLock { activity in
+            activity.pumping = false
+            activity.runs = runs
+            return !activity.pumpQueued && runs == 0
         }
-        tellIfIdle(idle)
+        guard idle, !outbox.hasRuns, let handler = becameIdle.withLock({ $0 }) else { return }
+        handler()
     }
 
     /// On `queue`: starts `job`'s run and a thread to watch it; false if it did not start.
-    private func start(_ job: Job) -> Bool {
+    private func spawn(_ job: Job) -> Bool {
         let label = "hook \(job.hook) (\(job.event.event.rawValue) of '\(job.event.name)')"
         guard let executable = directory.open(job.hook) else { return false }
         let process: HookProcess
@@ -181,7 +209,7 @@ final class HookRunner: @unchecked Sendable {
         // it), never the server's queue or this one.
         DispatchQueue(label: "stopwatchd.hook").async {
             process.supervise(timeout: limits.timeout, grace: limits.grace, output: limits.output, logger: logger)
-            self.queue.async { self.perform(self.pool.finished()) }
+            self.queue.async { self.runEnded() }
         }
         return true
     }

@@ -117,6 +117,14 @@ final class StateDirectory {
         }
     }
 
+    /// The state directory itself, again, for the outbox (`EventOutbox`, which keeps its
+    /// file there), once it is open and locked (`openStopwatches`). Not kept: the caller
+    /// owns it.
+    func openForOutbox() throws(Errno) -> DirectoryDescriptor {
+        guard let state = stateDescriptor, lock != nil else { throw .noEntry }
+        return try state.openDirectory(".")
+    }
+
     /// `stopwatches/`, only to read what is there, when `openStopwatches` failed as
     /// unavailable: neither made nor locked, and not kept (the caller closes it). Nil when
     /// the state directory itself could not be opened.

@@ -29,6 +29,9 @@ final class StateStore: @unchecked Sendable {
     private let currentSnapshot: (String) -> StopWatchSnapshot?
     /// Told when writing starts failing (why), and when it works again (nil).
     private let problemChanged: (String?) -> Void
+    /// Called once every change handed over so far is on disk, `saveSoon`'s included, after
+    /// a pass that wrote some: the outbox's record of the expiries told is then not needed.
+    var whenAllSaved: () -> Void = {}
 
     /// Why writing fails now; nil while it works.
     private(set) var problem: String? {
@@ -145,6 +148,12 @@ final class StateStore: @unchecked Sendable {
         try stateDirectory.openHistoryToRead()
     }
 
+    /// The state directory, for the outbox, once `load` has opened and locked it; nil when
+    /// it could not (the outbox then keeps runs in memory).
+    func openOutboxDirectory() -> DirectoryDescriptor? {
+        try? stateDirectory.openForOutbox()
+    }
+
     /// Makes `name`'s state durable; nil removes it. Returns once it is on disk, or once the
     /// failure is logged (the change itself stands).
     func save(_ name: String, _ snapshot: StopWatchSnapshot?) {
@@ -157,8 +166,8 @@ final class StateStore: @unchecked Sendable {
     }
 
     /// Writes `names` as they are then (`currentSnapshot`), in later turns of the queue, a
-    /// few a turn, so that a burst of expiries leaves clients served between the writes. A
-    /// name saved meanwhile (`save`) is not written again.
+    /// few a turn with their flushes shared, so that a burst of expiries leaves clients
+    /// served between the writes. A name saved meanwhile (`save`) is not written again.
     func saveSoon(_ names: [String]) {
         let wasEmpty = dueSoon.isEmpty
         for name in names where dueSoonNames.insert(StopwatchKey(name)).inserted {
@@ -174,10 +183,51 @@ final class StateStore: @unchecked Sendable {
     private func saveDueSoon(atMost limit: Int = .max) {
         let names = dueSoon.prefix(limit)
         dueSoon.removeFirst(names.count)
-        for name in names where dueSoonNames.contains(StopwatchKey(name)) {
-            save(name, currentSnapshot(name))
+        let due = names.filter { dueSoonNames.contains(StopwatchKey($0)) }
+        for start in stride(from: 0, to: due.count, by: Self.savedTogether) {
+            saveTogether(Array(due[start..<min(start + Self.savedTogether, due.count)]))
         }
         if !dueSoon.isEmpty, limit != .max { scheduleDueSoon() }
+        if !names.isEmpty { tellIfAllSaved() }
+    }
+
+    /// Files written with one shared flush at most (each holds a descriptor meanwhile).
+    private static let savedTogether = 64
+
+    /// Saves `names` as they are now, with their flushes shared (`replaceAtomically` of
+    /// several: about one journal commit for all, where one at a time costs two each). A
+    /// removed one, or all of them once that fails, is saved alone, as `save` does (which
+    /// logs a failure and retries).
+    private func saveTogether(_ names: [String]) {
+        var alone: [String] = []
+        var files: [(name: String, bytes: [UInt8], temporaryName: String)] = []
+        var together: [String] = []
+        let now = clocks()
+        for name in names {
+            guard let snapshot = currentSnapshot(name) else {
+                alone.append(name)
+                continue
+            }
+            let record = StopwatchRecord(name: name, snapshot: snapshot, at: now)
+            files.append((StopwatchFileName.of(name), record.serialized, StopwatchFileName.temporary(of: name)))
+            together.append(name)
+        }
+        if together.count > 1, problem == nil, let stopwatches = try? stateDirectory.openStopwatches() {
+            do {
+                try stopwatches.replaceAtomically(files)
+                for name in together { dueSoonNames.remove(StopwatchKey(name)) }
+            } catch {
+                alone += together
+            }
+        } else {
+            alone += together
+        }
+        for name in alone { save(name, currentSnapshot(name)) }
+    }
+
+    private func tellIfAllSaved() {
+        guard dueSoon.isEmpty, unsaved.isEmpty else { return }
+        whenAllSaved()
     }
 
     private func write(_ name: String, _ snapshot: StopWatchSnapshot?) -> Bool {
@@ -274,6 +324,7 @@ final class StateStore: @unchecked Sendable {
         problem = nil
         retryTimer?.cancel()
         retryTimer = nil
+        tellIfAllSaved()
     }
 
     /// Logs a failure once per episode, and keeps retrying while it lasts.

@@ -5,9 +5,27 @@ import StopwatchProtocol
 struct StopwatchEvent: Equatable, Sendable {
     var update: WatchUpdate
     /// How long after the instant it fell an expiry is delivered: next to nothing while the
-    /// daemon runs, the time it was down after a restart. Zero for every other event.
+    /// daemon runs, the time it was down after a restart. For any other event, zero, but
+    /// for one whose hooks waited in the outbox across a restart: the time since it happened.
     var late: Duration = .zero
 
     var name: String { update.stopwatch.name }
     var event: WatchEvent { update.event }
+}
+
+/// An expiry told: which countdown, and the instant it fell on the boot clock, to the
+/// nanosecond. With the boot it was told in, it names that expiry and no other: a countdown
+/// set again, resumed or retargeted since has another instant.
+struct ToldExpiry: Equatable, Sendable {
+    var name: String
+    var instant: Duration
+}
+
+/// What one turn of the server's queue tells beyond the watchers: the events hooks run
+/// for, and the expiries among them. `EventOutbox` records it before anyone hears of it.
+struct EventBatch: Sendable {
+    var events: [StopwatchEvent] = []
+    var expiries: [ToldExpiry] = []
+
+    var isEmpty: Bool { events.isEmpty && expiries.isEmpty }
 }

@@ -8,9 +8,10 @@ import Varlink
 /// countdowns' expiries.
 ///
 /// A change is applied, the snapshot it produced is saved, then the reply is made and the
-/// hooks are told: in that order, in `record`, so nobody hears of a command's change before
-/// it is on disk. A countdown's expiry is a change made when its instant comes
-/// (`ExpiryScheduler`), told at once and saved just after (`expire` says why).
+/// hooks are told: in that order, in `record` and `tell`, so nobody hears of a command's
+/// change before it is on disk. A countdown's expiry is a change made when its instant
+/// comes (`ExpiryScheduler`), recorded as told in the outbox, told at once, and saved just
+/// after (`expire` says why).
 ///
 /// A counting interval that ends (a stop, a Countdown over a counting one, a Remove of a
 /// counting one) is appended to the history first, before the state is saved: a crash in
@@ -33,8 +34,9 @@ final class StopwatchService {
     /// Called after each saved change, and when a watcher comes or goes (the status line
     /// counts both).
     private let changed: () -> Void
-    /// Told of every event but ticks, after it is saved: the hooks.
-    private let events: (StopwatchEvent) -> Void
+    /// Told of every event but ticks, after it is saved, a batch at a time, before anyone
+    /// else hears of it: the outbox, for the hooks and for the expiries told.
+    private let tell: (EventBatch) -> Void
     private let watches: StopwatchWatch.Context
     /// Where ended intervals go; nil keeps no history (tests of other things).
     private let history: HistoryJournal?
@@ -61,7 +63,7 @@ final class StopwatchService {
         maximumPendingEvents: Int,
         logger: Logger,
         changed: @escaping () -> Void,
-        events: @escaping (StopwatchEvent) -> Void = { _ in },
+        tell: @escaping (EventBatch) -> Void = { _ in },
         history: HistoryJournal? = nil,
         wallClock: any WallClock = SystemWallClock(),
         historyBatchSize: Int = 10_000,
@@ -79,7 +81,7 @@ final class StopwatchService {
         self.logger = logger
         self.maximumLaps = maximumLaps
         self.changed = changed
-        self.events = events
+        self.tell = tell
         watches = StopwatchWatch.Context(
             registry: registry, clock: clock, maximumPendingEvents: maximumPendingEvents, logger: logger,
             watchersChanged: changed
@@ -113,7 +115,24 @@ final class StopwatchService {
 
     /// Schedules the expiries of the stopwatches restored at start. One that fell while the
     /// daemon was down is due at once, and told with how late it is.
-    func resumeCountdowns() {
+    ///
+    /// `told`: the expiries the outbox says were told in this boot (a crash came before
+    /// their files said so). One whose countdown is still due at that very instant is
+    /// recorded as expired and saved, without being told again; any other (a countdown set
+    /// anew, resumed or retargeted since) is not that expiry, and changes nothing.
+    func resumeCountdowns(told: [ToldExpiry] = []) {
+        var recorded: [String] = []
+        for expiry in told {
+            guard let useCase = registry.created(expiry.name), useCase.state.current.expiry == expiry.instant,
+                let after = try? perform(.expire, on: useCase), after.hasExpired
+            else { continue }
+            storage.save(expiry.name, after)
+            recorded.append(expiry.name)
+        }
+        if !recorded.isEmpty {
+            let named = recorded.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (recorded.count > 3 ? " and \(recorded.count - 3) more" : "")
+            logger.info("\(recorded.count) expir\(recorded.count == 1 ? "y" : "ies") told before stopwatchd stopped, not yet saved, recorded now without telling again: \(named)")
+        }
         for (name, useCase) in registry.createdStopwatches {
             expiries.update(name, useCase.state.current)
         }
@@ -143,34 +162,43 @@ final class StopwatchService {
         } catch {
             throw .invalidTransition(Stopwatch(name: name, snapshot: error.snapshot, at: clock.now()), method: call.memberName)
         }
-        if after != before || !existed {
-            record(name, from: before, to: after)
+        if after != before || !existed, let event = record(name, from: before, to: after) {
+            tell(EventBatch(events: [event]))
         }
         return reply(name, after)
     }
 
-    /// Countdowns whose instants came: each expiry is recorded and told at once, then all
-    /// are saved in a later turn of the queue, after their watchers have been written to.
+    /// Countdowns whose instants came: the batch is recorded as told in the outbox (one
+    /// write, in the page cache), then told, then saved in later turns of the queue, after
+    /// their watchers have been written to.
     ///
-    /// Told first, unlike a command's change: watchers and hooks hear of an expiry at its
-    /// instant, not a disk write later (two `fsync`s, milliseconds, each), and a burst of
-    /// 10,000 is not held up by 10,000 writes. A crash in between tells it again at the next
-    /// start, late; saved first, a crash in between would lose it, which is worse for a timer.
+    /// Recorded before anyone hears of it: a daemon killed after telling finds the record at
+    /// its next start and does not tell it again (`resumeCountdowns`). Not saved first:
+    /// watchers and hooks hear of an expiry at its instant, not a disk flush later (a state
+    /// file's two `fsync`s, or even one `fdatasync`, milliseconds each, and a burst of
+    /// 10,000 is not held up by 10,000 writes). The record needs no flush: it lives in the
+    /// page cache, which outlives the daemon, and after a reboot an instant on the boot
+    /// clock means nothing. So only a crash of the machine before the file is written has
+    /// the expiry told again at the next start, late, never lost.
     private func expire(_ expiries: [(name: String, instant: Duration)]) {
         var expired: [String] = []
         var late: [(name: String, late: Duration)] = []
+        var batch = EventBatch()
         for (name, instant) in expiries {
             guard let useCase = registry.created(name) else { continue }
             let before = useCase.state.current
             // `expire` refuses nothing, and changes nothing before the instant (which has come:
-            // one clock).
+            // one clock). The watchers hear of it in a later turn of this queue: the use case
+            // delivers to its sinks asynchronously, after `tell` below.
             guard let after = try? perform(.expire, on: useCase), after != before else { continue }
             let lateness = max(clock.now() - instant, .zero)
             if lateness >= .seconds(1) { late.append((name, lateness)) }
-            record(name, from: before, to: after, late: lateness, saving: .afterTelling)
+            if let event = record(name, from: before, to: after, late: lateness, saving: .afterTelling) { batch.events.append(event) }
+            batch.expiries.append(ToldExpiry(name: name, instant: before.expiry ?? instant))
             expired.append(name)
         }
         logLate(late)
+        if !batch.isEmpty { tell(batch) }
         storage.saveSoon(expired)
     }
 
@@ -206,27 +234,28 @@ final class StopwatchService {
         /// Saved, then told: a command's change, which its reply must not announce before
         /// it is on disk (SPEC §4).
         case beforeTelling
-        /// Told, then saved in a later turn of the queue (by the caller): an expiry.
+        /// Recorded as told in the outbox, told, then saved in a later turn of the queue
+        /// (by the caller): an expiry.
         case afterTelling
     }
 
-    /// A change made: saved, counted, scheduled and told.
+    /// A change made: saved, counted and scheduled; the event to tell, if it is one.
     private func record(
         _ name: String,
         from before: StopWatchSnapshot,
         to after: StopWatchSnapshot,
         late: Duration = .zero,
         saving order: SaveOrder = .beforeTelling
-    ) {
+    ) -> StopwatchEvent? {
         if before.endsInterval(goingTo: after) { recordInterval(name, before) }
         if order == .beforeTelling { storage.save(name, after) }
         changed()
         expiries.update(name, after)
-        guard after != before else { return }
+        guard after != before else { return nil }
         let update = WatchUpdate(
             stopwatch: Stopwatch(name: name, snapshot: after, at: clock.now()), event: WatchEvent(from: before, to: after)
         )
-        events(StopwatchEvent(update: update, late: late))
+        return StopwatchEvent(update: update, late: late)
     }
 
     private func perform(_ command: StopWatchCommand, on useCase: StopWatchUseCase) throws(InvalidTransition) -> StopWatchSnapshot {
@@ -268,7 +297,7 @@ final class StopwatchService {
             changed()
             expiries.update(name, nil)
             let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.now()), event: .removed)
-            events(StopwatchEvent(update: removed))
+            tell(EventBatch(events: [StopwatchEvent(update: removed)]))
         }
         return .reply([:])
     }

@@ -152,4 +152,57 @@ struct CountdownLoadTests {
         })
         #expect(try client.list().count == count)
     }
+
+    @Test("2,000 expiries told, a kill -9 before their files say so, a restart: none is told again")
+    func toldOnceAcrossAKill() throws {
+        let directory = try TestDirectory()
+        let hooks = directory.path + "/hooks"
+        try FileManager.default.createDirectory(atPath: hooks, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        // What each telling sent: a run the outbox repeats after the kill is the same event
+        // (same JSON); an expiry told again is another (its elapsed time is later).
+        try """
+            #!/bin/sh
+            [ "$STOPWATCHD_EVENT" = expired ] || exit 0
+            cat >> \(directory.file("told"))
+
+            """.write(toFile: hooks + "/record", atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hooks + "/record")
+        func told() -> [String: Set<Substring>] {
+            let lines = ((try? String(contentsOfFile: directory.file("told"), encoding: .utf8)) ?? "").split(separator: "\n")
+            var byName: [String: Set<Substring>] = [:]
+            for line in lines {
+                guard case .object(let parameters)? = try? JSONParser.parse(String(line)),
+                    let update = try? WatchUpdate(json: parameters)
+                else { continue }
+                byName[update.stopwatch.name, default: []].insert(line)
+            }
+            return byName
+        }
+        let count = Binaries.sanitized ? 500 : 2_000
+        // Due just after the start: told in batches of 256, saved 16 a turn after.
+        try CountdownFiles.write(count, endingAfter: .milliseconds(500), forDaemonOn: directory.socket)
+        var daemon = try DaemonProcess(socket: directory.socket, arguments: ["--hook-dir", hooks])
+        #expect(Deadline.wait(.seconds(60)) { told().count >= 40 })
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        let state = DaemonProcess.stateDirectory(for: directory.socket) + "/stopwatches"
+        let saved = (0..<count).count { index in
+            ((try? String(contentsOfFile: state + "/c\(index).json", encoding: .utf8)) ?? "").contains(#""expired":true"#)
+        }
+        #expect(saved < count, "killed before every file said so: \(saved) of \(count)")
+        daemon = try DaemonProcess(socket: directory.socket, arguments: ["--hook-dir", hooks])
+        #expect(Deadline.wait(.seconds(120)) { told().count == count }, "\(told().count) of \(count) told")
+        // Nothing more comes: every file says expired, no hook runs.
+        #expect(Deadline.wait(.seconds(120)) {
+            (0..<count).allSatisfy { index in
+                ((try? String(contentsOfFile: state + "/c\(index).json", encoding: .utf8)) ?? "").contains(#""expired":true"#)
+            }
+        })
+        // And every run has started: the outbox is cut to nothing.
+        let outbox = DaemonProcess.stateDirectory(for: directory.socket) + "/outbox.jsonl"
+        #expect(Deadline.wait(.seconds(120)) { (try? FileManager.default.attributesOfItem(atPath: outbox)[.size] as? Int) == 0 })
+        let client = StopwatchClient(socketPath: daemon.socket, timeout: .seconds(60))
+        #expect(try client.list().count == count)
+        let twice = told().filter { $0.value.count > 1 }
+        #expect(twice.isEmpty, "\(twice.count) told twice, e.g. \(twice.first.map { "\($0.key): \($0.value.sorted())" } ?? "")")
+    }
 }

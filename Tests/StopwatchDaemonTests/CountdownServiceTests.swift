@@ -234,6 +234,69 @@ struct CountdownServiceTests {
         fixture.queue.sync { stream.cancel() }
     }
 
+    @Test("a burst of expiries is recorded as told (the outbox), a batch at a time, before any watcher or hook hears of it")
+    func burstRecordedBeforeTold() throws {
+        let fixture = StopwatchServiceFixture(maximumStopwatches: 600, now: .seconds(100))
+        let names = (0..<300).map { "c\($0)" }
+        for name in names { _ = fixture.reply("Countdown", Self.parameters(name, .int(1000))) }
+        // Each watcher notes, as it is told its expiry, whether it was recorded by then.
+        let recordedWhenTold = Locked<[Bool]>([])
+        var streams: [any VarlinkReplyStream] = []
+        for name in names.prefix(20) + names.suffix(20) {
+            guard case .success(.stream(let stream)) = fixture.call("Watch", ["name": .string(name)], more: true) else {
+                Issue.record("Watch gave no stream")
+                return
+            }
+            streams.append(stream)
+            fixture.queue.sync {
+                stream.start {
+                    while case .message(let bytes)? = stream.next() {
+                        guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))),
+                            let update = try? WatchUpdate(json: reply.parameters), update.event == .expired
+                        else { continue }
+                        // On the queue, where the service tells.
+                        let recorded = fixture.told.expiries.contains { $0.name == name }
+                        recordedWhenTold.withLock { $0.append(recorded) }
+                    }
+                }
+            }
+        }
+        fixture.settle()
+        fixture.time.advance(by: .seconds(1))
+        fixture.settle { recordedWhenTold.withLock { $0.count } == 40 }
+        #expect(recordedWhenTold.withLock { $0 } == Array(repeating: true, count: 40))
+        // One batch a turn (the scheduler hands over 256 at a time): each expiry with its
+        // event, at its instant on the boot clock.
+        let batches = fixture.batches.filter { !$0.expiries.isEmpty }
+        #expect(batches.map(\.expiries.count) == [256, 44])
+        #expect(batches.allSatisfy { $0.events.map(\.name) == $0.expiries.map(\.name) })
+        #expect(fixture.toldExpiries.allSatisfy { $0.instant == .seconds(101) })
+        fixture.queue.sync { for stream in streams { stream.cancel() } }
+    }
+
+    @Test("an expiry the outbox says was told before a crash is recorded at the restart, not told again; another instant is told")
+    func toldBeforeCrash() throws {
+        // Both counting since 100 s with 60 s targets: due at 160 s; restarted at 170 s.
+        let due = StopWatchSnapshot.counting(since: .seconds(100), now: .seconds(170), target: .seconds(60))
+        let fixture = StopwatchServiceFixture(
+            now: .seconds(170),
+            restored: [("told", due), ("retold", due), ("untold", due)],
+            toldBeforeRestart: [
+                ToldExpiry(name: "told", instant: .seconds(160)),
+                // Not this countdown's instant: a countdown set again since, say.
+                ToldExpiry(name: "retold", instant: .seconds(150)),
+                ToldExpiry(name: "gone", instant: .seconds(160)),
+            ]
+        )
+        #expect(fixture.saves.map(\.name) == ["told"], "recorded and saved at once")
+        #expect(fixture.saves.first?.snapshot?.hasExpired == true)
+        fixture.time.fireDueTimers()
+        fixture.settle()
+        #expect(fixture.events.map(\.name).sorted() == ["retold", "untold"])
+        #expect(fixture.events.allSatisfy { $0.event == .expired && $0.late == .seconds(10) })
+        #expect(fixture.stopwatch("Get", "told")?.state == .counting, "overtime counts on")
+    }
+
     @Test("a burst of expiries: every watcher is told before any of them is written")
     func burstToldBeforeSaved() throws {
         let fixture = StopwatchServiceFixture(now: .seconds(100))

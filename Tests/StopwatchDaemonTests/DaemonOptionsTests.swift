@@ -35,9 +35,9 @@ struct DaemonOptionsTests {
         #expect(defaults.hookDirectory == nil)
         #expect(defaults.hookTimeout == .seconds(30))
         #expect(defaults.maximumHooksRunning == 4)
-        #expect(defaults.maximumHooksWaiting == 256)
+        #expect(defaults.hookBacklog == 100_000)
         guard case .run(let options) = try DaemonOptions.parse([
-            "--hook-dir", "/etc/h", "--hook-timeout", "500ms", "--max-hooks-running", "2", "--max-hooks-waiting=0",
+            "--hook-dir", "/etc/h", "--hook-timeout", "500ms", "--max-hooks-running", "2", "--hook-backlog=5",
         ]) else {
             Issue.record("not a run")
             return
@@ -45,7 +45,12 @@ struct DaemonOptionsTests {
         #expect(options.hookDirectory == "/etc/h")
         #expect(options.hookTimeout == .milliseconds(500))
         #expect(options.maximumHooksRunning == 2)
-        #expect(options.maximumHooksWaiting == 0)
+        #expect(options.hookBacklog == 5)
+        // Its name before the runs waited on disk is still understood.
+        #expect(try DaemonOptions.parse(["--max-hooks-waiting", "7"]) == .run({ var expected = DaemonOptions(); expected.hookBacklog = 7; return expected }()))
+        #expect(throws: UsageError("--hook-backlog: '0' is not a whole number from 1 to 10000000")) {
+            try DaemonOptions.parse(["--hook-backlog", "0"])
+        }
         #expect(throws: UsageError("--max-hooks-running: '65' is not a whole number from 1 to 64")) {
             try DaemonOptions.parse(["--max-hooks-running", "65"])
         }
@@ -60,7 +65,7 @@ struct DaemonOptionsTests {
         }
         #expect(throws: UsageError("--hook-dir needs a non-empty value")) { try DaemonOptions.parse(["--hook-dir", ""]) }
         #expect(DaemonOptions.usage.contains("--hook-dir DIR"))
-        #expect(DaemonOptions.usage.contains("--max-hooks-waiting N"))
+        #expect(DaemonOptions.usage.contains("--hook-backlog N"))
     }
 
     @Test("--history-memory: bytes, or KiB, MiB, GiB (K, M, G); at least 64KiB; 32MiB by default")

@@ -25,16 +25,17 @@ final class HookRunnerTests {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    func runner(timeout: Duration = .seconds(30), grace: Duration = .seconds(2), running: Int = 4, waiting: Int = 256) -> HookRunner {
+    /// A runner whose outbox is in memory, holding up to `backlog` runs waiting.
+    func runner(timeout: Duration = .seconds(30), grace: Duration = .seconds(2), running: Int = 4, backlog: Int = 256) -> HookRunner {
         let lines = self.lines
         let logger = Logger(minimumLevel: .debug, journald: false) { line in lines.withLock { $0.append(line) } }
         var limits = HookRunner.Limits()
         limits.timeout = timeout
         limits.grace = grace
         limits.maximumRunning = running
-        limits.maximumWaiting = waiting
         let directory = HookDirectory(path: hooks, trust: .currentProcess, logger: logger)
-        return HookRunner(directory: directory, limits: limits, logger: logger, environment: ["PATH=/usr/bin:/bin", "KEPT=yes"])
+        let outbox = EventOutbox(directory: nil, backlog: backlog, lineLimit: 1 << 20, logger: logger)
+        return HookRunner(directory: directory, limits: limits, logger: logger, environment: ["PATH=/usr/bin:/bin", "KEPT=yes"], outbox: outbox)
     }
 
     /// Writes a hook: `#!/bin/sh` and `body`, with `mode`.
@@ -193,7 +194,7 @@ final class HookRunnerTests {
         #expect(contents("linked") == "linked\n")
     }
 
-    @Test("a burst: at most the pool runs at once, the oldest waiting are dropped, told in two lines")
+    @Test("a burst beyond the backlog: at most the pool runs at once, the oldest waiting are dropped, told in two lines")
     func burst() throws {
         try FileManager.default.createDirectory(atPath: root + "/running", withIntermediateDirectories: false)
         try hook("count", """
@@ -202,17 +203,17 @@ final class HookRunnerTests {
             sleep 0.05
             rm \(root)/running/$$
             """)
-        let runner = runner(running: 4, waiting: 16)
+        let runner = runner(running: 4, backlog: 16)
         for index in 0..<2000 { runner.run(Self.event(.expired, "t\(index)")) }
         #expect(wait(.seconds(60)) { runner.isIdle })
         let seen = (contents("seen") ?? "").split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         #expect(!seen.isEmpty)
         #expect(seen.allSatisfy { $0 <= 4 }, "\(seen)")
-        // The newest events the inbox kept (16), the runs that waited and ran: a few dozen.
+        // The newest events the backlog kept (16), the runs that waited and ran: a few dozen.
         #expect(seen.count <= 2000 && seen.count >= 16, "\(seen.count) runs")
         let log = log()
-        #expect(log.contains("dropping the oldest waiting"))
-        #expect(log.contains("dropped: more than 16 were waiting"))
+        #expect(log.contains("more than 16 runs wait (--hook-backlog); dropping the oldest"))
+        #expect(log.contains("dropped: more than 16 were waiting (--hook-backlog)"))
         let dropLines = log.split(separator: "\n").filter { $0.contains("dropp") }
         #expect(dropLines.count <= 10, "\(dropLines)")
     }

@@ -216,6 +216,47 @@ struct StateStoreTests {
         #expect(loaded.count == 41)
     }
 
+    @Test("saved together, with their flushes shared: each file whole, no temporary file left; a failure midway throws, the rest unchanged")
+    func replacedTogether() throws {
+        let directory = try DirectoryDescriptor.open(root)
+        defer { directory.close() }
+        func read(_ name: String) -> String? { try? String(contentsOfFile: root + "/" + name, encoding: .utf8) }
+        try directory.replaceAtomically([("a", Array("a1".utf8), ".a.tmp"), ("b", Array("b1".utf8), ".b.tmp")])
+        #expect(read("a") == "a1" && read("b") == "b1")
+        // A directory where "c" goes: its rename fails (EISDIR).
+        try FileManager.default.createDirectory(atPath: root + "/c", withIntermediateDirectories: false)
+        #expect(throws: Errno.self) {
+            try directory.replaceAtomically([
+                ("a", Array("a2".utf8), ".a.tmp"), ("c", Array("c2".utf8), ".c.tmp"), ("d", Array("d2".utf8), ".d.tmp"),
+            ])
+        }
+        #expect(read("a") == "a2", "renamed before the failure")
+        #expect(read("d") == nil, "not renamed")
+        let names = try FileManager.default.contentsOfDirectory(atPath: root)
+        #expect(!names.contains { $0.hasSuffix(".tmp") }, "\(names)")
+    }
+
+    @Test("whenAllSaved: told once every name handed to saveSoon is written, not before")
+    func allSaved() throws {
+        let queue = DispatchQueue(label: "store")
+        let store = makeStore(queue: queue)
+        try queue.sync { _ = try store.load() }
+        let told = Locked(0)
+        let names = (0..<40).map { "c\($0)" }
+        current.withLock { current in for name in names { current[name] = .paused(at: .seconds(1)) } }
+        queue.sync {
+            store.whenAllSaved = { told.withLock { $0 += 1 } }
+            store.saveSoon(names)
+        }
+        // 16 a turn: not after the first two turns, once after the third.
+        queue.sync {}
+        queue.sync {}
+        #expect(told.withLock { $0 } == 0)
+        queue.sync {}
+        #expect(told.withLock { $0 } == 1)
+        #expect(((try? files()) ?? []).count == 40)
+    }
+
     @Test("corrupt, truncated, empty and future files are moved aside, logged, and the rest loads", arguments: [
         "{not json", #"{"format":1,"name":"bad","state":"pause","elapsed_ns":1,"#, "",
         #"{"format":9,"name":"bad","state":"pause","elapsed_ns":1,"laps_ns":[]}"#,

@@ -45,8 +45,12 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         var changes = 0
         /// What the hooks were told, in order.
         var events: [StopwatchEvent] = []
+        /// The expiries recorded as told, in order, and each batch as it came.
+        var expiries: [ToldExpiry] = []
+        var batches: [EventBatch] = []
     }
-    private let told = Told()
+    /// On `queue` only (a watcher's callback there may read it directly).
+    let told = Told()
     let stopwatches: StopwatchService
     let wallClock: ManualWallClock
     let history: HistoryJournal?
@@ -60,6 +64,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         maximumPendingEvents: Int = 1024,
         now: Duration = .zero,
         restored: [(name: String, snapshot: StopWatchSnapshot)] = [],
+        toldBeforeRestart: [ToldExpiry] = [],
         historyDirectory: String? = nil,
         wallClock: ManualWallClock = ManualWallClock(1_700_000_000_000),
         historyBatchSize: Int = 10_000,
@@ -98,7 +103,11 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             maximumPendingEvents: maximumPendingEvents,
             logger: Logger(minimumLevel: .info, journald: false) { line in logged.withLock { $0.append(line) } },
             changed: { [told] in told.changes += 1 },
-            events: { [told] in told.events.append($0) },
+            tell: { [told] batch in
+                told.events += batch.events
+                told.expiries += batch.expiries
+                told.batches.append(batch)
+            },
             history: history,
             wallClock: wallClock,
             historyBatchSize: historyBatchSize,
@@ -109,7 +118,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         storage.current = { registry.created($0)?.state.current }
         queue.sync {
             for (name, snapshot) in restored { _ = try? registry.create(name, from: snapshot) }
-            stopwatches.resumeCountdowns()
+            stopwatches.resumeCountdowns(told: toldBeforeRestart)
         }
     }
 
@@ -215,4 +224,6 @@ final class StopwatchServiceFixture: @unchecked Sendable {
 
     var changeCount: Int { queue.sync { told.changes } }
     var events: [StopwatchEvent] { queue.sync { told.events } }
+    var toldExpiries: [ToldExpiry] { queue.sync { told.expiries } }
+    var batches: [EventBatch] { queue.sync { told.batches } }
 }

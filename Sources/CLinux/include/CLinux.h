@@ -56,6 +56,10 @@ static inline int clinux_memfd_create(const char *name) {
     return (int)syscall(SYS_memfd_create, name, 1U);
 }
 
+/// sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE): starts writing the file's changed pages
+/// without waiting for them. (CLinux.c: glibc declares it only with _GNU_SOURCE.)
+int clinux_start_writeback(int fd);
+
 /// Drops this process's mappings of the read-only segments of the program and its
 /// libraries (MADV_DONTNEED): the pages stay in the page cache, and those used again are
 /// mapped again at their next use. Returns the bytes of the ranges released. (CLinux.c)
