@@ -172,8 +172,11 @@ final class EventOutbox: @unchecked Sendable {
         var restored: [ToldExpiry] = []
         if let directory {
             var loaded = State()
-            restored = Self.load(into: &loaded, from: directory, lineLimit: lineLimit, bootID: bootID, userID: userID, logger: logger)
+            restored = Self.load(into: &loaded, from: directory, lineLimit: lineLimit, backlog: self.backlog, bootID: bootID, userID: userID, logger: logger)
             var messages: [String] = []
+            if loaded.droppedInBurst != nil {
+                messages.append("hooks: more than \(self.backlog) runs wait (--hook-backlog); dropping the oldest until they are fewer")
+            }
             Self.dropBeyond(self.backlog, &loaded, &messages)
             Self.mark(&loaded)
             state.withLock { $0 = loaded }
@@ -514,6 +517,7 @@ final class EventOutbox: @unchecked Sendable {
         into state: inout State,
         from directory: DirectoryDescriptor,
         lineLimit: Int,
+        backlog: Int,
         bootID: String,
         userID: uid_t,
         logger: Logger
@@ -528,7 +532,8 @@ final class EventOutbox: @unchecked Sendable {
             state.writeProblem = "\(error)"
             return []
         }
-        var scan = OutboxScan(lineLimit: lineLimit, bootID: bootID)
+        // Told expiries beyond the runs' bound are of long ago: their files were written since.
+        var scan = OutboxScan(lineLimit: lineLimit, bootID: bootID, maximumRuns: backlog, maximumTold: max(backlog, 100_000))
         do throws(Errno) {
             while true {
                 let chunk = try file.read(upTo: 64 * 1024, at: scan.length)
@@ -556,11 +561,13 @@ final class EventOutbox: @unchecked Sendable {
         for run in scan.waiting {
             state.appendWaiting(Run(number: run.number, place: .file(offset: run.offset, length: run.length, restored: true)))
         }
+        // More than the backlog waited: the oldest were left out by the read itself.
+        if scan.droppedRuns > 0 { state.droppedInBurst = scan.droppedRuns }
         state.expiriesAwaitingSave = scan.toldLines > 0
         if !state.waiting.isEmpty {
             logger.info("\(state.waiting.count) hook run\(state.waiting.count == 1 ? "" : "s") left waiting by the last stopwatchd: run now, late")
         }
-        return scan.told
+        return Array(scan.told)
     }
 
     /// The file, opened to read and write: made if missing (its entry flushed); anything

@@ -110,6 +110,21 @@ struct OutboxScanTests {
         #expect(scan.wholeLength == Int64(bytes.count - torn.count))
     }
 
+    @Test("memory bounded whatever the file holds: the newest runs and told expiries kept, the waiting ones left out counted")
+    func bounded() {
+        var bytes: [UInt8] = []
+        for number in UInt64(1)...10 { bytes += Self.run(number) }
+        bytes += OutboxLine.started(through: 3).bytes
+        for index in 0..<5 { bytes += OutboxLine.told(ToldExpiry(name: "t\(index)", instant: .seconds(Int64(index))), bootID: "boot-1").bytes }
+        var scan = OutboxScan(lineLimit: 4096, bootID: "boot-1", maximumRuns: 4, maximumTold: 2)
+        scan.feed(bytes[...])
+        #expect(scan.waiting.map(\.number) == [7, 8, 9, 10])
+        #expect(scan.droppedRuns == 3, "4, 5 and 6 waited; 1 to 3 had started")
+        #expect(scan.told.map(\.name) == ["t3", "t4"])
+        #expect(scan.toldLines == 5)
+        #expect(scan.nextRun == 11)
+    }
+
     @Test("a started mark beyond every run: none waits, and numbering goes on after it")
     func startedBeyond() {
         let scan = Self.scan(Self.run(1) + OutboxLine.started(through: 40).bytes, chunk: 16)
@@ -276,6 +291,15 @@ final class EventOutboxTests {
         #expect(restarted.waitingCount == 3)
         #expect(takeAll(restarted) == ["e2", "e3", "e4"])
         #expect(!log().contains("dropped: more than 3 were waiting"), "counted by the daemon that dropped them")
+        // A smaller backlog at the next start: the oldest waiting are left out, and said so.
+        do {
+            let again = try outbox(backlog: 3)
+            again.record(EventBatch(events: [Self.event("g0"), Self.event("g1"), Self.event("g2")]), withRuns: true)
+        }
+        let smaller = try outbox(backlog: 2)
+        #expect(log().contains("more than 2 runs wait (--hook-backlog); dropping the oldest until they are fewer"))
+        #expect(takeAll(smaller) == ["g1", "g2"])
+        #expect(log().contains("hooks: 1 run dropped: more than 2 were waiting (--hook-backlog)"))
         let outbox = try outbox(backlog: 1)
         outbox.record(EventBatch(events: [Self.event("f0"), Self.event("f1")]), withRuns: true)
         #expect(takeAll(outbox) == ["f1"])
