@@ -172,12 +172,17 @@ final class EventOutbox: @unchecked Sendable {
         var restored: [ToldExpiry] = []
         if let directory {
             var loaded = State()
-            restored = Self.load(into: &loaded, from: directory, lineLimit: lineLimit, bootID: bootID, userID: userID, logger: logger)
+            restored = Self.load(into: &loaded, from: directory, lineLimit: lineLimit, backlog: self.backlog, bootID: bootID, userID: userID, logger: logger)
             var messages: [String] = []
+            if loaded.droppedInBurst != nil {
+                messages.append("hooks: more than \(self.backlog) runs wait (--hook-backlog); dropping the oldest until they are fewer")
+            }
             Self.dropBeyond(self.backlog, &loaded, &messages)
-            Self.mark(&loaded)
+            var marking: [(LogLevel, String)] = []
+            Self.mark(&loaded, &marking)
             state.withLock { $0 = loaded }
             messages.forEach { logger.warning($0) }
+            marking.forEach { logger.log($0.0, $0.1) }
         }
         restoredExpiries = restored
     }
@@ -233,8 +238,9 @@ final class EventOutbox: @unchecked Sendable {
             }
             if written, !batch.expiries.isEmpty { state.expiriesAwaitingSave = true }
             var dropped: [String] = []
-            if Self.dropBeyond(backlog, &state, &dropped) { Self.mark(&state) }
+            let didDrop = Self.dropBeyond(backlog, &state, &dropped)
             messages += dropped.map { (.warning, $0) }
+            if didDrop { Self.mark(&state, &messages) }
             return written && !runs.isEmpty && Self.queueMaintenance(&state)
         }
         for (level, message) in messages { logger.log(level, message) }
@@ -324,14 +330,16 @@ final class EventOutbox: @unchecked Sendable {
 
     /// Every hook of run `number`, the oldest taken, has been started (or none was there).
     func started(_ number: UInt64) {
+        var messages: [(LogLevel, String)] = []
         let queue = state.withLock { state -> Bool in
             precondition(state.taken.first?.number == number, "started(\(number)) of a run not the oldest taken")
             state.taken.removeFirst()
-            Self.mark(&state)
+            Self.mark(&state, &messages)
             // Worth a look only once the file may be cut, or a compaction may pay.
-            guard (state.liveStart ?? state.end) >= compactAbove || state.liveStart == nil else { return false }
+            guard state.liveStart.map({ $0 >= compactAbove }) ?? true else { return false }
             return Self.queueMaintenance(&state)
         }
+        for (level, message) in messages { logger.log(level, message) }
         if queue { maintenance.async { self.maintain() } }
     }
 
@@ -388,11 +396,10 @@ final class EventOutbox: @unchecked Sendable {
 
     /// Writes a `started` line when more runs have started since the last: at worst lost
     /// (not flushed), and those runs run again.
-    private static func mark(_ state: inout State) {
+    private static func mark(_ state: inout State, _ messages: inout [(LogLevel, String)]) {
         let through = state.startedThrough
         guard through > state.markedThrough else { return }
-        var ignored: [(LogLevel, String)] = []
-        if state.file == nil || append(OutboxLine.started(through: through).bytes, to: &state, &ignored, flushing: false) {
+        if state.file == nil || append(OutboxLine.started(through: through).bytes, to: &state, &messages, flushing: false) {
             state.markedThrough = through
         }
     }
@@ -514,6 +521,7 @@ final class EventOutbox: @unchecked Sendable {
         into state: inout State,
         from directory: DirectoryDescriptor,
         lineLimit: Int,
+        backlog: Int,
         bootID: String,
         userID: uid_t,
         logger: Logger
@@ -528,7 +536,8 @@ final class EventOutbox: @unchecked Sendable {
             state.writeProblem = "\(error)"
             return []
         }
-        var scan = OutboxScan(lineLimit: lineLimit, bootID: bootID)
+        // Told expiries beyond the runs' bound are of long ago: their files were written since.
+        var scan = OutboxScan(lineLimit: lineLimit, bootID: bootID, maximumRuns: backlog, maximumTold: max(backlog, 100_000))
         do throws(Errno) {
             while true {
                 let chunk = try file.read(upTo: 64 * 1024, at: scan.length)
@@ -556,11 +565,13 @@ final class EventOutbox: @unchecked Sendable {
         for run in scan.waiting {
             state.appendWaiting(Run(number: run.number, place: .file(offset: run.offset, length: run.length, restored: true)))
         }
+        // More than the backlog waited: the oldest were left out by the read itself.
+        if scan.droppedRuns > 0 { state.droppedInBurst = scan.droppedRuns }
         state.expiriesAwaitingSave = scan.toldLines > 0
         if !state.waiting.isEmpty {
             logger.info("\(state.waiting.count) hook run\(state.waiting.count == 1 ? "" : "s") left waiting by the last stopwatchd: run now, late")
         }
-        return scan.told
+        return Array(scan.told)
     }
 
     /// The file, opened to read and write: made if missing (its entry flushed); anything

@@ -8,6 +8,8 @@ import Varlink
 /// A line longer than `lineLimit`, one that is not an `OutboxLine`, and a run numbered
 /// out of order are bad: skipped and counted, never trusted. The bytes after the last
 /// newline are a torn line (a write cut by a crash): `wholeLength` says where to cut.
+/// Memory stays bounded whatever the file holds: only the newest `maximumRuns` runs (more
+/// could not wait: the backlog drops the oldest) and `maximumTold` told expiries are kept.
 struct OutboxScan {
     /// A run's line: where it is, without its newline.
     struct RunLine: Equatable {
@@ -19,10 +21,17 @@ struct OutboxScan {
     let lineLimit: Int
     /// The boot this daemon runs in: expiries told in another are not this boot's instants.
     let bootID: String
-    /// Every run read, in order, started or not.
-    private(set) var runs: [RunLine] = []
-    /// The expiries told in this boot, in order.
-    private(set) var told: [ToldExpiry] = []
+    let maximumRuns: Int
+    let maximumTold: Int
+    /// The runs read, in order, started or not: the newest `maximumRuns`, from `runsHead`.
+    private var allRuns: [RunLine] = []
+    private var runsHead = 0
+    /// The numbers of the runs left out for `maximumRuns`, as ranges (consecutive, as a
+    /// daemon numbers them; at most 1,024 ranges, the last widened beyond).
+    private var leftOut: [ClosedRange<UInt64>] = []
+    /// The expiries told in this boot, in order: the newest `maximumTold`, from `toldHead`.
+    private var allTold: [ToldExpiry] = []
+    private var toldHead = 0
     /// Lines naming a told expiry, of any boot.
     private(set) var toldLines = 0
     /// The greatest run number a `started` line names.
@@ -40,13 +49,27 @@ struct OutboxScan {
     private var partial: [UInt8] = []
     private var partialLength = 0
 
-    init(lineLimit: Int, bootID: String) {
+    init(lineLimit: Int, bootID: String, maximumRuns: Int = 100_000, maximumTold: Int = 100_000) {
         self.lineLimit = lineLimit
         self.bootID = bootID
+        self.maximumRuns = max(maximumRuns, 1)
+        self.maximumTold = max(maximumTold, 1)
     }
 
+    /// The runs read (the newest `maximumRuns`), in order.
+    var runs: ArraySlice<RunLine> { allRuns[runsHead...] }
+    /// The expiries told in this boot (the newest `maximumTold`), in order.
+    var told: ArraySlice<ToldExpiry> { allTold[toldHead...] }
     /// The runs whose hooks are still to start, in order.
     var waiting: [RunLine] { runs.filter { $0.number > startedThrough } }
+    /// Runs whose hooks were still to start, left out for `maximumRuns`: more waited than
+    /// may (a damaged file, or a smaller backlog than before).
+    var droppedRuns: Int {
+        leftOut.reduce(0) { count, range in
+            let first = max(range.lowerBound, startedThrough + 1)
+            return first > range.upperBound ? count : count + Int(range.upperBound - first + 1)
+        }
+    }
     /// The bytes of a torn last line: after the last newline.
     var tornLength: Int64 { length - wholeLength }
     /// The number the next run written is to have.
@@ -97,13 +120,33 @@ struct OutboxScan {
                 return
             }
             lastRun = run.number
-            runs.append(RunLine(number: run.number, offset: offset, length: line.count))
+            if let dropped = Self.appendKeepingNewest(RunLine(number: run.number, offset: offset, length: line.count), to: &allRuns, head: &runsHead, maximum: maximumRuns) {
+                if let last = leftOut.last, last.upperBound + 1 == dropped.number || leftOut.count >= 1024 {
+                    leftOut[leftOut.count - 1] = last.lowerBound...dropped.number
+                } else {
+                    leftOut.append(dropped.number...dropped.number)
+                }
+            }
         case .told(let expiry, let boot):
             toldLines += 1
-            if boot == bootID { told.append(expiry) }
+            if boot == bootID { Self.appendKeepingNewest(expiry, to: &allTold, head: &toldHead, maximum: maximumTold) }
         case .started(let through):
             startedThrough = max(startedThrough, through)
         }
+    }
+
+    /// Appends `element`, leaving out the oldest beyond `maximum`; the one left out.
+    @discardableResult
+    private static func appendKeepingNewest<Element>(_ element: Element, to array: inout [Element], head: inout Int, maximum: Int) -> Element? {
+        array.append(element)
+        guard array.count - head > maximum else { return nil }
+        let dropped = array[head]
+        head += 1
+        if head >= 1024, head * 2 >= array.count {
+            array.removeFirst(head)
+            head = 0
+        }
+        return dropped
     }
 
     private mutating func bad(_ reason: String) {
