@@ -65,8 +65,8 @@ final class EventOutbox: @unchecked Sendable {
         /// Runs waiting, oldest at `head`.
         var waiting: [Run] = []
         var head = 0
-        /// The runs the runner took, oldest first, each until its hooks have started (which
-        /// they do in that order).
+        /// The runs the runner took, oldest first, each until its hooks have started (in
+        /// that order, but for a run with none to start).
         var taken: [Run] = []
         var nextNumber: UInt64 = 1
         /// What the last `started` line says.
@@ -229,9 +229,18 @@ final class EventOutbox: @unchecked Sendable {
                 }
             }
             let base = state.end
-            // Only runs are flushed: a told expiry matters only to the next start in this boot
-            // (after a reboot, its instant means nothing), which the page cache serves.
-            let written = Self.append(bytes, to: &state, &messages, flushing: !runs.isEmpty)
+            // Only runs are flushed, and before anyone hears of their event (SPEC §4: a run is
+            // never lost, a power loss included): one flush for the batch, paid only by those
+            // with hooks. A told expiry matters only to the next start in this boot (after a
+            // reboot, its instant means nothing), which the page cache serves.
+            let written = Self.append(bytes, to: &state, &messages, flushing: false)
+            if written, !runs.isEmpty, let file = state.file {
+                do throws(Errno) {
+                    try file.dataSync()
+                } catch {
+                    messages.append((.error, "cannot flush \(Self.fileName) in the state directory: \(error); its runs may be lost if the system stops now"))
+                }
+            }
             for run in runs {
                 let place: Place = written ? .file(offset: base + Int64(run.start), length: run.length, restored: false) : .memory(run.event)
                 state.appendWaiting(Run(number: run.number, place: place))
@@ -245,7 +254,7 @@ final class EventOutbox: @unchecked Sendable {
         }
         for (level, message) in messages { logger.log(level, message) }
         guard queueMaintenance else { return }
-        // The flush waits for the server's next turn, where the batch's watchers are written
+        // Compaction waits for the server's next turn, where the batch's watchers are written
         // to: it wakes another thread, which must not come before them.
         if let recordingQueue {
             recordingQueue.async { self.maintenance.async { self.maintain() } }
@@ -328,12 +337,15 @@ final class EventOutbox: @unchecked Sendable {
         }
     }
 
-    /// Every hook of run `number`, the oldest taken, has been started (or none was there).
+    /// Every hook of run `number`, a taken one, has been started (or none was there). Most
+    /// often the oldest taken; not always: a run with no hook to start (the hooks removed
+    /// meanwhile, a line that cannot be read back) is done at once, while older runs still
+    /// wait in the pool. The started mark covers only runs before the oldest still taken.
     func started(_ number: UInt64) {
         var messages: [(LogLevel, String)] = []
         let queue = state.withLock { state -> Bool in
-            precondition(state.taken.first?.number == number, "started(\(number)) of a run not the oldest taken")
-            state.taken.removeFirst()
+            guard let index = state.taken.firstIndex(where: { $0.number == number }) else { return false }
+            state.taken.remove(at: index)
             Self.mark(&state, &messages)
             // Worth a look only once the file may be cut, or a compaction may pay.
             guard state.liveStart.map({ $0 >= compactAbove }) ?? true else { return false }

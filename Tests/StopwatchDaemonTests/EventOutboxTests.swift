@@ -199,6 +199,20 @@ final class EventOutboxTests {
         #expect(!outbox.hasRuns)
     }
 
+    @Test("a run done before an older one (its hooks removed meanwhile) is marked only once the older has started")
+    func startedOutOfOrder() throws {
+        let outbox = try outbox()
+        outbox.record(EventBatch(events: [Self.event("a"), Self.event("b")]), withRuns: true)
+        let (first, _) = try #require(outbox.takeNext())
+        let (second, _) = try #require(outbox.takeNext())
+        // The runner found no hook for the second while the first still waits for a slot.
+        outbox.started(second)
+        #expect(!contents().contains(#"{"started""#), "nothing before the first is started yet")
+        outbox.started(first)
+        #expect(contents().hasSuffix(#"{"started":2}"# + "\n"))
+        #expect(!outbox.hasRuns)
+    }
+
     @Test("with no runs to keep and no expiry, nothing is written")
     func nothingWithoutHooks() throws {
         let outbox = try outbox()
