@@ -182,8 +182,9 @@ package enum Daemon {
             // A countdown that expired while the daemon was down is due at once: its expiry is
             // told in the queue's next turn, with how late it is.
             stopwatches.resumeCountdowns(told: outbox.restoredExpiries)
-            // Those it recorded are saved (the store retries what failed, and says so then).
-            if !store.hasUnsavedChanges { outbox.expiriesSaved() }
+            // Those it recorded are saved in later turns; the store says when all are
+            // (`whenAllSaved`), or at once when none waits.
+            if store.isAllSaved { outbox.expiriesSaved() }
             if let idleExit {
                 startIdleExit(idleExit, server: server, hooks: hooks, stopwatches: stopwatches, store: store, history: history, logger: logger) {
                     stopAndExit(0, $0)

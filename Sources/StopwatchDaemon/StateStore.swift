@@ -48,6 +48,9 @@ final class StateStore: @unchecked Sendable {
     /// now would lose it. (Those waiting for their turn, `saveSoon`, are written at exit.)
     /// Once the last is written, `problemChanged(nil)` says so.
     var hasUnsavedChanges: Bool { !unsaved.isEmpty }
+    /// Nothing failed to save and nothing waits to be (`saveSoon`): `whenAllSaved` is not
+    /// to be waited for.
+    var isAllSaved: Bool { dueSoon.isEmpty && unsaved.isEmpty }
     /// Names `saveSoon` is to write, in order, and whether a turn of the queue is asked for.
     private var dueSoon: [String] = []
     private var dueSoonNames: Set<StopwatchKey> = []

@@ -118,7 +118,7 @@ final class StopwatchService {
     ///
     /// `told`: the expiries the outbox says were told in this boot (a crash came before
     /// their files said so). One whose countdown is still due at that very instant is
-    /// recorded as expired and saved, without being told again; any other (a countdown set
+    /// recorded as expired and saved soon, without being told again; any other (a countdown set
     /// anew, resumed or retargeted since) is not that expiry, and changes nothing.
     func resumeCountdowns(told: [ToldExpiry] = []) {
         var recorded: [String] = []
@@ -126,9 +126,11 @@ final class StopwatchService {
             guard let useCase = registry.created(expiry.name), useCase.state.current.expiry == expiry.instant,
                 let after = try? perform(.expire, on: useCase), after.hasExpired
             else { continue }
-            storage.save(expiry.name, after)
             recorded.append(expiry.name)
         }
+        // In later turns, their flushes shared: after a crash in a storm these are thousands,
+        // and one at a time (two flushes each) would hold READY back.
+        if !recorded.isEmpty { storage.saveSoon(recorded) }
         if !recorded.isEmpty {
             let named = recorded.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (recorded.count > 3 ? " and \(recorded.count - 3) more" : "")
             logger.info("\(recorded.count) expir\(recorded.count == 1 ? "y" : "ies") told before stopwatchd stopped, not yet saved, recorded now without telling again: \(named)")
