@@ -99,6 +99,7 @@ do {
     // Typed throws: `error` is a ClientError, and every case of it is public.
     switch error {
     case .unreachable(let path, let reason): print("unreachable \(error.exitStatus): \(path): \(reason)")
+    case .connectionClosed(let path, let reason): print("connection closed \(error.exitStatus): \(path): \(reason)")
     case .permissionDenied(let path): print("permission denied \(error.exitStatus): \(path)")
     case .bridgeFailed(let command, let reason): print("bridge failed \(error.exitStatus): \(command): \(reason)")
     case .protocolViolation(let reason): print("protocol violation \(error.exitStatus): \(reason)")
