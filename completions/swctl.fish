@@ -161,6 +161,7 @@ complete -c stopwatchd -l hook-dir -x -a '(__fish_complete_directories)' -d 'hoo
 complete -c stopwatchd -l hook-timeout -x -d 'time a hook may run before SIGTERM'
 complete -c stopwatchd -l max-hooks-running -x -d 'hooks running at once'
 complete -c stopwatchd -l hook-backlog -x -d 'hook runs waiting to start, kept on disk'
+complete -c stopwatchd -l history-memory -x -d 'memory all history streams may hold together'
 complete -c stopwatchd -l history-days -x -d 'days of history kept'
 complete -c stopwatchd -l exit-idle -x -d 'exit when idle this long (socket-activated only)'
 complete -c stopwatchd -s h -l help -d 'show the help'
