@@ -101,6 +101,9 @@ struct HistoryMemoryTests {
         // Complete: the second begins, and being empty it is granted at once.
         a.account.endWholeReply()
         #expect(b.grants == [Self.minimum])
+        // As a stream does when it ends: the budget holds the reply's owner until then.
+        a.account.close()
+        b.account.close()
     }
 
     @Test("closing gives everything back, leaves the queues, and serves those waiting")
