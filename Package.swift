@@ -64,7 +64,7 @@ let package = Package(
         ),
         .testTarget(name: "StopWatchCoreTests", dependencies: ["StopWatchCore", "StopWatchTesting", "LinuxSystem"], swiftSettings: strict),
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"], swiftSettings: strict),
-        // The system layer's own logic (SHA-256), without a daemon.
+        // The system layer's own logic (SHA-256, byte search, whole nanoseconds), without a daemon.
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: strict),
         .testTarget(name: "StopwatchdClientTests", dependencies: ["StopwatchdClient", "swctl"], swiftSettings: strict),
         // What more than one test target uses (a file lease), once: internal to the tests, no
