@@ -6,10 +6,10 @@
 #       Benchmarks) says `package` for what other targets use;
 #   (b) every top-level public type, typealias, function or constant of a product's
 #       targets, and every extension with public members of a type not listed, is listed
-#       in README.md's "Public API" section, under its product;
+#       in docs/API.md's "Public API" section, under its product;
 #   (c) everything listed there still exists, public, in that product's targets.
 #
-# The README section reads, for each library product of Package.swift:
+# That section reads, for each library product of Package.swift:
 #
 #   ### `StopwatchdClient`
 #   - `StopwatchClient`: what it is for.
@@ -17,11 +17,11 @@
 #
 #   bash Tests/api/public-api.sh            # from anywhere in the repository
 #
-# Exits 0 when the public API matches the README, 1 otherwise, naming each file:line.
+# Exits 0 when the public API matches docs/API.md, 1 otherwise, naming each file:line.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-readme=README.md
+readme=docs/API.md
 failures=0
 fail() {
     echo "FAIL: $*" >&2
@@ -128,8 +128,8 @@ declared_names() {
         }'
 }
 
-# The names README.md lists under product $1: the first `code` of each list item of its
-# "### `Product`" subsection of "## Public API", as "name<TAB>README.md:line".
+# The names docs/API.md lists under product $1: the first `code` of each list item of its
+# "### `Product`" subsection of "## Public API", as "name<TAB>docs/API.md:line".
 listed_names() {
     awk -v product="$1" -v readme="$readme" '
         /^## / { inSection = ($0 ~ /^## Public API[[:space:]]*$/); inProduct = 0; next }
