@@ -19,7 +19,7 @@ MANDIR ?= $(PREFIX)/share/man
 BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/site-functions
 FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
-# The hooks the project ships, to link into a hook directory (README "Hooks").
+# The hooks the project ships, to link into a hook directory (docs/HOOKS.md).
 HOOKS_DIR ?= $(PREFIX)/share/stopwatchd/hooks
 HOOKS = notify
 

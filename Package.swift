@@ -2,7 +2,7 @@
 import PackageDescription
 
 // No package dependencies: the Swift toolchain only (SPEC §1). The targets draw the
-// architecture (SPEC §8, README "Architecture"); each depends only on those below it:
+// architecture (SPEC §8, docs/ARCHITECTURE.md); each depends only on those below it:
 //
 //   stopwatchd ─► StopwatchDaemon ─► UserDatabase
 //                      │

@@ -1,6 +1,6 @@
 import Varlink
 
-/// `swctl report`'s output (README "Where the time went", swctl(1)).
+/// `swctl report`'s output (docs/HISTORY.md, swctl(1)).
 package enum ReportText {
     /// The table for people; `bars` (on a terminal) adds a bar per row scaled to the longest
     /// and, per day, a chart of the days.

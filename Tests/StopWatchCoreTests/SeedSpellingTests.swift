@@ -30,8 +30,8 @@ struct SeedSpellingTests {
         #expect(useCase.state.current.state == .counting(.zero))
     }
 
-    @Test("the README's example compiles and counts")
-    func readmeExample() throws {
+    @Test("the core's example in docs/ARCHITECTURE.md compiles and counts")
+    func documentedExample() throws {
         let stopWatch = UseCase<StopWatchCommand>(.stopped) { store in
             // Runs once.
             return { command in
