@@ -28,12 +28,12 @@ BUILD_DIR ?= .build-release
 SWIFT_BUILD = $(SWIFT) build -c release --static-swift-stdlib --scratch-path $(BUILD_DIR)
 BINARIES = stopwatchd swctl
 # A status bar or a key binding starts swctl for every click: fully static, it skips the
-# dynamic loader (libstdc++ alone costs ~1 ms) and starts about as fast as /bin/true
+# dynamic loader (and its relocation of libstdc++) and starts about as fast as /bin/true
 # (docs/PERFORMANCE.md). lld, because it does not repeat glibc's warning that static
 # binaries may dlopen. Here, not in Package.swift: `unsafeFlags` there would stop other
 # packages from depending on this one. The order file puts the code a one-shot swctl runs
 # together at the front, so it faults in a few 64 KiB windows instead of pages spread over
-# 5 MiB (Benchmarks/swctl-layout/order.sh regenerates it; a stale one only costs speed).
+# all of its code (Benchmarks/swctl-layout/order.sh regenerates it; a stale one only costs speed).
 # Without the file (a tarball without Benchmarks/), the link goes on without it.
 SWCTL_ORDER ?= $(CURDIR)/Benchmarks/swctl-layout/swctl.order
 SWCTL_ORDERING = $(if $(wildcard $(SWCTL_ORDER)),-Xlinker '--symbol-ordering-file=$(SWCTL_ORDER)' -Xlinker --no-warn-symbol-ordering)

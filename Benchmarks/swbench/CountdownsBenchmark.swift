@@ -12,7 +12,7 @@ enum CountdownsBenchmark {
         let count = plan.unwatchedCountdowns
         let stateFiles = try context.subdirectory("countdowns") + "/state/stopwatches"
         // The soon ones span the settling and the window, and time beyond for the start (a
-        // restore of 10,000 takes a second on a busy machine): expiries fall all through
+        // restore of 10,000 is slow on a busy machine): expiries fall all through
         // the window, a whole number per second.
         let first = Duration.seconds(1)
         let span = plan.settle + plan.wakeupWindow + .seconds(10)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Writes swctl.order: the functions a one-shot swctl runs, in the order callgrind first meets
 # them, for the Makefile to link first (lld --symbol-ordering-file). A status-bar click then
-# touches a few 64 KiB windows of swctl's code instead of pages spread over its 5 MiB, and
+# touches a few 64 KiB windows of swctl's code instead of pages spread over all of it, and
 # each window it touches is a page fault (docs/PERFORMANCE.md, "Where swctl's start-up goes").
 # A stale list costs only speed: lld places the names it finds and ignores the rest.
 #

@@ -3,7 +3,8 @@ extension Duration {
     /// which fit no `Int64`, it saturates instead of trapping.
     package var nanoseconds: Int64 {
         // From the attoseconds, not `components`: that splits into seconds with 128-bit
-        // arithmetic of its own, four times slower, and a Lap converts every lap (10,000).
+        // arithmetic of its own, slower than this one division, and a Lap converts every lap
+        // (up to 10,000; docs/PERFORMANCE.md, "Laps").
         let whole = attoseconds / 1_000_000_000
         guard let nanoseconds = Int64(exactly: whole) else { return whole < 0 ? .min : .max }
         return nanoseconds

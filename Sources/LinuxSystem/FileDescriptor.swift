@@ -29,8 +29,9 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
 
     /// Reads at most `count` bytes; an empty result means end of file.
     package func read(upTo count: Int) throws(Errno) -> [UInt8] {
-        // Into uninitialised capacity: zeroing 64 KiB for a 100-byte reply cost `swctl status`
-        // 16 page faults and 70,000 instructions (docs/PERFORMANCE.md).
+        // Into uninitialised capacity: zeroing the whole buffer for a reply of a hundred bytes
+        // or so faulted in every page of it, which a one-shot `swctl status` pays in full
+        // (docs/PERFORMANCE.md).
         var failure: Errno?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             do throws(Errno) {

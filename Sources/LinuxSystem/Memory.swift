@@ -11,8 +11,8 @@ private func mallocOption(_ option: CInt, _ value: CInt) -> CInt
 package enum Memory {
     /// At most `count` malloc arenas. glibc makes one per thread that allocates, up to 8 per
     /// core, and each keeps the memory it once held: a daemon whose work moves between
-    /// dispatch's worker threads crept up by megabytes after bursts of clients (500 watchers
-    /// connecting and leaving, ten times: +5 MiB with the default, +1.4 MiB with two arenas).
+    /// dispatch's worker threads crept up after each burst of clients, by several times what
+    /// it grows with two arenas (docs/PERFORMANCE.md).
     /// `MALLOC_ARENA_MAX` in the environment, when set, wins.
     package static func limitArenas(to count: Int) {
         // M_ARENA_MAX, a C macro.
@@ -29,9 +29,9 @@ package enum Memory {
     /// Unmaps the pages of code and constants that start-up touched (the program, the Swift
     /// runtime linked into it, libc, libstdc++): they are the file's, unchanged, so they
     /// stay in the page cache and what is used again is mapped again from it (a minor fault
-    /// per 64 KiB). Mapped, they count in the resident size while the daemon idles: 4.4 of
-    /// its 7.3 MiB were the program's text, mapped 64 KiB at a time around what start-up
-    /// ran (docs/PERFORMANCE.md). Returns the bytes of the ranges released.
+    /// per 64 KiB). Mapped, they count in the resident size while the daemon idles, and
+    /// they were most of it: the program's text, mapped 64 KiB at a time around what
+    /// start-up ran (docs/PERFORMANCE.md). Returns the bytes of the ranges released.
     @discardableResult
     package static func releaseCodePages() -> Int {
         clinux_release_read_only_segments()

@@ -14,7 +14,8 @@ package struct ProcessEnvironment: Sendable {
     }
 
     /// The variables of this process, each looked up when asked for: copying the whole
-    /// environment into a dictionary was 60% of the instructions `swctl status` ran.
+    /// environment into a dictionary was most of what a one-shot `swctl status` did
+    /// (docs/PERFORMANCE.md).
     package static var current: ProcessEnvironment {
         ProcessEnvironment(source: .process)
     }

@@ -42,8 +42,8 @@ package enum StopwatchName {
 
     /// The rule for a name of printable ASCII (nearly every name), byte by byte; nil for
     /// any other name, which `isValidByScalars` reads (Unicode's white space and C1
-    /// controls are not ASCII). The daemon checks the name of every call: the scalars'
-    /// properties cost more than the rest of a Get's dispatch.
+    /// controls are not ASCII). The daemon checks the name of every call, and looking up
+    /// each scalar's Unicode properties is slow beside comparing bytes.
     package static func asciiVerdict(_ name: String) -> Bool? {
         let utf8 = name.utf8
         guard let first = utf8.first, let last = utf8.last else { return false }

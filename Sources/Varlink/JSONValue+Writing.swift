@@ -45,7 +45,7 @@ extension JSONValue {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// `value` in decimal, as `String(value)` spells it, written straight into `bytes`:
-    /// making a `String` of each number was a third of the daemon's instructions for a Lap
+    /// making a `String` of each number was the largest part of the daemon's work for a Lap
     /// on 10,000 laps (docs/PERFORMANCE.md, "Laps"), and a cost in every reply.
     package static func writeInteger(_ value: Int64, into bytes: inout [UInt8]) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }

@@ -15,7 +15,7 @@ package enum JSONValue: Equatable, Sendable {
 /// A JSON object: keys in order, each once.
 package struct JSONObject: Equatable, Sendable, ExpressibleByDictionaryLiteral {
     /// Members, not tuples: an array of tuples is destroyed through the tuple's metadata,
-    /// member by member, which cost a tenth of a Get's instructions.
+    /// member by member, a cost every reply paid (docs/PERFORMANCE.md).
     package private(set) var members: [JSONMember]
 
     package init(_ members: [JSONMember] = []) {

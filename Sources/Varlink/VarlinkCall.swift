@@ -28,7 +28,8 @@ package struct VarlinkCall: Equatable, Sendable {
     }
 
     /// Found in the UTF-8 bytes, where a dot is one byte and a boundary of characters too:
-    /// searching the characters (grapheme breaking at each step) cost 2,000 instructions a call.
+    /// searching the characters breaks graphemes at each step, a cost every call paid
+    /// (docs/PERFORMANCE.md).
     private var lastDot: String.Index? {
         method.utf8.lastIndex(of: UInt8(ascii: "."))
     }

@@ -194,7 +194,8 @@ package struct SwctlInvocation: Equatable, Sendable {
         var names = words.dropFirst()
         if keep || off, command != .timer { throw UsageError("--keep and --off go with timer") }
         if waitFor != nil || waitTimeout != nil, command != .wait { throw UsageError("--for and --timeout go with wait") }
-        // Not a `Set`: instantiating `Set<Command>` cost every swctl 100,000 instructions.
+        // Not a `Set`: `Set<Command>`'s metadata and the search for its `Hashable` conformance
+        // would be paid by every swctl at start (docs/PERFORMANCE.md).
         let isHistory = command == .log || command == .report
         if since != nil || until != nil || csv, !isHistory {
             throw UsageError("--since, --until and --csv go with log and report")
