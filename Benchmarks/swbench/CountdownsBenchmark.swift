@@ -11,9 +11,9 @@ enum CountdownsBenchmark {
         let plan = context.plan
         let count = plan.unwatchedCountdowns
         let stateFiles = try context.subdirectory("countdowns") + "/state/stopwatches"
-        // The soon ones span the settling and the window, and time beyond for the start (a
-        // restore of 10,000 is slow on a busy machine): expiries fall all through
-        // the window, a whole number per second.
+        // The soon ones span the settling and the window, and 10 s beyond for the start: a
+        // restore of 10,000 can take seconds on a busy machine, and 10 s cover it. So
+        // expiries fall all through the window, a whole number per second.
         let first = Duration.seconds(1)
         let span = plan.settle + plan.wakeupWindow + .seconds(10)
         let soonCount = Int(span.nanoseconds / plan.countdownExpirySpacing.nanoseconds)

@@ -73,8 +73,8 @@ struct HistoryOutputTests {
         #expect(Bar.string(huge, of: huge) == String(repeating: "█", count: 20))
         #expect(Bar.string(huge / 2, of: huge) == String(repeating: "█", count: 10))
         #expect(Bar.string(.max, of: .max) == String(repeating: "█", count: 20))
-        // café beside client call on 2026-11-23 in docs/HISTORY.md's example: 0:25:00 beside
-        // 3:12:40 is 20.76 eighths, rounded to 21.
+        // 0:25:00 beside a longest of 3:12:40, on 20 cells: 20.76 eighths of a cell, rounded
+        // to 21 (two cells and five eighths).
         #expect(Bar.string(1_500_000, of: 11_560_000) == "██▋")
         #expect(Bar.string(.max, of: .max) == String(repeating: "█", count: 20))
         #expect(Bar.string(.max / 2, of: .max) == String(repeating: "█", count: 10))
