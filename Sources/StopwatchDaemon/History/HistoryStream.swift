@@ -93,7 +93,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         }
 
         /// Keeps `bytes`, the start of a line that goes on in the next chunk.
-        mutating func carry(_ bytes: UnsafeRawBufferPointer) {
+        mutating func keepLineStart(_ bytes: UnsafeRawBufferPointer) {
             switch carry {
             case .longLine:
                 return
@@ -411,7 +411,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         }
         if lines < limit, lineStart < count, isBuilding {
             // The end of the chunk is the start of a line that goes on in the next one.
-            self.reading?.carry(UnsafeRawBufferPointer(rebasing: chunk[lineStart..<count]))
+            self.reading?.keepLineStart(UnsafeRawBufferPointer(rebasing: chunk[lineStart..<count]))
             lineStart = count
         }
         self.reading?.offset += Int64(lineStart)
