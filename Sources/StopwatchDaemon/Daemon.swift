@@ -10,6 +10,11 @@ import Varlink
 package enum Daemon {
     /// Starts serving and never returns; SIGTERM, SIGINT or SIGHUP ends the process with status 0.
     /// Throws only when it cannot start.
+    ///
+    /// Built in stages, in this order, each from what the ones before made: the socket and
+    /// what is checked before it is bound (`Entrance`), the queue and what every part tells
+    /// (`Core`), the state on disk (`Storage`), the stopwatches' service and its server
+    /// (`Service`), then signals, the watchdog and serving (`Lifecycle`).
     package static func run(options: DaemonOptions, environment: ProcessEnvironment) throws(DaemonStartError) -> Never {
         let logger = Logger(minimumLevel: options.logLevel, journald: environment["JOURNAL_STREAM"] != nil)
         // First, while fds 3 and up are still only what systemd passed.
@@ -17,195 +22,286 @@ package enum Daemon {
         Signals.ignore(SIGPIPE)
         if environment["MALLOC_ARENA_MAX"] == nil { Memory.limitArenas(to: 2) }
 
-        var allowedGroup: gid_t?
-        if let name = options.allowGroup {
-            guard let gid = try? Users.groupID(named: name) else {
-                throw DaemonStartError("--allow-group: there is no group named '\(name)'; create it (groupadd \(name), or systemd-sysusers with the package's sysusers.d entry) or name another")
-            }
-            allowedGroup = gid
-        }
-
-        // Before the socket: a hook directory refused leaves nothing behind.
-        let hookDirectory = try HookRunner.openDirectory(options: options, environment: environment, logger: logger)
-        let listener = try listeningSocket(options: options, environment: environment, group: allowedGroup, activated: activated)
-        // Every client costs a descriptor: keep some for the daemon's own files.
-        let openFileLimit = ResourceLimits.raiseOpenFileLimit()
-        let reservedDescriptors = 64
-        let maximumConnections = min(options.maximumConnections, max(openFileLimit - reservedDescriptors, 1))
-        if maximumConnections < options.maximumConnections {
-            logger.warning("only \(maximumConnections) connections at once: the open file limit is \(openFileLimit)")
-        }
-        let queue = DispatchQueue(label: "stopwatchd.server")
-        let clock = BootClock()
-        let timers = DispatchTickTimerFactory()
-        let registry = StopwatchRegistry(limit: options.maximumStopwatches, queue: queue) { snapshot in
-            StopWatchUseCase(snapshot, clock: clock, timers: timers, tick: options.tick)
-        }
-        let stateDirectory = StateLocation.path(
-            option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
+        let entrance = try Entrance(options: options, environment: environment, activated: activated, logger: logger)
+        let core = Core(options: options, environment: environment)
+        let storage = try Storage(options: options, environment: environment, core: core, listener: entrance.listener, logger: logger)
+        let service = Service(options: options, core: core, storage: storage, entrance: entrance, logger: logger)
+        let lifecycle = try Lifecycle(
+            environment: environment, core: core, storage: storage, service: service, listener: entrance.listener, logger: logger
         )
-        let status = StatusReporter(notifier: SystemdNotifier(environment), queue: queue) {
-            "\(registry.createdCount) stopwatch\(registry.createdCount == 1 ? "" : "es"), \(registry.countingCount) counting, \(registry.watcherCount) watched"
-        }
-        // Told by every part that can keep the daemon busy; nil without --exit-idle.
-        let idleExit = options.exitIdle.map { IdleExit(period: $0, queue: queue, clock: clock, timers: DispatchTickTimerFactory()) }
-        let store = StateStore(
-            directory: stateDirectory,
-            maximumLaps: options.maximumLaps,
-            logger: logger,
-            queue: queue,
-            currentSnapshot: { registry.created($0)?.state.current },
-            problemChanged: {
-                status.savingProblemChanged($0)
-                idleExit?.activityMayHaveChanged()
-            }
-        )
-        // A counting stopwatch's file keeps its origin on the wall clock, for after a reboot:
-        // written again after a step, the step is neither added nor lost then. Watched from
-        // before the restore, so a step while it runs is seen too.
-        let clockSteps: WallClockStepWatch?
-        do {
-            clockSteps = try WallClockStepWatch(queue: queue) {
-                let counting = registry.createdStopwatches.filter { $0.useCase.state.current.state.isCounting }
-                for (name, useCase) in counting { store.save(name, useCase.state.current) }
-                logger.info("the wall clock was set; \(counting.count) counting stopwatch\(counting.count == 1 ? "" : "es") written again against it")
-            }
-        } catch {
-            clockSteps = nil
-            logger.warning("cannot watch for wall clock steps (\(error)); a counting stopwatch may gain or lose a step across a reboot")
-        }
-        // On the queue, as every use of the store and registry; its error comes back as a value
-        // since `sync` does not carry a typed throw.
-        let restored = queue.sync { () -> Result<Void, DaemonStartError> in
-            Result { () throws(DaemonStartError) in try restore(from: store, into: registry, logger: logger) }
-        }
-        do {
-            try restored.get()
-        } catch {
-            // Bound already: leave no socket file that nobody answers on.
-            listener.removeOwnedSocket()
-            throw error
-        }
-        let history = HistoryJournal(
-            openDirectory: { () throws(Errno) in try store.openHistoryDirectory() },
-            openDirectoryToRead: { () throws(Errno) in try store.openHistoryDirectoryToRead() },
-            logger: logger,
-            queue: queue,
-            wallClock: SystemWallClock(),
-            keepDays: options.historyDays,
-            problemChanged: {
-                status.historyProblemChanged($0)
-                idleExit?.activityMayHaveChanged()
-            }
-        )
-        queue.sync { history.start() }
-        // Once the state directory is open and locked (the restore did it): runs an earlier
-        // daemon left waiting start now, late.
-        let outbox = EventOutbox(
-            directory: store.openOutboxDirectory(),
-            backlog: options.hookBacklog,
-            lineLimit: StopwatchFileReader.maximumFileSize(maximumLaps: options.maximumLaps) + 4096,
-            logger: logger,
-            recordingQueue: queue
-        )
-        queue.sync { store.whenAllSaved = { outbox.expiriesSaved() } }
-        let hooks = HookRunner.start(directory: hookDirectory, options: options, outbox: outbox, logger: logger)
-        let service = VarlinkService(info: VarlinkService.Info(
-            vendor: Version.vendor, product: "stopwatchd", version: Version.number, url: Version.url
-        ))
-        let stopwatches = StopwatchService(
-            registry: registry,
-            storage: store,
-            clock: clock,
-            expiryTimers: BootTimerFactory(logger: logger),
-            queue: queue,
-            maximumLaps: options.maximumLaps,
-            maximumPendingEvents: options.maximumPendingEvents,
-            logger: logger,
-            changed: {
-                status.changed()
-                // Countdowns' expiries change with the stopwatches.
-                idleExit?.activityMayHaveChanged()
-            },
-            tell: { batch in
-                // Written before anyone hears of it; an event's runs only while a hook
-                // directory exists (read again when they start).
-                let withRuns = !batch.events.isEmpty && hooks.directoryExists
-                outbox.record(batch, withRuns: withRuns)
-                if withRuns { hooks.wake() }
-            },
-            history: history,
-            historyMemory: HistoryMemory(limit: options.historyMemory)
-        )
-        service.register(stopwatches.interface)
-        let server = VarlinkServer(
-            listener: listener.descriptor,
-            queue: queue,
-            service: service,
-            policy: PeerPolicy(daemonUID: Users.effectiveUserID, allowedGroup: allowedGroup),
-            limits: ConnectionLimits(
-                maximumMessageSize: options.maximumMessageSize,
-                messageTimeout: options.messageTimeout,
-                writeTimeout: options.writeTimeout,
-                idleTimeout: options.idleTimeout
-            ),
-            maximumConnections: maximumConnections,
-            maximumConnectionsPerUser: options.maximumConnectionsPerUser ?? max(maximumConnections / 4, 1),
-            logger: logger
-        )
-
-        // On the queue: no client is served, and nothing changes, once it begins.
-        let stopAndExit: @Sendable (CInt, String?) -> Never = { exitStatus, note in
-            status.send(["STOPPING=1"], note: note)
-            server.stop()
-            store.saveBeforeExit()
-            outbox.flushBeforeExit()
-            history.writeBeforeExit()
-            listener.removeOwnedSocket()
-            CurrentProcess.exit(exitStatus)
-        }
-        let signalSources = handleTerminationSignals(on: queue) { signal in
-            logger.info("received \(Signals.name(of: signal)), stopping")
-            stopAndExit(0, nil)
-        }
-        let watchdog = startWatchdog(environment, on: queue)
-        let startFailure: Errno? = queue.sync {
-            do throws(Errno) {
-                try server.start { failure in
-                    // EX_SOFTWARE: a failure, so that systemd starts it again.
-                    logger.error("\(failure); stopping")
-                    stopAndExit(70, nil)
-                }
-            } catch {
-                return error
-            }
-            // A countdown that expired while the daemon was down is due at once: its expiry is
-            // told in the queue's next turn, with how late it is.
-            stopwatches.resumeCountdowns(told: outbox.restoredExpiries)
-            // Those it recorded are saved in later turns; the store says when all are
-            // (`whenAllSaved`), or at once when none waits.
-            if store.isAllSaved { outbox.expiriesSaved() }
-            if let idleExit {
-                startIdleExit(idleExit, server: server, hooks: hooks, stopwatches: stopwatches, store: store, history: history, logger: logger) {
-                    stopAndExit(0, $0)
-                }
-            }
-            // Listening and restored: clients may come.
-            status.send(["READY=1"])
-            return nil
-        }
-        if let startFailure {
-            listener.removeOwnedSocket()
-            throw DaemonStartError("cannot wait for clients on \(listener.name): \(startFailure)")
-        }
-        logger.info("stopwatchd \(Version.number) listening on \(listener.name), tick \(DurationText.string(options.tick))")
+        logger.info("stopwatchd \(Version.number) listening on \(entrance.listener.name), tick \(DurationText.string(options.tick))")
         // Start-up's code (options, restoring, logging) is not needed while idle: what serving
         // needs is mapped again at its first use. Here, on the thread that started: done later
         // on the queue, the worker thread that ran it ended seconds afterwards, a wake-up in
         // the middle of the idle period.
         Memory.releaseCodePages()
-        withExtendedLifetime((server, signalSources, listener.instanceLock, store, status, watchdog, clockSteps, history, idleExit)) {
+        withExtendedLifetime((entrance, core, storage, service, lifecycle)) {
             CurrentProcess.parkForever()
+        }
+    }
+
+    /// The socket clients connect to, and what may refuse the start before it is bound.
+    private struct Entrance {
+        let allowedGroup: gid_t?
+        let hookDirectory: HookDirectory
+        let listener: ListeningSocket
+        /// `--max-connections`, or fewer when the open file limit cannot serve as many.
+        let maximumConnections: Int
+
+        init(options: DaemonOptions, environment: ProcessEnvironment, activated: ListeningSocket?, logger: Logger) throws(DaemonStartError) {
+            if let name = options.allowGroup {
+                guard let gid = try? Users.groupID(named: name) else {
+                    throw DaemonStartError("--allow-group: there is no group named '\(name)'; create it (groupadd \(name), or systemd-sysusers with the package's sysusers.d entry) or name another")
+                }
+                allowedGroup = gid
+            } else {
+                allowedGroup = nil
+            }
+            // Before the socket: a hook directory refused leaves nothing behind.
+            hookDirectory = try HookRunner.openDirectory(options: options, environment: environment, logger: logger)
+            listener = try listeningSocket(options: options, environment: environment, group: allowedGroup, activated: activated)
+            // Every client costs a descriptor: keep some for the daemon's own files.
+            let openFileLimit = ResourceLimits.raiseOpenFileLimit()
+            let reservedDescriptors = 64
+            maximumConnections = min(options.maximumConnections, max(openFileLimit - reservedDescriptors, 1))
+            if maximumConnections < options.maximumConnections {
+                logger.warning("only \(maximumConnections) connections at once: the open file limit is \(openFileLimit)")
+            }
+        }
+    }
+
+    /// The server's queue, on which everything below runs, the clocks, the stopwatches in
+    /// memory, and what every part tells of a change: the status line, and the idle exit.
+    private struct Core {
+        let queue: DispatchQueue
+        let clock: BootClock
+        let registry: StopwatchRegistry
+        let status: StatusReporter
+        /// Told by every part that can keep the daemon busy; nil without --exit-idle.
+        let idleExit: IdleExit?
+
+        init(options: DaemonOptions, environment: ProcessEnvironment) {
+            let queue = DispatchQueue(label: "stopwatchd.server")
+            let clock = BootClock()
+            let timers = DispatchTickTimerFactory()
+            let registry = StopwatchRegistry(limit: options.maximumStopwatches, queue: queue) { snapshot in
+                StopWatchUseCase(snapshot, clock: clock, timers: timers, tick: options.tick)
+            }
+            self.queue = queue
+            self.clock = clock
+            self.registry = registry
+            status = StatusReporter(notifier: SystemdNotifier(environment), queue: queue) {
+                "\(registry.createdCount) stopwatch\(registry.createdCount == 1 ? "" : "es"), \(registry.countingCount) counting, \(registry.watcherCount) watched"
+            }
+            idleExit = options.exitIdle.map { IdleExit(period: $0, queue: queue, clock: clock, timers: DispatchTickTimerFactory()) }
+        }
+    }
+
+    /// The state directory: the stopwatches restored from it, the history and the hooks'
+    /// outbox in it. A restore that fails removes the socket the entrance bound.
+    private struct Storage {
+        let store: StateStore
+        let clockSteps: WallClockStepWatch?
+        let history: HistoryJournal
+        let outbox: EventOutbox
+
+        init(options: DaemonOptions, environment: ProcessEnvironment, core: Core, listener: ListeningSocket, logger: Logger) throws(DaemonStartError) {
+            let (queue, registry, status, idleExit) = (core.queue, core.registry, core.status, core.idleExit)
+            let stateDirectory = StateLocation.path(
+                option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
+            )
+            let store = StateStore(
+                directory: stateDirectory,
+                maximumLaps: options.maximumLaps,
+                logger: logger,
+                queue: queue,
+                currentSnapshot: { registry.created($0)?.state.current },
+                problemChanged: {
+                    status.savingProblemChanged($0)
+                    idleExit?.activityMayHaveChanged()
+                }
+            )
+            self.store = store
+            // Watched from before the restore, so a step while it runs is seen too.
+            clockSteps = Self.watchClockSteps(queue: queue, registry: registry, store: store, logger: logger)
+            // On the queue, as every use of the store and registry; its error comes back as a value
+            // since `sync` does not carry a typed throw.
+            let restored = queue.sync { () -> Result<Void, DaemonStartError> in
+                Result { () throws(DaemonStartError) in try restore(from: store, into: registry, logger: logger) }
+            }
+            do {
+                try restored.get()
+            } catch {
+                // Bound already: leave no socket file that nobody answers on.
+                listener.removeOwnedSocket()
+                throw error
+            }
+            let history = HistoryJournal(
+                openDirectory: { () throws(Errno) in try store.openHistoryDirectory() },
+                openDirectoryToRead: { () throws(Errno) in try store.openHistoryDirectoryToRead() },
+                logger: logger,
+                queue: queue,
+                wallClock: SystemWallClock(),
+                keepDays: options.historyDays,
+                problemChanged: {
+                    status.historyProblemChanged($0)
+                    idleExit?.activityMayHaveChanged()
+                }
+            )
+            queue.sync { history.start() }
+            self.history = history
+            // Once the state directory is open and locked (the restore did it): runs an earlier
+            // daemon left waiting start now, late.
+            let outbox = EventOutbox(
+                directory: store.openOutboxDirectory(),
+                backlog: options.hookBacklog,
+                lineLimit: StopwatchFileReader.maximumFileSize(maximumLaps: options.maximumLaps) + 4096,
+                logger: logger,
+                recordingQueue: queue
+            )
+            queue.sync { store.whenAllSaved = { outbox.expiriesSaved() } }
+            self.outbox = outbox
+        }
+
+        /// A counting stopwatch's file keeps its origin on the wall clock, for after a reboot:
+        /// written again after a step, the step is neither added nor lost then.
+        private static func watchClockSteps(
+            queue: DispatchQueue,
+            registry: StopwatchRegistry,
+            store: StateStore,
+            logger: Logger
+        ) -> WallClockStepWatch? {
+            do {
+                return try WallClockStepWatch(queue: queue) {
+                    let counting = registry.createdStopwatches.filter { $0.useCase.state.current.state.isCounting }
+                    for (name, useCase) in counting { store.save(name, useCase.state.current) }
+                    logger.info("the wall clock was set; \(counting.count) counting stopwatch\(counting.count == 1 ? "" : "es") written again against it")
+                }
+            } catch {
+                logger.warning("cannot watch for wall clock steps (\(error)); a counting stopwatch may gain or lose a step across a reboot")
+                return nil
+            }
+        }
+    }
+    /// The stopwatches' service, the hooks it wakes, and the server that answers clients
+    /// with it (not serving yet).
+    private struct Service {
+        let hooks: HookRunner
+        let stopwatches: StopwatchService
+        let server: VarlinkServer
+
+        init(options: DaemonOptions, core: Core, storage: Storage, entrance: Entrance, logger: Logger) {
+            let (status, idleExit, outbox) = (core.status, core.idleExit, storage.outbox)
+            let hooks = HookRunner.start(directory: entrance.hookDirectory, options: options, outbox: outbox, logger: logger)
+            let service = VarlinkService(info: VarlinkService.Info(
+                vendor: Version.vendor, product: "stopwatchd", version: Version.number, url: Version.url
+            ))
+            let stopwatches = StopwatchService(
+                registry: core.registry,
+                storage: storage.store,
+                clock: core.clock,
+                expiryTimers: BootTimerFactory(logger: logger),
+                queue: core.queue,
+                maximumLaps: options.maximumLaps,
+                maximumPendingEvents: options.maximumPendingEvents,
+                logger: logger,
+                changed: {
+                    status.changed()
+                    // Countdowns' expiries change with the stopwatches.
+                    idleExit?.activityMayHaveChanged()
+                },
+                tell: { batch in
+                    // Written before anyone hears of it; an event's runs only while a hook
+                    // directory exists (read again when they start).
+                    let withRuns = !batch.events.isEmpty && hooks.directoryExists
+                    outbox.record(batch, withRuns: withRuns)
+                    if withRuns { hooks.wake() }
+                },
+                history: storage.history,
+                historyMemory: HistoryMemory(limit: options.historyMemory)
+            )
+            service.register(stopwatches.interface)
+            self.hooks = hooks
+            self.stopwatches = stopwatches
+            server = VarlinkServer(
+                listener: entrance.listener.descriptor,
+                queue: core.queue,
+                service: service,
+                policy: PeerPolicy(daemonUID: Users.effectiveUserID, allowedGroup: entrance.allowedGroup),
+                limits: ConnectionLimits(
+                    maximumMessageSize: options.maximumMessageSize,
+                    messageTimeout: options.messageTimeout,
+                    writeTimeout: options.writeTimeout,
+                    idleTimeout: options.idleTimeout
+                ),
+                maximumConnections: entrance.maximumConnections,
+                maximumConnectionsPerUser: options.maximumConnectionsPerUser ?? max(entrance.maximumConnections / 4, 1),
+                logger: logger
+            )
+        }
+    }
+
+    /// How it ends (signals, a serving failure, the idle exit), the watchdog, and serving
+    /// begun: READY=1 once clients may come. A start that fails removes the socket.
+    private struct Lifecycle {
+        let signalSources: [any DispatchSourceSignal]
+        let watchdog: (any DispatchSourceTimer)?
+
+        init(
+            environment: ProcessEnvironment,
+            core: Core,
+            storage: Storage,
+            service: Service,
+            listener: ListeningSocket,
+            logger: Logger
+        ) throws(DaemonStartError) {
+            let (queue, status, idleExit) = (core.queue, core.status, core.idleExit)
+            let (store, history, outbox) = (storage.store, storage.history, storage.outbox)
+            let (server, hooks, stopwatches) = (service.server, service.hooks, service.stopwatches)
+            // On the queue: no client is served, and nothing changes, once it begins.
+            let stopAndExit: @Sendable (CInt, String?) -> Never = { exitStatus, note in
+                status.send(["STOPPING=1"], note: note)
+                server.stop()
+                store.saveBeforeExit()
+                outbox.flushBeforeExit()
+                history.writeBeforeExit()
+                listener.removeOwnedSocket()
+                CurrentProcess.exit(exitStatus)
+            }
+            signalSources = handleTerminationSignals(on: queue) { signal in
+                logger.info("received \(Signals.name(of: signal)), stopping")
+                stopAndExit(0, nil)
+            }
+            watchdog = startWatchdog(environment, on: queue)
+            let startFailure: Errno? = queue.sync {
+                do throws(Errno) {
+                    try server.start { failure in
+                        // EX_SOFTWARE: a failure, so that systemd starts it again.
+                        logger.error("\(failure); stopping")
+                        stopAndExit(70, nil)
+                    }
+                } catch {
+                    return error
+                }
+                // A countdown that expired while the daemon was down is due at once: its expiry is
+                // told in the queue's next turn, with how late it is.
+                stopwatches.resumeCountdowns(told: outbox.restoredExpiries)
+                // Those it recorded are saved in later turns; the store says when all are
+                // (`whenAllSaved`), or at once when none waits.
+                if store.isAllSaved { outbox.expiriesSaved() }
+                if let idleExit {
+                    startIdleExit(idleExit, server: server, hooks: hooks, stopwatches: stopwatches, store: store, history: history, logger: logger) {
+                        stopAndExit(0, $0)
+                    }
+                }
+                // Listening and restored: clients may come.
+                status.send(["READY=1"])
+                return nil
+            }
+            if let startFailure {
+                listener.removeOwnedSocket()
+                throw DaemonStartError("cannot wait for clients on \(listener.name): \(startFailure)")
+            }
         }
     }
 

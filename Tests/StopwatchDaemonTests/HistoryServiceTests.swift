@@ -270,6 +270,29 @@ final class HistoryServiceTests {
         #expect(logged.withLock { $0 }.filter { $0.contains("torn") }.count == 1)
     }
 
+    @Test("lines across the reads' chunks: one cut by a chunk's end is joined; one longer than a line may be is skipped whole, one bad line; a last line without its newline is read")
+    func linesAcrossChunks() throws {
+        func line(_ start: Int) -> String {
+            #"{"name":"tea","start_ms":\#(start),"end_ms":\#(start + 1_000),"elapsed_ms":1000}"# + "\n"
+        }
+        var text = ""
+        var starts: [Int] = []
+        // Up to and across the first chunk's end.
+        while text.utf8.count <= HistoryStream.bufferSize {
+            starts.append(1_000 + starts.count)
+            text += line(starts.last!)
+        }
+        // The first chunk ends inside a line.
+        try #require(Array(text.utf8)[HistoryStream.bufferSize - 1] != UInt8(ascii: "\n"))
+        text += String(repeating: "x", count: HistoryStream.maximumLineLength * 2) + "\n"
+        starts += [5_000, 6_000]
+        text += line(5_000) + String(line(6_000).dropLast())
+        try text.write(toFile: root + "/1970-01.jsonl", atomically: false, encoding: .utf8)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.startMs) == starts.map(Int64.init))
+        #expect(logged.withLock { $0 }.filter { $0.contains("holds 1 line that are not intervals") }.count == 1)
+    }
+
     @Test("a month's name on something that is not a regular file (a directory) is logged and skipped: the daemon writes none such, so nothing is left out")
     func unreadableMonth() throws {
         try FileManager.default.createDirectory(atPath: root + "/1970-02.jsonl", withIntermediateDirectories: false)

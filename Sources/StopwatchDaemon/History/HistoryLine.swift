@@ -70,8 +70,8 @@ package enum HistoryLine {
     /// in a fraction of a parse: `log --since today` reads a month of them to find today's.
     static func plainStartAndEnd(_ line: UnsafeRawBufferPointer) -> (start: Int64, end: Int64)? {
         // Plain loops on an index passed along: a generic `elementsEqual` and closures that
-        // capture the index (checked for exclusive access at run time) cost 1,900
-        // instructions a line, more than the parse this is to save.
+        // capture the index (checked for exclusive access at run time) cost more a line
+        // than the parse this is to save.
         // A line that does not even begin as the daemon's do is parsed, so that its damage
         // is counted (and said) even by calls with a `since`.
         guard before(#"{"name":""#, in: line, at: 9) != nil,
@@ -87,8 +87,8 @@ package enum HistoryLine {
     }
 
     /// The index where `text` (a key, 8 to 16 bytes, or one byte) begins if it ends at `end`
-    /// in `line`, else nil. Compared as two overlapping 8-byte words: a byte loop cost 8
-    /// instructions a byte here.
+    /// in `line`, else nil. Compared as two overlapping 8-byte words: it runs for every line passed
+    /// over, and a byte loop cost several instructions a byte.
     private static func before(_ text: StaticString, in line: UnsafeRawBufferPointer, at end: Int) -> Int? {
         let count = text.utf8CodeUnitCount
         guard end >= count, end <= line.count, let base = line.baseAddress else { return nil }

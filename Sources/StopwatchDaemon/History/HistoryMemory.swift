@@ -3,8 +3,8 @@
 /// the connection's socket has taken them. A stream asks for a grant before it encodes a
 /// reply, builds the reply within it, and gives the bytes back once its connection has
 /// written the reply. While the budget is spent a stream that asks waits: its reading and
-/// encoding pause, and its connection stays open. So readers that do not read (256 of them
-/// once took a daemon to 736 MB) hold the budget, not more.
+/// encoding pause, and its connection stays open. So readers that do not read, however
+/// many, hold the budget, not more.
 ///
 /// Who gets what:
 /// - A grant is at most the asker's share, the limit over the streams open (at least

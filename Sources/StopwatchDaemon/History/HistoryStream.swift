@@ -39,11 +39,11 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         /// Not started, or waiting for the budget to grant the next reply; `first` is the
         /// match read after the last reply, which begins this one.
         case waitingForMemory(first: Interval?)
-        /// Reading and encoding matches into `reply`, turn after turn.
-        case building
+        /// Reading and encoding matches into the reply, turn after turn.
+        case building(HistoryReply)
         /// Waiting for more memory for a reply that cannot be cut (without `more`); `next`
         /// is the match that did not fit.
-        case waitingToGrow(next: Interval)
+        case waitingToGrow(HistoryReply, next: Interval)
         /// A reply is complete, for the connection's next pull, holding `bytes` of the budget.
         case ready(VarlinkStreamItem, bytes: Int, after: AfterReply)
         /// The last reply was pulled, or the stream cancelled.
@@ -60,6 +60,91 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         }
     }
 
+    /// What is left of the journal's months: those to read, or why they cannot be.
+    private enum Months {
+        /// Still to read, oldest first, each up to its size when listed.
+        case toRead(ArraySlice<(month: HistoryMonth, size: Int64)>)
+        /// The history cannot be read (`HistoryJournal.readFailure`): the call fails with this
+        /// once the months before are read.
+        case unreadable(VarlinkError)
+    }
+
+    /// A month file being read, chunk after chunk, and what its lines told so far.
+    private struct MonthReading {
+        let month: HistoryMonth
+        let file: FileDescriptor
+        /// Its size when listed: what is read of it.
+        let size: Int64
+        /// Where the next chunk begins: after the last whole line, or after `carry`.
+        var offset: Int64 = 0
+        var carry = Carry.nothing
+        var badLines = 0
+        var earliestStart: Int64?
+
+        /// What the last chunk ended with.
+        enum Carry {
+            /// A whole line: the next chunk begins one.
+            case nothing
+            /// The start of a line that goes on in the next chunk.
+            case partialLine([UInt8])
+            /// The start of a line longer than `maximumLineLength`: not an interval, its rest
+            /// skipped without keeping it, and counted bad at its end.
+            case longLine
+        }
+
+        /// Keeps `bytes`, the start of a line that goes on in the next chunk.
+        mutating func keepLineStart(_ bytes: UnsafeRawBufferPointer) {
+            switch carry {
+            case .longLine:
+                return
+            case .nothing:
+                carry = .partialLine(Array(bytes))
+            case .partialLine(var start):
+                // Out of `carry` while it grows, so that it is not copied.
+                carry = .nothing
+                start.append(contentsOf: bytes)
+                carry = .partialLine(start)
+            }
+            if case .partialLine(let start) = carry, start.count > HistoryStream.maximumLineLength {
+                carry = .longLine
+            }
+        }
+
+        /// The interval `line` ends, if it holds one that may match (after `since`); counts
+        /// a line that holds none as bad, and learns the month's earliest start.
+        mutating func interval(endingWith line: UnsafeRawBufferPointer, since: Int64?) -> Interval? {
+            let carried = carry
+            carry = .nothing
+            let interval: Interval?
+            switch carried {
+            case .longLine:
+                badLines += 1
+                return nil
+            case .nothing:
+                // A line of the daemon's own shape that ended before `since` cannot match:
+                // passed over by its times alone, its start still counted for the month's
+                // earliest (a line damaged elsewhere is then not noticed by this call, only by
+                // one that reads it).
+                if let since, let times = HistoryLine.plainStartAndEnd(line), times.end < since, times.start <= times.end {
+                    earliestStart = min(earliestStart ?? times.start, times.start)
+                    return nil
+                }
+                interval = HistoryLine.parse(line)
+                // An empty line is no interval, and no damage either.
+                if interval == nil, line.isEmpty { return nil }
+            case .partialLine(var start):
+                start.append(contentsOf: line)
+                interval = start.withUnsafeBytes { HistoryLine.parse($0) }
+            }
+            guard let interval else {
+                badLines += 1
+                return nil
+            }
+            earliestStart = min(earliestStart ?? interval.startMs, interval.startMs)
+            return interval
+        }
+    }
+
     private let query: HistoryQuery
     private let more: Bool
     private let journal: HistoryJournal
@@ -68,26 +153,17 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private let account: HistoryMemory.Account
     private let batchSize: Int
     private let linesPerTurn: Int
-    private var months: ArraySlice<(month: HistoryMonth, size: Int64)>
+
+    private var state = State.waitingForMemory(first: nil)
+    private var months: Months
+    /// The month being read, if one is open. Not a phase of `state`: one month's lines may
+    /// fill several replies, and one reply hold lines of several months.
+    private var reading: MonthReading?
     /// What comes after the files: intervals not written yet, then the open ones (only those
     /// that match; counted in the budget as `fixed` until the stream ends).
     private var tail: ArraySlice<Interval>
-
-    private var reading: (month: HistoryMonth, file: FileDescriptor, size: Int64)?
-    private var offset: Int64 = 0
-    /// The start of a line whose end is in the next chunk.
-    private var partialLine: [UInt8] = []
-    private var skippingLongLine = false
-    private var badLines = 0
-    private var earliestStart: Int64?
-    /// Why the call fails: a month that cannot be read (`HistoryJournal.readFailure`).
-    private var failure: VarlinkError?
-
-    private var state = State.waitingForMemory(first: nil)
-    /// The reply being encoded while `building` (and `waitingToGrow`); empty otherwise.
-    private var reply = HistoryReply()
     /// Bytes of the reply the connection pulled last: still in its output until it pulls
-    /// again (or lets go of the stream).
+    /// again (or lets go of the stream). Not a phase: the next reply is built meanwhile.
     private var pulledBytes = 0
     private var ready: (() -> Void)?
 
@@ -111,10 +187,9 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         self.batchSize = max(batchSize, 1)
         self.linesPerTurn = max(linesPerTurn, 1)
         do throws(VarlinkError) {
-            months = try journal.monthsToRead()[...]
+            months = .toRead(try journal.monthsToRead()[...])
         } catch {
-            months = []
-            failure = error
+            months = .unreadable(error)
         }
         account = memory.openAccount()
         account.takeFixed(matching.reduce(0) { $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count })
@@ -158,7 +233,6 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     func cancel() {
         ready = nil
         state = .finished
-        reply = HistoryReply()
         pulledBytes = 0
         tail = []
         closeReading()
@@ -175,20 +249,21 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
 
     /// The budget granted `bytes`, now or after a wait.
     private func granted(_ bytes: Int) {
+        let next: Interval?
         switch state {
         case .waitingForMemory(let first):
-            reply = HistoryReply(granted: bytes)
-            state = .building
-            if let first { add(first) }
-        case .waitingToGrow(let next):
+            state = .building(HistoryReply(granted: bytes))
+            next = first
+        case .waitingToGrow(var reply, let match):
             reply.granted += bytes
-            state = .building
-            add(next)
+            state = .building(reply)
+            next = match
         case .building, .ready, .finished:
             // Not asked for: given back.
             account.giveBack(bytes)
             return
         }
+        if let next { add(next) }
         continueAfterChange()
     }
 
@@ -225,68 +300,81 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
 
     /// The months are read: the intervals after them, then the last reply.
     private func readTail() {
-        if let failure {
+        if case .unreadable(let failure) = months {
             // Not what was read as if it were all: the call fails, and says why.
-            end(with: .end(failure))
+            if let reply = takeReply() { state = ending(with: .end(failure), dropping: reply) }
             return
         }
         while isBuilding, let interval = tail.popFirst() { add(interval) }
-        if isBuilding { complete(.last) }
+        if var reply = takeReply() { state = completing(&reply, .last) }
     }
 
-    /// Ends the stream with `item` instead of the reply being built (`TooManyResults`, or
-    /// the error that fails the call).
-    private func end(with item: VarlinkStreamItem) {
-        account.giveBack(reply.granted)
-        reply = HistoryReply()
-        tail = []
-        closeReading()
-        if !more { account.endWholeReply() }
-        account.giveBackFixed()
-        state = .ready(item, bytes: 0, after: .last)
+    // MARK: The reply
+
+    /// The reply being built, taken out of `state` (`.finished` until the caller sets the
+    /// next), so that it grows in place: left in `state` too, its bytes would be copied.
+    private func takeReply() -> HistoryReply? {
+        guard case .building(let reply) = state else { return nil }
+        state = .finished
+        return reply
     }
 
     /// A match: into the reply, or, when the reply is full, the look-ahead that completes it.
     private func add(_ interval: Interval) {
-        if reply.add(interval, batchSize: batchSize) { return }
-        if more {
-            complete(.more(interval))
-        } else if reply.count >= batchSize {
-            end(with: .last(VarlinkReply(.tooManyResults(limit: batchSize)).message))
-        } else if let bytes = account.request(whole: true) {
-            // Without `more` the reply cannot be cut: it grows, grant after grant.
-            reply.granted += bytes
-            add(interval)
-        } else {
-            state = .waitingToGrow(next: interval)
-        }
+        guard var reply = takeReply() else { return }
+        state = adding(interval, to: &reply)
     }
 
-    /// The reply is complete: it waits for the connection to pull it.
-    private func complete(_ after: AfterReply) {
-        var finished = reply
-        reply = HistoryReply()
-        let message = finished.message(continues: !after.isLast)
+    /// The state once `interval` is added to `reply`.
+    private func adding(_ interval: Interval, to reply: inout HistoryReply) -> State {
+        while !reply.add(interval, batchSize: batchSize) {
+            if more { return completing(&reply, .more(interval)) }
+            if reply.count >= batchSize {
+                return ending(with: .last(VarlinkReply(.tooManyResults(limit: batchSize)).message), dropping: reply)
+            }
+            // Without `more` the reply cannot be cut: it grows, grant after grant.
+            guard let bytes = account.request(whole: true) else { return .waitingToGrow(reply, next: interval) }
+            reply.granted += bytes
+        }
+        return .building(reply)
+    }
+
+    /// The stream's end with `item` instead of `reply` (`TooManyResults`, or the error that
+    /// fails the call).
+    private func ending(with item: VarlinkStreamItem, dropping reply: HistoryReply) -> State {
+        account.giveBack(reply.granted)
+        tail = []
+        closeReading()
+        if !more { account.endWholeReply() }
+        account.giveBackFixed()
+        return .ready(item, bytes: 0, after: .last)
+    }
+
+    /// `reply` complete: it waits for the connection to pull it.
+    private func completing(_ reply: inout HistoryReply, _ after: AfterReply) -> State {
+        let message = reply.message(continues: !after.isLast)
         // What the reply holds now, instead of what was granted for it.
         let holds = message.capacity
-        if holds < finished.granted {
-            account.giveBack(finished.granted - holds)
+        if holds < reply.granted {
+            account.giveBack(reply.granted - holds)
         } else {
-            account.take(holds - finished.granted)
+            account.take(holds - reply.granted)
         }
         if after.isLast {
             closeReading()
             account.giveBackFixed()
             if !more { account.endWholeReply() }
         }
-        state = .ready(after.isLast ? .last(message) : .message(message), bytes: holds, after: after)
+        return .ready(after.isLast ? .last(message) : .message(message), bytes: holds, after: after)
     }
+
+    // MARK: Reading the months
 
     /// Reads lines of the current month (opening the next one as needed); the work done, in
     /// lines (or in bytes / 64, when that is more), or nil once every month is read.
     private func readSome(atMost limit: Int) -> Int? {
         guard let reading = reading ?? openNextMonth() else { return nil }
-        let remaining = reading.size - offset
+        let remaining = reading.size - reading.offset
         guard remaining > 0 else {
             endOfMonth(whole: true)
             return 0
@@ -295,9 +383,9 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         let length = Int(min(Int64(buffer.count), remaining))
         let count: Int
         do throws(Errno) {
-            count = try reading.file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length]), at: offset)
+            count = try reading.file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length]), at: reading.offset)
         } catch {
-            failure = journal.readFailure(reading.month, error)
+            months = .unreadable(journal.readFailure(reading.month, error))
             closeReading()
             return nil
         }
@@ -315,92 +403,56 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         // for the next reply.
         while index < count, lines < limit, isBuilding {
             guard let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: index) else { break }
-            line(UnsafeRawBufferPointer(rebasing: chunk[lineStart..<newline]))
+            let line = UnsafeRawBufferPointer(rebasing: chunk[lineStart..<newline])
+            found(self.reading?.interval(endingWith: line, since: query.since) ?? nil)
             lines += 1
             index = newline + 1
             lineStart = index
         }
         if lines < limit, lineStart < count, isBuilding {
             // The end of the chunk is the start of a line that goes on in the next one.
-            if !skippingLongLine {
-                partialLine.append(contentsOf: chunk[lineStart..<count])
-                if partialLine.count > Self.maximumLineLength {
-                    partialLine = []
-                    skippingLongLine = true
-                }
-            }
+            self.reading?.keepLineStart(UnsafeRawBufferPointer(rebasing: chunk[lineStart..<count]))
             lineStart = count
         }
-        offset += Int64(lineStart)
+        self.reading?.offset += Int64(lineStart)
         // Bytes count too, a line per 64 of them: a month of megabytes without a newline
         // (garbage, zeros after a crash) must not hold one turn for seconds.
         return max(lines, count / 64)
     }
 
-    private func line(_ bytes: UnsafeRawBufferPointer) {
-        if skippingLongLine {
-            skippingLongLine = false
-            badLines += 1
-            return
-        }
-        // A line of the daemon's own shape that ended before `since` cannot match: passed
-        // over by its times alone, its start still counted for the month's earliest (a line
-        // damaged elsewhere is then not noticed by this call, only by one that reads it).
-        if partialLine.isEmpty, let since = query.since, let times = HistoryLine.plainStartAndEnd(bytes),
-            times.end < since, times.start <= times.end
-        {
-            earliestStart = min(earliestStart ?? times.start, times.start)
-            return
-        }
-        let interval: Interval?
-        let isEmpty = bytes.isEmpty && partialLine.isEmpty
-        if partialLine.isEmpty {
-            interval = HistoryLine.parse(bytes)
-        } else {
-            partialLine.append(contentsOf: bytes)
-            interval = partialLine.withUnsafeBytes { HistoryLine.parse($0) }
-            partialLine = []
-        }
-        guard let interval else {
-            if !isEmpty { badLines += 1 }
-            return
-        }
-        earliestStart = min(earliestStart ?? interval.startMs, interval.startMs)
-        if query.matches(interval) { add(interval) }
+    /// What a line held: added if it matches.
+    private func found(_ interval: Interval?) {
+        if let interval, query.matches(interval) { add(interval) }
     }
 
-    private func openNextMonth() -> (month: HistoryMonth, file: FileDescriptor, size: Int64)? {
-        while let (month, size) = months.popFirst() {
+    private func openNextMonth() -> MonthReading? {
+        while case .toRead(var left) = months, let (month, size) = left.popFirst() {
+            months = .toRead(left)
             guard query.mayMatch(month, earliestStart: journal.earliestStart(of: month)) else { continue }
             let opened: FileDescriptor?
             do throws(VarlinkError) {
                 opened = try journal.openToRead(month)
             } catch {
-                failure = error
+                months = .unreadable(error)
                 return nil
             }
             guard let file = opened else { continue }
-            reading = (month, file, size)
-            offset = 0
-            partialLine = []
-            skippingLongLine = false
-            badLines = 0
-            earliestStart = nil
+            reading = MonthReading(month: month, file: file, size: size)
             return reading
         }
         return nil
     }
 
     private func endOfMonth(whole: Bool) {
-        guard let reading else { return }
-        if !partialLine.isEmpty {
+        // Told from this copy: a last line that completes the stream closes `reading`.
+        guard var month = reading else { return }
+        if case .partialLine(let rest) = month.carry {
             // A last line without its newline (written by hand): read as it is.
-            let rest = partialLine
-            partialLine = []
-            rest.withUnsafeBytes { line($0) }
+            month.carry = .nothing
+            found(rest.withUnsafeBytes { month.interval(endingWith: $0, since: query.since) })
         }
-        if badLines > 0 { journal.skippedBadLines(reading.month, count: badLines) }
-        if whole { journal.readWhole(reading.month, earliestStart: earliestStart, size: reading.size) }
+        if month.badLines > 0 { journal.skippedBadLines(month.month, count: month.badLines) }
+        if whole { journal.readWhole(month.month, earliestStart: month.earliestStart, size: month.size) }
         closeReading()
     }
 

@@ -14,6 +14,8 @@ final class Connection {
     private let context: ConnectionContext
     private let onClose: (Connection) -> Void
 
+    /// Where it is in its life. The other mutable properties are data beside it (what is
+    /// received, what the output holds) or a reentrancy guard, none a phase.
     private var phase = ConnectionPhase.serving
     private var framer: VarlinkFramer
     private var output: OutputBuffer
@@ -26,14 +28,18 @@ final class Connection {
     /// The socket's registration with `loop`, once `start` made it, and what it asks for.
     private var pollToken: ServingLoop.Token?
     private var interest: ServingLoop.Interest = .readable
-    /// `pump` runs: a stream ready then is pulled by it, not by a `pump` inside it.
+    /// `pump` runs: a stream ready then is pulled by it, not by a `pump` inside it. A
+    /// reentrancy guard (a stream may say it is ready from inside a call `pump` makes), not
+    /// a phase.
     private var isPumping = false
     /// A stream whose last reply is in the output: cancelled once the output is written, so
     /// that what it counts for that reply (History's memory budget) is given back only when
-    /// the socket has taken it.
+    /// the socket has taken it. Says what the output holds, not a phase: `phase` has moved
+    /// on (serving, or closing) when the last reply is taken, and either may be writing it.
     private var streamWritingLast: (any VarlinkReplyStream)?
     /// Everything unsent is a stream's reply: `pullStream` put it into an empty output, and
     /// nothing was added after it. Only then may the write timeout spare a paused reader.
+    /// Says what the output holds, not a phase: each append and each drain changes it.
     private var outputHoldsOnlyStreamReply = false
 
     init(id: Int, socket: FileDescriptor, context: ConnectionContext, onClose: @escaping (Connection) -> Void) {

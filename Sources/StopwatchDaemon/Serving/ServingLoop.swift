@@ -198,7 +198,7 @@ final class ServingLoop: @unchecked Sendable {
             if event.events.contains(.writable) { ready.insert(.writable) }
             // A hang-up or an error: whatever it waits for will now fail or end, so let it see.
             // (Two `contains`, not `isDisjoint(with: [...])`: that built the set through the
-            // generic `SetAlgebra` initializer, 1,900 instructions at every event.)
+            // generic `SetAlgebra` initializer at every event.)
             if event.events.contains(.hangUp) || event.events.contains(.error) { ready = registration.interest }
             ready.formIntersection(registration.interest)
             if !ready.isEmpty { registration.handler(ready) }

@@ -4,7 +4,7 @@ import StopwatchProtocol
 
 /// The watchers of one stopwatch, served by a single subscription: an update reaches all of
 /// them in one pass on the server's queue. (One subscription per watcher cost a dispatch per
-/// watcher per tick; with 1,000 watchers that doubled the time for a tick to reach the last.)
+/// watcher per tick, which delayed a tick's reaching the last of many watchers.)
 ///
 /// Each update goes out with its event, told once here from the state before it. A watcher
 /// added while the first state is still on its way gets it with the others; one added later

@@ -1,0 +1,103 @@
+import Dispatch
+import Glibc
+import LinuxSystem
+
+/// Upkeep: at start, torn last lines cut off; at start and daily, the months
+/// `--history-days` no longer keeps deleted.
+extension HistoryJournal {
+    /// At start: cuts off each month's torn last line (a crash mid-append), deletes the
+    /// months `--history-days` no longer keeps, and prunes again once a day.
+    func start() {
+        if let directory = try? directoryDescriptor() {
+            for month in months(in: directory) { cutTornLine(month, in: directory) }
+        }
+        prune()
+        guard keepDays != nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + .seconds(86_400), repeating: .seconds(86_400), leeway: .seconds(60))
+        timer.setEventHandler { [weak self] in self?.prune() }
+        pruneTimer = timer
+        timer.activate()
+    }
+
+    private func months(in directory: DirectoryDescriptor) -> [HistoryMonth] {
+        do {
+            return try listMonths(in: directory)
+        } catch {
+            logger.error("cannot list \(Self.directoryName)/ in the state directory: \(error)")
+            return []
+        }
+    }
+
+    /// Cuts a month's last line off when it does not end in a newline (torn by a crash
+    /// mid-append). Reads only the file's tail, back to the last newline.
+    private func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor) {
+        let file: FileDescriptor
+        do {
+            file = try directory.openFile(month.fileName, [.readWrite, .noFollow, .nonBlocking])
+        } catch {
+            unreadable(month, "\(error)")
+            return
+        }
+        defer { file.close() }
+        do throws(Errno) {
+            let status = try file.status()
+            guard status.kind == .regular else { throw Errno(EINVAL) }
+            guard status.size > 0 else { return }
+            // The tail after the last newline, searched for no further back than a line may
+            // be long: a longer one is no interval, whatever precedes it.
+            let searched = min(status.size, Int64(HistoryStream.maximumLineLength) + 1)
+            var tail = [UInt8](repeating: 0, count: Int(searched))
+            let read = try tail.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) -> Int in try file.read(into: raw, at: status.size - searched) }
+            }.get()
+            guard read == tail.count else { throw Errno(EIO) }
+            guard tail.last != UInt8(ascii: "\n") else { return }
+            let lastNewline = tail.lastIndex(of: UInt8(ascii: "\n"))
+            let fragment = tail[(lastNewline.map { $0 + 1 } ?? 0)...]
+            let isWhole = lastNewline != nil || searched == status.size
+            if isWhole, fragment.withUnsafeBytes({ HistoryLine.parse($0) }) == nil {
+                // Torn by a crash mid-append: cut off, the rest kept.
+                let keep = status.size - Int64(fragment.count)
+                try file.truncate(to: keep)
+                try file.dataSync()
+                logger.warning("the history's \(month) ended with a torn line (\(fragment.count) bytes, a crash mid-write); cut off")
+            } else {
+                // A whole interval that lost only its newline (or was written by hand without
+                // one), or a line too long to be one: ended, so the next append starts a line
+                // of its own. Nothing is cut that could be an interval.
+                let newline: [UInt8] = [UInt8(ascii: "\n")]
+                let written = try newline.withUnsafeBytes { raw in
+                    Result { () throws(Errno) -> Int in try file.write(raw, at: status.size) }
+                }.get()
+                guard written == 1 else { throw Errno(EIO) }
+                try file.dataSync()
+                logger.notice("the history's \(month) ended without a newline; one was added")
+            }
+        } catch {
+            unreadable(month, error == Errno(EINVAL) ? "not a regular file" : "\(error)")
+        }
+    }
+
+    /// Deletes the months whose end is more than `keepDays` days ago.
+    func prune() {
+        guard let keepDays, let directory = try? directoryDescriptor() else { return }
+        let (days, overflow) = Int64(keepDays).multipliedReportingOverflow(by: 86_400_000)
+        guard !overflow else { return }
+        let limit = wallClock.nowMilliseconds().subtractingReportingOverflow(days).partialValue
+        var removed: [String] = []
+        for month in months(in: directory) where month.endMilliseconds < limit {
+            if current?.month == month { closeCurrent() }
+            do {
+                try directory.remove(month.fileName)
+                earliestStarts[month] = nil
+                removed.append(month.fileName)
+            } catch {
+                logger.error("cannot delete the history's \(month) (older than --history-days \(keepDays)): \(error)")
+            }
+        }
+        guard !removed.isEmpty else { return }
+        try? directory.sync()
+        logger.info("deleted the history's \(removed.joined(separator: ", ")): older than --history-days \(keepDays)")
+    }
+}
