@@ -19,10 +19,9 @@ import Varlink
 ///   due, at that very instant, is recorded as expired without being told again.
 ///
 /// A batch is one write (one line each), in the page cache when `record` returns: a
-/// daemon killed then keeps it. A batch with runs is then flushed (`fdatasync`, one for
-/// the batch) on the outbox's own queue, asked for from the server's next turn, once the
-/// batch's watchers have been written to: nobody waits for a disk at an expiry's instant.
-/// A power loss in the moment between an event and the flush can lose its runs. Told
+/// daemon killed then keeps it. A batch with runs is also flushed (`fdatasync`, one for
+/// the batch) in `record`, on the server's queue, before its event is told: a run is never
+/// lost, a power loss included, and only those with hooks pay for the flush. Told
 /// expiries are not flushed: they matter only to a restart in the same boot (after a
 /// reboot an instant on the boot clock means nothing, and one whose file was not written
 /// yet is told again, late), and the page cache outlives a daemon. Runs are nothing but
@@ -39,7 +38,7 @@ import Varlink
 ///
 /// Threading: any method from any thread. All state is under `state`'s lock: the server's
 /// queue records batches, the hook runner's queue takes runs and marks them started, and
-/// the outbox's own serial queue flushes and compacts, the only one that swaps the file.
+/// the outbox's own serial queue compacts, the only one that swaps the file.
 // @unchecked Sendable: the mutable state is all in `state` (a `Locked`); the rest is
 // immutable and Sendable.
 final class EventOutbox: @unchecked Sendable {
@@ -76,7 +75,6 @@ final class EventOutbox: @unchecked Sendable {
         var droppedInBurst: Int?
         /// Why writing fails, while it does.
         var writeProblem: String?
-        var unflushed = false
         var maintenanceQueued = false
 
         var waitingCount: Int { waiting.count - head }
@@ -135,8 +133,8 @@ final class EventOutbox: @unchecked Sendable {
     private let userID: uid_t
     private let state = Locked(State())
     private let maintenance = DispatchQueue(label: "stopwatchd.outbox")
-    /// The queue `record` is called on (the server's), if any: a flush is asked for from its
-    /// next turn.
+    /// The queue `record` is called on (the server's), if any: a compaction is asked for
+    /// from its next turn.
     private let recordingQueue: DispatchQueue?
     /// The expiries told in this boot that the file held at start.
     let restoredExpiries: [ToldExpiry]
@@ -147,8 +145,8 @@ final class EventOutbox: @unchecked Sendable {
     /// - Parameters:
     ///   - backlog: runs that may wait (`--hook-backlog`); beyond, the oldest is dropped.
     ///   - lineLimit: the longest line read back (a `Watch` reply with every lap).
-    ///   - recordingQueue: the queue `record` is called on, whose next turn asks for the
-    ///     flush; nil asks at once.
+    ///   - recordingQueue: the queue `record` is called on, whose next turn asks for a
+    ///     compaction; nil asks at once.
     init(
         directory: DirectoryDescriptor?,
         backlog: Int,
@@ -205,8 +203,7 @@ final class EventOutbox: @unchecked Sendable {
     // MARK: The server's side
 
     /// Before anyone hears of `batch`: writes its expiries, and its events' runs when
-    /// `withRuns` (a hook directory exists), in one write; runs are flushed soon after,
-    /// elsewhere.
+    /// `withRuns` (a hook directory exists), in one write, flushed when it holds runs.
     /// Runs that cannot be written wait in memory; expiries that cannot be written are
     /// not recorded (told again after a crash, as before the outbox).
     func record(_ batch: EventBatch, withRuns: Bool) {
@@ -233,7 +230,7 @@ final class EventOutbox: @unchecked Sendable {
             // never lost, a power loss included): one flush for the batch, paid only by those
             // with hooks. A told expiry matters only to the next start in this boot (after a
             // reboot, its instant means nothing), which the page cache serves.
-            let written = Self.append(bytes, to: &state, &messages, flushing: false)
+            let written = Self.append(bytes, to: &state, &messages)
             if written, !runs.isEmpty, let file = state.file {
                 do throws(Errno) {
                     try file.dataSync()
@@ -277,7 +274,7 @@ final class EventOutbox: @unchecked Sendable {
     /// At stop: what was written is flushed, and the runs still waiting are named in the
     /// log, to run at the next start (or lost, those only in memory).
     func flushBeforeExit() {
-        // A flush or a compaction under way ends first.
+        // A compaction under way ends first.
         maintenance.sync {}
         let (file, waiting, inMemory) = state.withLock { state in
             let runs = state.taken + state.waiting[state.head...]
@@ -381,8 +378,7 @@ final class EventOutbox: @unchecked Sendable {
     private static func append(
         _ bytes: [UInt8],
         to state: inout State,
-        _ messages: inout [(LogLevel, String)],
-        flushing: Bool
+        _ messages: inout [(LogLevel, String)]
     ) -> Bool {
         guard !bytes.isEmpty else { return true }
         guard let file = state.file else { return false }
@@ -402,7 +398,6 @@ final class EventOutbox: @unchecked Sendable {
             state.writeProblem = nil
         }
         state.end += Int64(bytes.count)
-        if flushing { state.unflushed = true }
         return true
     }
 
@@ -411,7 +406,7 @@ final class EventOutbox: @unchecked Sendable {
     private static func mark(_ state: inout State, _ messages: inout [(LogLevel, String)]) {
         let through = state.startedThrough
         guard through > state.markedThrough else { return }
-        if state.file == nil || append(OutboxLine.started(through: through).bytes, to: &state, &messages, flushing: false) {
+        if state.file == nil || append(OutboxLine.started(through: through).bytes, to: &state, &messages) {
             state.markedThrough = through
         }
     }
@@ -430,7 +425,7 @@ final class EventOutbox: @unchecked Sendable {
         return true
     }
 
-    // MARK: Flushing and compacting, on `maintenance`
+    // MARK: Compacting, on `maintenance`
 
     private static func queueMaintenance(_ state: inout State) -> Bool {
         guard !state.maintenanceQueued, state.file != nil else { return false }
@@ -438,24 +433,13 @@ final class EventOutbox: @unchecked Sendable {
         return true
     }
 
-    /// On `maintenance`: flushes what was written, then cuts or compacts the file.
+    /// On `maintenance`: cuts or compacts the file.
     private func maintain() {
-        let (file, flush) = state.withLock { state in
-            state.maintenanceQueued = false
-            defer { state.unflushed = false }
-            return (state.file, state.unflushed)
-        }
-        if flush, let file {
-            do {
-                try file.dataSync()
-            } catch {
-                logger.warning("cannot flush \(Self.fileName): \(error); hook runs and expiries told are kept until a restart, not a power loss")
-            }
-        }
+        state.withLock { $0.maintenanceQueued = false }
         compact()
     }
 
-    /// Used by tests: waits for the flush and compaction asked for so far.
+    /// Used by tests: waits for the compaction asked for so far.
     func waitForMaintenance() {
         maintenance.sync {}
     }
