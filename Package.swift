@@ -66,7 +66,11 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"], swiftSettings: strict),
         // The system layer's own logic (SHA-256, byte search, whole nanoseconds), without a daemon.
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: strict),
-        .testTarget(name: "StopwatchdClientTests", dependencies: ["StopwatchdClient", "swctl"], swiftSettings: strict),
+        // The client library: its connection, its reading of replies.
+        .testTarget(name: "StopwatchdClientTests", dependencies: ["StopwatchdClient"], swiftSettings: strict),
+        // swctl's own logic without a daemon: command lines, output formats, history text,
+        // local time, tick rate, wait decisions.
+        .testTarget(name: "SwctlTests", dependencies: ["swctl", "StopwatchdClient"], swiftSettings: strict),
         // What more than one test target uses (a file lease), once: internal to the tests, no
         // product, no public API.
         .target(name: "TestSupport", dependencies: ["LinuxSystem"], path: "Tests/TestSupport", swiftSettings: strict),
