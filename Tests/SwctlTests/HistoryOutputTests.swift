@@ -99,8 +99,8 @@ struct HistoryOutputTests {
 
     @Test func namesComparedAsGiven() {
         #expect("café" == "cafe\u{301}")  // what a [String: …] would merge
-        #expect(NameKey("café") != NameKey("cafe\u{301}"))
-        #expect(Set([NameKey("café"), NameKey("cafe\u{301}"), NameKey("café")]).count == 2)
+        #expect(StopwatchKey("café") != StopwatchKey("cafe\u{301}"))
+        #expect(Set([StopwatchKey("café"), StopwatchKey("cafe\u{301}"), StopwatchKey("café")]).count == 2)
     }
 
     @Test func reportTextByName() {

@@ -1,23 +1,23 @@
 /// A stopwatch name as a dictionary key or a sort key, compared and hashed by its UTF-8
-/// bytes.
+/// bytes: the daemon keeps its stopwatches by it, and `swctl report` its totals.
 ///
 /// SPEC §3 compares names as given. Swift's `String` compares and hashes by canonical
 /// equivalence, which would make "café" (U+00E9) and "cafe\u{301}" one stopwatch, in one
 /// entry but two files. Ordered by bytes too, which is code point order: `List`'s order.
-struct StopwatchKey: Hashable, Comparable {
-    let name: String
+package struct StopwatchKey: Hashable, Comparable, Sendable {
+    package let name: String
 
-    init(_ name: String) { self.name = name }
+    package init(_ name: String) { self.name = name }
 
-    static func == (left: StopwatchKey, right: StopwatchKey) -> Bool {
+    package static func == (left: StopwatchKey, right: StopwatchKey) -> Bool {
         left.name.utf8.elementsEqual(right.name.utf8)
     }
 
-    static func < (left: StopwatchKey, right: StopwatchKey) -> Bool {
+    package static func < (left: StopwatchKey, right: StopwatchKey) -> Bool {
         left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         let hashed: Void? = name.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         if hashed == nil {
             for byte in name.utf8 { hasher.combine(byte) }
