@@ -72,15 +72,10 @@ struct CommandLineTests {
 
     @Test("swctl command lines")
     func swctl() throws {
-        #expect(try SwctlInvocation.parse(["start"]) == .run(SwctlInvocation(command: .start, name: nil)))
-        var watch = SwctlInvocation(command: .watch, name: "tea")
-        watch.format = .waybar
-        watch.socket = .user
+        #expect(try SwctlInvocation.parse(["start"]) == .run(SwctlInvocation(.start(name: nil))))
+        let watch = SwctlInvocation(.watch(name: "tea", format: .waybar), socket: .user)
         #expect(try SwctlInvocation.parse(["--user", "watch", "tea", "--format=waybar"]) == .run(watch))
-        var json = SwctlInvocation(command: .status, name: nil)
-        json.json = true
-        json.format = .json
-        json.socket = .path("/s")
+        let json = SwctlInvocation(.status(name: nil), socket: .path("/s"), json: true)
         #expect(try SwctlInvocation.parse(["status", "--json", "--socket", "/s"]) == .run(json))
         #expect(throws: UsageError.self) { try SwctlInvocation.parse(["remove"]) }
         #expect(throws: UsageError.self) { try SwctlInvocation.parse(["--system", "--user", "list"]) }

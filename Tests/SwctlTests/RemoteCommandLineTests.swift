@@ -9,7 +9,7 @@ struct RemoteCommandLineTests {
     private func invocation(_ arguments: [String]) throws -> SwctlInvocation {
         guard case .run(let invocation) = try SwctlInvocation.parse(arguments) else {
             Issue.record("\(arguments) is not a command")
-            return SwctlInvocation(command: .status)
+            return SwctlInvocation(.status(name: nil))
         }
         return invocation
     }

@@ -2,12 +2,9 @@ import LinuxSystem
 import StopWatchCore
 import StopwatchProtocol
 
-/// A `swctl` command line, checked (SPEC §5).
+/// A `swctl` command line, checked (SPEC §5): the command, and the options any command
+/// may take.
 package struct SwctlInvocation: Equatable, Sendable {
-    package enum Command: String, CaseIterable, Sendable {
-        case start, stop, toggle, reset, lap, status, list, remove, timer, wait, watch, log, report, bridge
-    }
-
     package enum Action: Equatable, Sendable {
         case run(SwctlInvocation)
         case help
@@ -15,30 +12,18 @@ package struct SwctlInvocation: Equatable, Sendable {
     }
 
     package var command: Command
-    /// The stopwatch named on the command line; nil means the daemon's default.
-    package var name: String?
-    package var socket: SocketLocation.ClientChoice = .automatic
+    package var socket: SocketLocation.ClientChoice
     /// `--host [USER@]HOST`: the daemon there, through ssh; nil for a socket here.
     package var host: String?
-    package var json = false
-    package var format: WatchFormat = .plain
-    /// `timer`'s request; nil for every other command.
-    package var timer: TimerAction?
-    /// `wait --for`; nil for the default (decided by the stopwatch's first state).
-    package var waitFor: WaitCondition?
-    /// `wait --timeout`.
-    package var waitTimeout: Duration?
-    /// `log`/`report --since`, `--until`: nil leaves that end of the history open.
-    package var since: When?
-    package var until: When?
-    /// `report --by`.
-    package var grouping: ReportGrouping = .name
-    /// `log`/`report --csv`.
-    package var csv = false
+    /// `--json`: what a command prints, as JSON (`watch`, `log` and `report` have it in
+    /// their format).
+    package var json: Bool
 
-    package init(command: Command, name: String? = nil) {
+    package init(_ command: Command, socket: SocketLocation.ClientChoice = .automatic, host: String? = nil, json: Bool = false) {
         self.command = command
-        self.name = name
+        self.socket = socket
+        self.host = host
+        self.json = json
     }
 
     package static let usage = """
@@ -107,31 +92,20 @@ package struct SwctlInvocation: Equatable, Sendable {
     /// Reads the arguments (without the program name). Options may come before or after
     /// the command.
     package static func parse(_ arguments: [String]) throws(UsageError) -> Action {
-        var socket: SocketLocation.ClientChoice?
-        var host: String?
-        var json = false
-        var format: WatchFormat?
-        var keep = false
-        var off = false
-        var waitFor: WaitCondition?
-        var waitTimeout: Duration?
-        var since: When?
-        var until: When?
-        var grouping: ReportGrouping?
-        var csv = false
+        var options = CommandLineOptions()
         var words: [String] = []
         var reader = ArgumentReader(arguments)
         while let argument = reader.next() {
             let name = argument.name
             func value() throws(UsageError) -> String { try reader.value(of: argument) }
             func setSocket(_ choice: SocketLocation.ClientChoice) throws(UsageError) {
-                guard socket == nil, host == nil else { throw UsageError("use only one of --socket, --user, --system and --host") }
-                socket = choice
+                guard options.socket == nil, options.host == nil else { throw UsageError("use only one of --socket, --user, --system and --host") }
+                options.socket = choice
             }
             switch name {
             case "-h", "--help": return .help
             case "--version": return .version
-            case "--json": json = true
+            case "--json": options.json = true
             case "--user": try setSocket(.user)
             case "--system": try setSocket(.system)
             case "--socket":
@@ -141,11 +115,11 @@ package struct SwctlInvocation: Equatable, Sendable {
             case "--host":
                 let value = try value()
                 try Self.checkHost(value, from: "--host")
-                guard socket == nil, host == nil else { throw UsageError("use only one of --socket, --user, --system and --host") }
-                host = value
+                guard options.socket == nil, options.host == nil else { throw UsageError("use only one of --socket, --user, --system and --host") }
+                options.host = value
             case "--format", "-f":
                 do {
-                    format = try WatchFormat(argument: try value())
+                    options.format = try WatchFormat(argument: try value())
                 } catch let error as WatchFormatError {
                     throw UsageError(error.description)
                 } catch let error as UsageError {
@@ -153,33 +127,33 @@ package struct SwctlInvocation: Equatable, Sendable {
                 } catch {
                     throw UsageError("\(error)")
                 }
-            case "--keep": keep = true
-            case "--off": off = true
+            case "--keep": options.keep = true
+            case "--off": options.off = true
             case "--for":
                 let word = try value()
                 guard let condition = WaitCondition(rawValue: word) else {
                     throw UsageError("--for takes expired, stop or change, not '\(word)'")
                 }
-                waitFor = condition
+                options.waitFor = condition
             case "--timeout":
                 let text = try value()
                 guard let timeout = DurationText.parse(text) else {
                     throw UsageError("--timeout takes a duration like 250ms, 1s, 1.5s, 2m or 1h, not '\(text)'")
                 }
-                waitTimeout = timeout
+                options.waitTimeout = timeout
             case "--since", "--until":
                 let text = try value()
                 guard let when = When(text) else {
                     throw UsageError("\(name) takes \(When.forms); not '\(text)'")
                 }
-                if name == "--since" { since = when } else { until = when }
+                if name == "--since" { options.since = when } else { options.until = when }
             case "--by":
                 let word = try value()
                 guard let value = ReportGrouping(rawValue: word) else {
                     throw UsageError("--by takes name or day, not '\(word)'")
                 }
-                grouping = value
-            case "--csv": csv = true
+                options.grouping = value
+            case "--csv": options.csv = true
             case "--":
                 words.append(contentsOf: reader.rest())
             default:
@@ -188,53 +162,11 @@ package struct SwctlInvocation: Equatable, Sendable {
             }
         }
         guard let commandWord = words.first else { throw UsageError("no command given") }
-        guard let command = Command(rawValue: commandWord) else {
-            throw UsageError("unknown command '\(commandWord)'; commands: \(Command.allCases.map(\.rawValue).joined(separator: ", "))")
+        guard let word = Command.Word(rawValue: commandWord) else {
+            throw UsageError("unknown command '\(commandWord)'; commands: \(Command.Word.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        var names = words.dropFirst()
-        if keep || off, command != .timer { throw UsageError("--keep and --off go with timer") }
-        if waitFor != nil || waitTimeout != nil, command != .wait { throw UsageError("--for and --timeout go with wait") }
-        // Not a `Set`: `Set<Command>`'s metadata and the search for its `Hashable` conformance
-        // would be paid by every swctl at start (docs/PERFORMANCE.md).
-        let isHistory = command == .log || command == .report
-        if since != nil || until != nil || csv, !isHistory {
-            throw UsageError("--since, --until and --csv go with log and report")
-        }
-        if grouping != nil, command != .report { throw UsageError("--by goes with report") }
-        if csv, json { throw UsageError("use either --csv or --json, not both") }
-        var timer: TimerAction?
-        if command == .timer {
-            timer = try timerAction(&names, keep: keep, off: off)
-        }
-        guard names.count <= 1 else { throw UsageError("\(command.rawValue) takes at most one name, got \(names.count)") }
-        let name = names.first
-        if let name, !StopwatchName.isValid(name) {
-            throw UsageError(StopwatchName.invalidNameMessage(name))
-        }
-        switch command {
-        case .list where name != nil: throw UsageError("list takes no name")
-        case .report where name != nil: throw UsageError("report takes no name: it counts every stopwatch")
-        case .remove where name == nil: throw UsageError("remove needs the NAME of the stopwatch to delete")
-        case .bridge where name != nil: throw UsageError("bridge takes no name")
-        case .bridge where host != nil:
-            throw UsageError("bridge relays to a daemon on this machine; --host goes with the other commands")
-        case .bridge where json: throw UsageError("bridge takes no --json: it relays varlink as it is")
-        default: break
-        }
-        if format != nil, command != .watch { throw UsageError("--format goes with watch") }
-        var invocation = SwctlInvocation(command: command, name: name)
-        invocation.socket = socket ?? .automatic
-        invocation.host = host
-        invocation.json = json
-        invocation.format = format ?? (json ? .json : .plain)
-        invocation.timer = timer
-        invocation.waitFor = waitFor
-        invocation.waitTimeout = waitTimeout
-        invocation.since = since
-        invocation.until = until
-        invocation.grouping = grouping ?? .name
-        invocation.csv = csv
-        return .run(invocation)
+        let command = try Command(word, words: words.dropFirst(), options: options)
+        return .run(SwctlInvocation(command, socket: options.socket ?? .automatic, host: options.host, json: options.json))
     }
 
     /// The host whose daemon this invocation drives through ssh: `--host`, else
@@ -243,7 +175,7 @@ package struct SwctlInvocation: Equatable, Sendable {
     /// here. `bridge` always relays to a socket here. Throws for a variable that is not a
     /// host.
     package func remoteHost(environment: ProcessEnvironment) throws(UsageError) -> String? {
-        guard command != .bridge else { return nil }
+        if case .bridge = command { return nil }
         if let host { return host }
         guard socket == .automatic, let variable = environment["STOPWATCHD_HOST"] else { return nil }
         try Self.checkHost(variable, from: "STOPWATCHD_HOST")
@@ -264,24 +196,5 @@ package struct SwctlInvocation: Equatable, Sendable {
               !host.unicodeScalars.contains(where: { $0 == " " || StopwatchName.isControl($0) }) else {
             throw UsageError("\(source) takes [USER@]HOST, not '\(StopwatchName.printable(host))'")
         }
-    }
-
-    /// `timer`'s words after the command: `[NAME] DURATION`, or `[NAME]` with `--off`. One
-    /// word is the duration (`swctl timer 25m`, the default stopwatch), two are NAME DURATION.
-    /// Takes the duration off `words`, leaving the name.
-    private static func timerAction(_ words: inout ArraySlice<String>, keep: Bool, off: Bool) throws(UsageError) -> TimerAction {
-        if off {
-            guard !keep else { throw UsageError("use either --keep (with a DURATION) or --off, not both") }
-            guard words.count <= 1 else { throw UsageError("timer --off takes at most a NAME, no DURATION") }
-            return .off
-        }
-        guard words.count <= 2 else { throw UsageError("timer takes a NAME and a DURATION, got \(words.count) words") }
-        guard let text = words.popLast() else {
-            throw UsageError("timer needs a DURATION, like 'swctl timer 25m' or 'swctl timer tea 4m'")
-        }
-        guard let duration = TimerDuration.parse(text) else {
-            throw UsageError("'\(text)' is not a timer duration: \(TimerDuration.rule)")
-        }
-        return keep ? .keepCounting(duration) : .countdown(duration)
     }
 }
