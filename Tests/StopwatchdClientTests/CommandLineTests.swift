@@ -3,7 +3,6 @@ import StopwatchProtocol
 import StopwatchdClient
 import Testing
 import Varlink
-@testable import swctl
 
 @Suite("command lines, names, durations, socket paths")
 struct CommandLineTests {
@@ -70,17 +69,6 @@ struct CommandLineTests {
         #expect(!message.unicodeScalars.contains(where: StopwatchName.isControl))
     }
 
-    @Test("swctl command lines")
-    func swctl() throws {
-        #expect(try SwctlInvocation.parse(["start"]) == .run(SwctlInvocation(.start(name: nil))))
-        let watch = SwctlInvocation(.watch(name: "tea", format: .waybar), socket: .user)
-        #expect(try SwctlInvocation.parse(["--user", "watch", "tea", "--format=waybar"]) == .run(watch))
-        let json = SwctlInvocation(.status(name: nil), socket: .path("/s"), json: true)
-        #expect(try SwctlInvocation.parse(["status", "--json", "--socket", "/s"]) == .run(json))
-        #expect(throws: UsageError.self) { try SwctlInvocation.parse(["remove"]) }
-        #expect(throws: UsageError.self) { try SwctlInvocation.parse(["--system", "--user", "list"]) }
-    }
-
     @Test("the client's socket: explicit option > $STOPWATCHD_SOCKET > user socket if present > system")
     func clientSocket() {
         let environment = ProcessEnvironment(["XDG_RUNTIME_DIR": "/run/user/7", "STOPWATCHD_SOCKET": "/env.sock"])
@@ -133,5 +121,26 @@ struct CommandLineTests {
             "the connection to stopwatchd at /s ended before the answer was complete (Connection reset by peer); "))
         // A daemon at its connection limit is unreachable for now, not a refusal.
         #expect(ClientError.reply(.tooManyConnections(limit: 2), unreachable: { .unreachable(path: "/s", reason: $0) }).exitStatus == 69)
+    }
+
+    @Test("the ssh command line")
+    func sshCommandLine() {
+        #expect(StopwatchClient.sshBridge(host: "me@desk") == .bridge(["ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "me@desk", "swctl", "bridge"]))
+        #expect(StopwatchClient.sshBridge(host: "desk", ssh: ["ssh", "-p", "2222"])
+            == .bridge(["ssh", "-p", "2222", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "desk", "swctl", "bridge"]))
+        #expect(StopwatchClient.sshBridge(host: "desk").description == "ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge")
+        // A host that looks like an option stays the host: after "--", ssh parses no option.
+        let hostile = StopwatchClient.sshBridge(host: "-oProxyCommand=touch /tmp/owned")
+        #expect(hostile == .bridge(["ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "-oProxyCommand=touch /tmp/owned", "swctl", "bridge"]))
+        #expect(StopwatchClient.Endpoint.socket("/s").description == "/s")
+        #expect(StopwatchClient(socketPath: "/s").endpoint == .socket("/s"))
+    }
+
+    @Test("bridgeFailed: exit 69, one line that quotes the command and ssh's words")
+    func bridgeFailed() {
+        let error = ClientError.bridgeFailed(command: "ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge", reason: "ssh: Could not resolve hostname desk")
+        #expect(error.exitStatus == 69)
+        #expect(error.description.hasPrefix("cannot reach stopwatchd through 'ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge': ssh: Could not resolve hostname desk; "))
+        #expect(!error.description.contains("\n"))
     }
 }
