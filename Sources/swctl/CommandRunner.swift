@@ -3,7 +3,8 @@ import StopwatchProtocol
 import StopwatchdClient
 import Varlink
 
-/// Runs one `swctl` command against the daemon and prints what it says.
+/// Runs one `swctl` command against the daemon and prints what it says (`bridge` relays
+/// bytes to it instead).
 struct CommandRunner {
     let invocation: SwctlInvocation
     let client: StopwatchClient
