@@ -10,7 +10,19 @@ package struct StopwatchKey: Hashable, Comparable, Sendable {
     package init(_ name: String) { self.name = name }
 
     package static func == (left: StopwatchKey, right: StopwatchKey) -> Bool {
-        left.name.utf8.elementsEqual(right.name.utf8)
+        // Over the strings' own bytes where they are in one piece (a native string's are):
+        // `elementsEqual` on the UTF-8 views steps an iterator per byte, and every call of
+        // the daemon and every interval of a `report` compares a name.
+        let compared: Bool? = left.name.utf8.withContiguousStorageIfAvailable { leftBytes in
+            right.name.utf8.withContiguousStorageIfAvailable { rightBytes in Self.equal(leftBytes, rightBytes) }
+        } ?? nil
+        return compared ?? left.name.utf8.elementsEqual(right.name.utf8)
+    }
+
+    private static func equal(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard left.count == right.count else { return false }
+        for index in 0..<left.count where left[index] != right[index] { return false }
+        return true
     }
 
     package static func < (left: StopwatchKey, right: StopwatchKey) -> Bool {

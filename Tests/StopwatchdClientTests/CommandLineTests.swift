@@ -62,6 +62,19 @@ struct CommandLineTests {
         #expect(StopwatchName.asciiVerdict("bench") == true)
     }
 
+    @Test("names as keys: equal only byte for byte, whatever their storage; ordered by bytes")
+    func stopwatchKeys() {
+        let long = String(repeating: "x", count: 40)
+        // Built apart, so that neither shares the other's storage.
+        #expect(StopwatchKey(long + "é") == StopwatchKey(String(decoding: Array((long + "é").utf8), as: UTF8.self)))
+        #expect(StopwatchKey(long + "a") != StopwatchKey(long + "b"))
+        #expect(StopwatchKey("tea") != StopwatchKey("teas"))
+        #expect(StopwatchKey("") == StopwatchKey(""))
+        #expect(StopwatchKey("café") != StopwatchKey("cafe\u{301}"))
+        #expect(Set([StopwatchKey("café"), StopwatchKey("cafe\u{301}"), StopwatchKey(String("café"))]).count == 2)
+        #expect(StopwatchKey("B") < StopwatchKey("a") && StopwatchKey("tea") < StopwatchKey("teas"))
+    }
+
     @Test("an invalid name is shown with its control characters escaped")
     func invalidNameMessage() {
         let message = StopwatchName.invalidNameMessage("a\u{1B}[2J\nb")
