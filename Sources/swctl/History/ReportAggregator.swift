@@ -122,20 +122,20 @@ package struct ReportAggregator {
     }
 
     private mutating func record(_ key: StopwatchKey, _ milliseconds: Int64, on instant: Int64) {
-        perName[key] = Self.add(perName[key] ?? 0, milliseconds)
+        Self.accumulate(&perName[key, default: 0], milliseconds)
         guard byDay, let day = LocalTime.startOfDay(instant) else { return }
-        perDay[day, default: [:]][key] = Self.add(perDay[day]?[key] ?? 0, milliseconds)
+        Self.accumulate(&perDay[day, default: [:]][key, default: 0], milliseconds)
     }
 
     /// A part from `lower` to `upper` (not included) longer than `longestSplit`.
     private mutating func recordLongPart(_ key: StopwatchKey, _ milliseconds: Int64, from lower: Int64, to upper: Int64) {
         // As a day's share: nothing counted, no row.
         guard milliseconds > 0 else { return }
-        perName[key] = Self.add(perName[key] ?? 0, milliseconds)
+        Self.accumulate(&perName[key, default: 0], milliseconds)
         var parts = longParts ?? (lower, upper - 1, [:])
         parts.first = min(parts.first, lower)
         parts.last = max(parts.last, upper - 1)
-        parts.names[key] = Self.add(parts.names[key] ?? 0, milliseconds)
+        Self.accumulate(&parts.names[key, default: 0], milliseconds)
         longParts = parts
     }
 
@@ -151,6 +151,12 @@ package struct ReportAggregator {
     private static func add(_ lhs: Int64, _ rhs: Int64) -> Int64 {
         let (sum, overflow) = lhs.addingReportingOverflow(rhs)
         return overflow ? .max : sum
+    }
+
+    /// `total` plus `milliseconds`, saturating, in place: a dictionary's entry is found once
+    /// (`totals[key, default: 0]`), not once to read and again to write.
+    private static func accumulate(_ total: inout Int64, _ milliseconds: Int64) {
+        total = add(total, milliseconds)
     }
 
     private static func sum(_ rows: [ReportTotals.Row]) -> Int64 {
