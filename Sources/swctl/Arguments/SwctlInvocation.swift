@@ -12,6 +12,7 @@ package struct SwctlInvocation: Equatable, Sendable {
     }
 
     package var command: Command
+    /// `--socket PATH`, `--user`, `--system`, or automatic (none of them).
     package var socket: SocketLocation.ClientChoice
     /// `--host [USER@]HOST`: the daemon there, through ssh; nil for a socket here.
     package var host: String?
