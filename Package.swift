@@ -66,7 +66,12 @@ let package = Package(
         .testTarget(name: "VarlinkTests", dependencies: ["Varlink"], swiftSettings: strict),
         // The system layer's own logic (SHA-256, byte search, whole nanoseconds), without a daemon.
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: strict),
-        .testTarget(name: "StopwatchdClientTests", dependencies: ["StopwatchdClient", "swctl"], swiftSettings: strict),
+        // The client library and the protocol's types it carries: connections, replies,
+        // errors and exit statuses, the ssh bridge, names, durations, socket paths.
+        .testTarget(name: "StopwatchdClientTests", dependencies: ["StopwatchdClient"], swiftSettings: strict),
+        // swctl's own logic without a daemon: command lines, output formats, history text,
+        // local time, tick rate, wait decisions.
+        .testTarget(name: "SwctlTests", dependencies: ["swctl"], swiftSettings: strict),
         // What more than one test target uses (a file lease), once: internal to the tests, no
         // product, no public API.
         .target(name: "TestSupport", dependencies: ["LinuxSystem"], path: "Tests/TestSupport", swiftSettings: strict),

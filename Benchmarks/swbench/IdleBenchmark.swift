@@ -35,3 +35,14 @@ enum IdleBenchmark {
         return Outcome(figures: figures, residentMiB: quiet.daemonResidentMiB)
     }
 }
+
+/// The baseline for process starts: `/bin/true`, spawned and waited for.
+private enum BareStart {
+    static func milliseconds() throws(BenchError) -> Double {
+        do {
+            return try ChildProcess.timedRun("/bin/true", []).time.inMilliseconds
+        } catch {
+            throw BenchError("cannot start /bin/true: \(error)")
+        }
+    }
+}

@@ -5,7 +5,7 @@
 /// `/`, not `.` or `..`, with no Unicode white space at either end. Those limits keep a
 /// name printable on one line, usable as one shell word once quoted, and encodable as one
 /// file name (`StopwatchFileName`). Names are compared as given, scalar by scalar: see
-/// `StopwatchKey` in the daemon.
+/// `StopwatchKey`.
 package enum StopwatchName {
     /// The name used when a call gives none.
     package static let defaultName = "default"

@@ -46,3 +46,14 @@ package struct JSONObject: Equatable, Sendable, ExpressibleByDictionaryLiteral {
             && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 }
+
+/// One member of a `JSONObject`: a key and its value.
+package struct JSONMember: Equatable, Sendable {
+    package var key: String
+    package var value: JSONValue
+
+    package init(key: String, value: JSONValue) {
+        self.key = key
+        self.value = value
+    }
+}

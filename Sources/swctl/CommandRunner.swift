@@ -3,7 +3,8 @@ import StopwatchProtocol
 import StopwatchdClient
 import Varlink
 
-/// Runs one `swctl` command against the daemon and prints what it says.
+/// Runs one `swctl` command against the daemon and prints what it says (`bridge` relays
+/// bytes to it instead).
 struct CommandRunner {
     let invocation: SwctlInvocation
     let client: StopwatchClient
@@ -23,14 +24,13 @@ struct CommandRunner {
     }
 
     private func perform() throws(ClientError) {
-        let name = invocation.name
         switch invocation.command {
-        case .start: show(try client.start(name))
-        case .stop: show(try client.stop(name))
-        case .toggle: show(try client.toggle(name))
-        case .reset: show(try client.reset(name))
-        case .lap: show(try client.lap(name))
-        case .status: show(try client.get(name))
+        case .start(let name): show(try client.start(name))
+        case .stop(let name): show(try client.stop(name))
+        case .toggle(let name): show(try client.toggle(name))
+        case .reset(let name): show(try client.reset(name))
+        case .lap(let name): show(try client.lap(name))
+        case .status(let name): show(try client.get(name))
         case .list:
             let stopwatches = try client.list()
             if invocation.json {
@@ -38,29 +38,32 @@ struct CommandRunner {
             } else {
                 StatusText.table(stopwatches, tenths: tenths).forEach(Output.line)
             }
-        case .remove:
-            try client.remove(name ?? StopwatchName.defaultName)
-        case .timer:
-            switch invocation.timer {
-            case .countdown(let duration)?: show(try client.countdown(name, target: duration))
-            case .keepCounting(let duration)?: show(try client.setTarget(name, target: duration))
-            case .off?, nil: show(try client.setTarget(name, target: nil))
-            }
-        case .wait:
-            Waiter(client: client, name: name, condition: invocation.waitFor, timeout: invocation.waitTimeout).run()
-        case .watch:
+        case .remove(let name):
+            try client.remove(name)
+        case .timer(let name, .countdown(let duration)): show(try client.countdown(name, target: duration))
+        case .timer(let name, .keepCounting(let duration)): show(try client.setTarget(name, target: duration))
+        case .timer(let name, .off): show(try client.setTarget(name, target: nil))
+        case .wait(let name, let condition, let timeout):
+            Waiter(client: client, name: name, condition: condition, timeout: timeout).run()
+        case .watch(let name, let format):
             let first = client
             let locate = locateSocket
             var watcher = Watcher(
                 client: { locate().map { StopwatchClient(socketPath: $0) } ?? first },
-                name: name, format: invocation.format, tenths: tenths
+                name: name, format: format, tenths: tenths
             )
             watcher.run()
-        case .log, .report:
-            try HistoryPrinter(invocation: invocation, client: client).run()
+        case .log(let name, let range, let format):
+            try HistoryPrinter(client: client, range: range, format: format).log(name)
+        case .report(let range, let grouping, let format):
+            try HistoryPrinter(client: client, range: range, format: format).report(by: grouping)
         case .bridge:
-            // main runs `Bridge` itself: it relays bytes, and makes no calls.
-            break
+            // Bytes both ways, and no calls, to the socket here: `bridge` takes no `--host`,
+            // and `$STOPWATCHD_HOST` is not for it (`SwctlInvocation.remoteHost`).
+            guard case .socket(let path) = client.endpoint else {
+                Diagnostics.fail("swctl: bridge relays to a daemon on this machine", status: 2)
+            }
+            Bridge(path: path).run()
         }
     }
 

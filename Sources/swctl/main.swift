@@ -39,7 +39,6 @@ case .run(let invocation):
     guard let path = locateSocket() else {
         Diagnostics.fail("swctl: --user needs XDG_RUNTIME_DIR to be set; use --socket PATH instead", status: 2)
     }
-    if invocation.command == .bridge { Bridge(path: path).run() }
     let runner = CommandRunner(
         invocation: invocation, client: StopwatchClient(socketPath: path), locateSocket: locateSocket, tenths: tenths
     )

@@ -3,7 +3,6 @@ import StopwatchProtocol
 import StopwatchdClient
 import Testing
 import Varlink
-@testable import swctl
 
 @Suite("command lines, names, durations, socket paths")
 struct CommandLineTests {
@@ -63,27 +62,24 @@ struct CommandLineTests {
         #expect(StopwatchName.asciiVerdict("bench") == true)
     }
 
+    @Test("names as keys: equal only byte for byte, whatever their storage; ordered by bytes")
+    func stopwatchKeys() {
+        let long = String(repeating: "x", count: 40)
+        // Built apart, so that neither shares the other's storage.
+        #expect(StopwatchKey(long + "é") == StopwatchKey(String(decoding: Array((long + "é").utf8), as: UTF8.self)))
+        #expect(StopwatchKey(long + "a") != StopwatchKey(long + "b"))
+        #expect(StopwatchKey("tea") != StopwatchKey("teas"))
+        #expect(StopwatchKey("") == StopwatchKey(""))
+        #expect(StopwatchKey("café") != StopwatchKey("cafe\u{301}"))
+        #expect(Set([StopwatchKey("café"), StopwatchKey("cafe\u{301}"), StopwatchKey(String("café"))]).count == 2)
+        #expect(StopwatchKey("B") < StopwatchKey("a") && StopwatchKey("tea") < StopwatchKey("teas"))
+    }
+
     @Test("an invalid name is shown with its control characters escaped")
     func invalidNameMessage() {
         let message = StopwatchName.invalidNameMessage("a\u{1B}[2J\nb")
         #expect(message.hasPrefix(#"'a\u{1B}[2J\u{A}b' is not a valid name"#))
         #expect(!message.unicodeScalars.contains(where: StopwatchName.isControl))
-    }
-
-    @Test("swctl command lines")
-    func swctl() throws {
-        #expect(try SwctlInvocation.parse(["start"]) == .run(SwctlInvocation(command: .start, name: nil)))
-        var watch = SwctlInvocation(command: .watch, name: "tea")
-        watch.format = .waybar
-        watch.socket = .user
-        #expect(try SwctlInvocation.parse(["--user", "watch", "tea", "--format=waybar"]) == .run(watch))
-        var json = SwctlInvocation(command: .status, name: nil)
-        json.json = true
-        json.format = .json
-        json.socket = .path("/s")
-        #expect(try SwctlInvocation.parse(["status", "--json", "--socket", "/s"]) == .run(json))
-        #expect(throws: UsageError.self) { try SwctlInvocation.parse(["remove"]) }
-        #expect(throws: UsageError.self) { try SwctlInvocation.parse(["--system", "--user", "list"]) }
     }
 
     @Test("the client's socket: explicit option > $STOPWATCHD_SOCKET > user socket if present > system")
@@ -138,5 +134,26 @@ struct CommandLineTests {
             "the connection to stopwatchd at /s ended before the answer was complete (Connection reset by peer); "))
         // A daemon at its connection limit is unreachable for now, not a refusal.
         #expect(ClientError.reply(.tooManyConnections(limit: 2), unreachable: { .unreachable(path: "/s", reason: $0) }).exitStatus == 69)
+    }
+
+    @Test("the ssh command line")
+    func sshCommandLine() {
+        #expect(StopwatchClient.sshBridge(host: "me@desk") == .bridge(["ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "me@desk", "swctl", "bridge"]))
+        #expect(StopwatchClient.sshBridge(host: "desk", ssh: ["ssh", "-p", "2222"])
+            == .bridge(["ssh", "-p", "2222", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "desk", "swctl", "bridge"]))
+        #expect(StopwatchClient.sshBridge(host: "desk").description == "ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge")
+        // A host that looks like an option stays the host: after "--", ssh parses no option.
+        let hostile = StopwatchClient.sshBridge(host: "-oProxyCommand=touch /tmp/owned")
+        #expect(hostile == .bridge(["ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "-oProxyCommand=touch /tmp/owned", "swctl", "bridge"]))
+        #expect(StopwatchClient.Endpoint.socket("/s").description == "/s")
+        #expect(StopwatchClient(socketPath: "/s").endpoint == .socket("/s"))
+    }
+
+    @Test("bridgeFailed: exit 69, one line that quotes the command and ssh's words")
+    func bridgeFailed() {
+        let error = ClientError.bridgeFailed(command: "ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge", reason: "ssh: Could not resolve hostname desk")
+        #expect(error.exitStatus == 69)
+        #expect(error.description.hasPrefix("cannot reach stopwatchd through 'ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge': ssh: Could not resolve hostname desk; "))
+        #expect(!error.description.contains("\n"))
     }
 }

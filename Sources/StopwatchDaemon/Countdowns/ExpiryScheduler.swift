@@ -1,5 +1,6 @@
 import Dispatch
 import StopWatchCore
+import StopwatchProtocol
 
 /// When each counting countdown expires, on one timer armed for the nearest: the cost
 /// follows expiries, not countdowns (10,000 counting countdowns are one armed timer).

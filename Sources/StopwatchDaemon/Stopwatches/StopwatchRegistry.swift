@@ -1,5 +1,6 @@
 import Dispatch
 import StopWatchCore
+import StopwatchProtocol
 import Varlink
 
 /// The named stopwatches, one `StopWatchUseCase` each.

@@ -1,6 +1,7 @@
 import Dispatch
 import LinuxSystem
 import StopWatchCore
+import StopwatchProtocol
 
 /// Keeps the stopwatches in a directory, one file each (`<name>.json`, a `StopwatchRecord`),
 /// so that a change writes one small file and a damaged file costs one stopwatch.

@@ -1,5 +1,6 @@
 import LinuxSystem
 import StopWatchCore
+import StopwatchProtocol
 import Varlink
 
 /// Reads the stopwatch files at start. A file whose content is bad (not JSON, a wrong

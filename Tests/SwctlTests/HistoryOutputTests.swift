@@ -99,8 +99,8 @@ struct HistoryOutputTests {
 
     @Test func namesComparedAsGiven() {
         #expect("café" == "cafe\u{301}")  // what a [String: …] would merge
-        #expect(NameKey("café") != NameKey("cafe\u{301}"))
-        #expect(Set([NameKey("café"), NameKey("cafe\u{301}"), NameKey("café")]).count == 2)
+        #expect(StopwatchKey("café") != StopwatchKey("cafe\u{301}"))
+        #expect(Set([StopwatchKey("café"), StopwatchKey("cafe\u{301}"), StopwatchKey("café")]).count == 2)
     }
 
     @Test func reportTextByName() {
@@ -198,12 +198,12 @@ struct HistoryOutputTests {
             Issue.record("not a run")
             return
         }
-        #expect(log.command == .log && log.name == "tea" && log.since == .weekday(1) && log.until == nil && log.csv)
+        #expect(log.command == .log(name: "tea", HistoryRange(since: .weekday(1), until: nil), .csv))
         guard case .run(let report) = try SwctlInvocation.parse(["--json", "report", "--by", "day", "--until", "today"]) else {
             Issue.record("not a run")
             return
         }
-        #expect(report.command == .report && report.grouping == .day && report.until == .startOfDay(daysAgo: 0) && report.json)
+        #expect(report.command == .report(HistoryRange(since: nil, until: .startOfDay(daysAgo: 0)), by: .day, .json) && report.json)
         for bad in [
             ["report", "tea"], ["log", "--since", "soon"], ["report", "--by", "week"], ["log", "--by", "day"],
             ["status", "--since", "today"], ["log", "--csv", "--json"], ["list", "--csv"],

@@ -82,3 +82,46 @@ package struct WaitMachine: Sendable {
         return now.state == .counting ? now.elapsedMs < before.elapsedMs : now.elapsedMs != before.elapsedMs
     }
 }
+
+/// What `swctl wait` waits for (`--for`). Each is a state as much as an event, so that a
+/// wait started after the fact, or reconnected after a daemon restart, still ends.
+package enum WaitCondition: String, CaseIterable, Sendable {
+    /// The countdown has reached its target: an `expired` event, or any state with elapsed ≥
+    /// target (already expired, maybe while the daemon was down, or paused in overtime).
+    case expired
+    /// It is not counting: a `stop` event, or a state that is stopped or paused.
+    case stop
+    /// Any event but `tick` and `current`; after a reconnection, a state that differs
+    /// from the last one seen in more than the time counted.
+    case change
+}
+
+/// What `WaitMachine` asks of its caller after an update, when not to go on reading.
+package enum WaitStep: Equatable, Sendable {
+    /// The wait ends so.
+    case finish(WaitOutcome)
+    /// After a reconnection the stopwatch reads as never started, and did not before: it
+    /// was removed meanwhile, or it is a plain stopwatch that was reset. The state cannot
+    /// tell them apart; `List` can. The caller calls it and hands whether the name is in it
+    /// to `WaitMachine.listed(_:)`.
+    case checkListed
+}
+
+/// How `swctl wait` ends, when the daemon did not fail it.
+package enum WaitOutcome: Equatable, Sendable {
+    /// What it waited for happened (or had already).
+    case happened
+    /// The stopwatch was removed: it will not happen.
+    case removed
+    /// `--timeout` passed first.
+    case timedOut
+
+    /// SPEC §5: 0 when it happens, 1 when removed, 124 on timeout (as timeout(1) has it).
+    package var exitStatus: Int32 {
+        switch self {
+        case .happened: 0
+        case .removed: 1
+        case .timedOut: 124
+        }
+    }
+}

@@ -26,12 +26,12 @@ package struct ReportAggregator {
     private let until: Int64?
     private let now: Int64
     private let byDay: Bool
-    private var perName: [NameKey: Int64] = [:]
+    private var perName: [StopwatchKey: Int64] = [:]
     /// Keyed by the day's local 00:00 (ms since the epoch).
-    private var perDay: [Int64: [NameKey: Int64]] = [:]
+    private var perDay: [Int64: [StopwatchKey: Int64]] = [:]
     /// The parts longer than `longestSplit`: from the first instant of the earliest to the
     /// last instant of the latest, and their time per name.
-    private var longParts: (first: Int64, last: Int64, names: [NameKey: Int64])?
+    private var longParts: (first: Int64, last: Int64, names: [StopwatchKey: Int64])?
     /// The days the splitting stepped through so far, each costing a local midnight or
     /// two (`mktime`): what skipping days with nothing counted bounds.
     private(set) var daysWalked = 0
@@ -44,7 +44,7 @@ package struct ReportAggregator {
     }
 
     package mutating func add(_ interval: Interval) {
-        let key = NameKey(interval.name)
+        let key = StopwatchKey(interval.name)
         let start = interval.startMs
         let end = max(interval.endMs ?? now, start)
         let lower = max(start, since ?? start)
@@ -121,21 +121,21 @@ package struct ReportAggregator {
         LocalTime.dateTime(instant)?.dayText ?? "\(instant)"
     }
 
-    private mutating func record(_ key: NameKey, _ milliseconds: Int64, on instant: Int64) {
-        perName[key] = Self.add(perName[key] ?? 0, milliseconds)
+    private mutating func record(_ key: StopwatchKey, _ milliseconds: Int64, on instant: Int64) {
+        Self.accumulate(&perName[key, default: 0], milliseconds)
         guard byDay, let day = LocalTime.startOfDay(instant) else { return }
-        perDay[day, default: [:]][key] = Self.add(perDay[day]?[key] ?? 0, milliseconds)
+        Self.accumulate(&perDay[day, default: [:]][key, default: 0], milliseconds)
     }
 
     /// A part from `lower` to `upper` (not included) longer than `longestSplit`.
-    private mutating func recordLongPart(_ key: NameKey, _ milliseconds: Int64, from lower: Int64, to upper: Int64) {
+    private mutating func recordLongPart(_ key: StopwatchKey, _ milliseconds: Int64, from lower: Int64, to upper: Int64) {
         // As a day's share: nothing counted, no row.
         guard milliseconds > 0 else { return }
-        perName[key] = Self.add(perName[key] ?? 0, milliseconds)
+        Self.accumulate(&perName[key, default: 0], milliseconds)
         var parts = longParts ?? (lower, upper - 1, [:])
         parts.first = min(parts.first, lower)
         parts.last = max(parts.last, upper - 1)
-        parts.names[key] = Self.add(parts.names[key] ?? 0, milliseconds)
+        Self.accumulate(&parts.names[key, default: 0], milliseconds)
         longParts = parts
     }
 
@@ -153,13 +153,19 @@ package struct ReportAggregator {
         return overflow ? .max : sum
     }
 
+    /// `total` plus `milliseconds`, saturating, in place: a dictionary's entry is found once
+    /// (`totals[key, default: 0]`), not once to read and again to write.
+    private static func accumulate(_ total: inout Int64, _ milliseconds: Int64) {
+        total = add(total, milliseconds)
+    }
+
     private static func sum(_ rows: [ReportTotals.Row]) -> Int64 {
         rows.reduce(0) { add($0, $1.milliseconds) }
     }
 
-    private static func rows(_ totals: [NameKey: Int64]) -> [ReportTotals.Row] {
+    private static func rows(_ totals: [StopwatchKey: Int64]) -> [ReportTotals.Row] {
         totals.sorted { lhs, rhs in
-            lhs.value != rhs.value ? lhs.value > rhs.value : NameKey.precedes(lhs.key, rhs.key)
+            lhs.value != rhs.value ? lhs.value > rhs.value : lhs.key < rhs.key
         }
         .map { ReportTotals.Row(name: $0.key.name, milliseconds: $0.value) }
     }

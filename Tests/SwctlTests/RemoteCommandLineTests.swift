@@ -1,6 +1,5 @@
 import LinuxSystem
 import StopwatchProtocol
-import StopwatchdClient
 import Testing
 @testable import swctl
 
@@ -9,7 +8,7 @@ struct RemoteCommandLineTests {
     private func invocation(_ arguments: [String]) throws -> SwctlInvocation {
         guard case .run(let invocation) = try SwctlInvocation.parse(arguments) else {
             Issue.record("\(arguments) is not a command")
-            return SwctlInvocation(command: .status)
+            return SwctlInvocation(.status(name: nil))
         }
         return invocation
     }
@@ -65,26 +64,5 @@ struct RemoteCommandLineTests {
             == ["ssh", "-i", "~/.ssh/k", "-p", "2222"])
         #expect(SwctlInvocation.sshCommand(environment: ProcessEnvironment(["STOPWATCHD_SSH": "ssh -o 'A B'"]))
             == ["ssh", "-o", "'A", "B'"])
-    }
-
-    @Test("the ssh command line")
-    func sshCommandLine() {
-        #expect(StopwatchClient.sshBridge(host: "me@desk") == .bridge(["ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "me@desk", "swctl", "bridge"]))
-        #expect(StopwatchClient.sshBridge(host: "desk", ssh: ["ssh", "-p", "2222"])
-            == .bridge(["ssh", "-p", "2222", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "desk", "swctl", "bridge"]))
-        #expect(StopwatchClient.sshBridge(host: "desk").description == "ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge")
-        // A host that looks like an option stays the host: after "--", ssh parses no option.
-        let hostile = StopwatchClient.sshBridge(host: "-oProxyCommand=touch /tmp/owned")
-        #expect(hostile == .bridge(["ssh", "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "--", "-oProxyCommand=touch /tmp/owned", "swctl", "bridge"]))
-        #expect(StopwatchClient.Endpoint.socket("/s").description == "/s")
-        #expect(StopwatchClient(socketPath: "/s").endpoint == .socket("/s"))
-    }
-
-    @Test("bridgeFailed: exit 69, one line that quotes the command and ssh's words")
-    func bridgeFailed() {
-        let error = ClientError.bridgeFailed(command: "ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge", reason: "ssh: Could not resolve hostname desk")
-        #expect(error.exitStatus == 69)
-        #expect(error.description.hasPrefix("cannot reach stopwatchd through 'ssh -T -o BatchMode=yes -o ServerAliveInterval=10 -o ServerAliveCountMax=3 -- desk swctl bridge': ssh: Could not resolve hostname desk; "))
-        #expect(!error.description.contains("\n"))
     }
 }

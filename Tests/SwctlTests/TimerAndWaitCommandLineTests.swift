@@ -44,28 +44,19 @@ struct TimerAndWaitCommandLineTests {
 
     @Test("timer: one word is the duration of the default stopwatch, two are NAME DURATION")
     func timer() throws {
-        var expected = SwctlInvocation(command: .timer, name: nil)
-        expected.timer = .countdown(.seconds(1500))
-        #expect(try Self.invocation(["timer", "25m"]) == expected)
-        expected.name = "tea"
-        expected.timer = .countdown(.seconds(240))
-        #expect(try Self.invocation(["timer", "tea", "4m"]) == expected)
-        expected.timer = .keepCounting(.seconds(7200))
-        expected.name = "work"
-        #expect(try Self.invocation(["timer", "work", "2h", "--keep"]) == expected)
-        #expect(try Self.invocation(["--keep", "timer", "work", "2h"]) == expected)
-        expected.timer = .off
-        #expect(try Self.invocation(["timer", "work", "--off"]) == expected)
-        expected.name = nil
-        #expect(try Self.invocation(["timer", "--off"]) == expected)
+        #expect(try Self.invocation(["timer", "25m"]) == SwctlInvocation(.timer(name: nil, .countdown(.seconds(1500)))))
+        #expect(try Self.invocation(["timer", "tea", "4m"]) == SwctlInvocation(.timer(name: "tea", .countdown(.seconds(240)))))
+        let keep = SwctlInvocation(.timer(name: "work", .keepCounting(.seconds(7200))))
+        #expect(try Self.invocation(["timer", "work", "2h", "--keep"]) == keep)
+        #expect(try Self.invocation(["--keep", "timer", "work", "2h"]) == keep)
+        #expect(try Self.invocation(["timer", "work", "--off"]) == SwctlInvocation(.timer(name: "work", .off)))
+        #expect(try Self.invocation(["timer", "--off"]) == SwctlInvocation(.timer(name: nil, .off)))
         // A name that looks like a duration is still a name when a duration follows.
-        expected.name = "5m"
-        expected.timer = .countdown(.seconds(60))
-        #expect(try Self.invocation(["timer", "5m", "1m"]) == expected)
+        #expect(try Self.invocation(["timer", "5m", "1m"]) == SwctlInvocation(.timer(name: "5m", .countdown(.seconds(60)))))
         var json = try Self.invocation(["--json", "timer", "1s"])
-        #expect(json.json && json.timer == .countdown(.seconds(1)))
+        #expect(json.json && json.command == .timer(name: nil, .countdown(.seconds(1))))
         json = try Self.invocation(["timer", "--", "1s"])
-        #expect(json.timer == .countdown(.seconds(1)))
+        #expect(json.command == .timer(name: nil, .countdown(.seconds(1))))
     }
 
     static let rule = "write it like 250ms, 1s, 1.5s, 2m, 1h or 1h30m, from 1ms to 366 days (8784h)"
@@ -95,20 +86,15 @@ struct TimerAndWaitCommandLineTests {
 
     @Test("wait: the default, --for each condition, --timeout")
     func wait() throws {
-        var expected = SwctlInvocation(command: .wait, name: nil)
-        #expect(try Self.invocation(["wait"]) == expected)
-        expected.name = "tea"
-        #expect(try Self.invocation(["wait", "tea"]) == expected)
+        #expect(try Self.invocation(["wait"]) == SwctlInvocation(.wait(name: nil, for: nil, timeout: nil)))
+        #expect(try Self.invocation(["wait", "tea"]) == SwctlInvocation(.wait(name: "tea", for: nil, timeout: nil)))
         for condition in WaitCondition.allCases {
-            expected.waitFor = condition
+            let expected = SwctlInvocation(.wait(name: "tea", for: condition, timeout: nil))
             #expect(try Self.invocation(["wait", "tea", "--for", condition.rawValue]) == expected)
             #expect(try Self.invocation(["wait", "--for=\(condition.rawValue)", "tea"]) == expected)
         }
-        expected.waitFor = nil
-        expected.waitTimeout = .milliseconds(100)
-        #expect(try Self.invocation(["wait", "tea", "--timeout", "100ms"]) == expected)
-        expected.waitTimeout = .zero
-        #expect(try Self.invocation(["wait", "tea", "--timeout=0s"]) == expected)
+        #expect(try Self.invocation(["wait", "tea", "--timeout", "100ms"]) == SwctlInvocation(.wait(name: "tea", for: nil, timeout: .milliseconds(100))))
+        #expect(try Self.invocation(["wait", "tea", "--timeout=0s"]) == SwctlInvocation(.wait(name: "tea", for: nil, timeout: .zero)))
     }
 
     @Test("wait: usage errors", arguments: [

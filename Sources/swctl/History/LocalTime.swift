@@ -52,3 +52,12 @@ package enum LocalTime {
         return overflow ? nil : instant(year: local.year, month: local.month, day: day)
     }
 }
+
+extension Int64 {
+    /// Division rounding toward minus infinity: an instant before the epoch still falls in
+    /// the second (or day) that contains it. `divisor` is positive.
+    fileprivate func dividingFloor(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return self % divisor < 0 ? quotient - 1 : quotient
+    }
+}

@@ -6,24 +6,37 @@ import Varlink
 /// `swctl log` and `swctl report`: reads `History` a batch at a time and prints as it
 /// goes (log) or adds up as it goes (report), so memory never holds the history.
 struct HistoryPrinter {
-    let invocation: SwctlInvocation
     let client: StopwatchClient
+    let range: HistoryRange
+    let format: HistoryFormat
 
-    func run() throws(ClientError) {
+    /// `log`: the intervals of `name` (nil: of every stopwatch), as they come.
+    func log(_ name: String?) throws(ClientError) {
+        let bounds = try resolvedRange()
+        let stream = try client.history(name, since: bounds.since, until: bounds.until)
+        defer { stream.close() }
+        try log(stream)
+    }
+
+    /// `report`: every stopwatch's time in the range, added up.
+    func report(by grouping: ReportGrouping) throws(ClientError) {
+        let bounds = try resolvedRange()
+        let stream = try client.history(nil, since: bounds.since, until: bounds.until)
+        defer { stream.close() }
+        try report(stream, byDay: grouping == .day, since: bounds.since, until: bounds.until, now: bounds.now)
+    }
+
+    /// `--since` and `--until` as instants against the wall clock now (and the time zone
+    /// now); exits 2 when they are in the wrong order.
+    private func resolvedRange() throws(ClientError) -> (since: Int64?, until: Int64?, now: Int64) {
         let now = Posix.clockTime(.realtime).milliseconds
         LocalTime.reloadZone()
-        let since = try resolve(invocation.since, "--since", now: now)
-        let until = try resolve(invocation.until, "--until", now: now)
+        let since = try resolve(range.since, "--since", now: now)
+        let until = try resolve(range.until, "--until", now: now)
         if let since, let until, since >= until {
             Diagnostics.fail("swctl: --since must come before --until (see swctl --help)", status: 2)
         }
-        let stream = try client.history(invocation.command == .log ? invocation.name : nil, since: since, until: until)
-        defer { stream.close() }
-        if invocation.command == .log {
-            try log(stream)
-        } else {
-            try report(stream, since: since, until: until, now: now)
-        }
+        return (since, until, now)
     }
 
     private func resolve(_ when: When?, _ option: String, now: Int64) throws(ClientError) -> Int64? {
@@ -35,7 +48,8 @@ struct HistoryPrinter {
     }
 
     private func log(_ stream: HistoryStream) throws(ClientError) {
-        if invocation.json {
+        switch format {
+        case .json:
             // One array, written a batch at a time: `[`, the objects, `]`; begun only once the
             // daemon has answered, so that a refusal leaves no half array on standard output.
             var first = true
@@ -51,7 +65,7 @@ struct HistoryPrinter {
                 pending = try stream.next()
             }
             Output.line(first ? "]" : "\n]")
-        } else if invocation.csv {
+        case .csv:
             // The header too waits for the daemon's first answer.
             var pending = try stream.next()
             Output.line(LogText.csvHeader)
@@ -60,7 +74,7 @@ struct HistoryPrinter {
                 guard !batch.isEmpty else { continue }
                 Output.write(batch.map { LogText.csv($0) + "\n" }.joined())
             }
-        } else {
+        case .text:
             // Aligned within what has been seen: the column only widens, between batches of
             // 10,000 at most (a history of one batch is aligned whole).
             var nameWidth = 0
@@ -74,20 +88,16 @@ struct HistoryPrinter {
         }
     }
 
-    private func report(_ stream: HistoryStream, since: Int64?, until: Int64?, now: Int64) throws(ClientError) {
-        let byDay = invocation.grouping == .day
+    private func report(_ stream: HistoryStream, byDay: Bool, since: Int64?, until: Int64?, now: Int64) throws(ClientError) {
         var aggregator = ReportAggregator(since: since, until: until, now: now, byDay: byDay)
         while let batch = try stream.next() {
             for interval in batch { aggregator.add(interval) }
         }
         let totals = aggregator.totals
-        let lines: [String]
-        if invocation.json {
-            lines = [ReportText.json(totals, byDay: byDay, since: since, until: until).text]
-        } else if invocation.csv {
-            lines = ReportText.csv(totals, byDay: byDay)
-        } else {
-            lines = ReportText.human(totals, byDay: byDay, bars: FileDescriptor.standardOutput.isTerminal)
+        let lines = switch format {
+        case .json: [ReportText.json(totals, byDay: byDay, since: since, until: until).text]
+        case .csv: ReportText.csv(totals, byDay: byDay)
+        case .text: ReportText.human(totals, byDay: byDay, bars: FileDescriptor.standardOutput.isTerminal)
         }
         Output.write(lines.map { $0 + "\n" }.joined())
     }

@@ -1,0 +1,169 @@
+import StopwatchProtocol
+
+/// One `swctl` command, carrying exactly what it uses (SPEC §5); what every command may use
+/// (the socket, `--host`, `--json`) is the invocation's. A new command is a case here, its
+/// word in `Word`, its arm in `init`, its arm in `CommandRunner` and its lines in the usage.
+package enum Command: Equatable, Sendable {
+    /// A nil name is the daemon's default stopwatch, in every case below.
+    case start(name: String?)
+    case stop(name: String?)
+    case toggle(name: String?)
+    case reset(name: String?)
+    case lap(name: String?)
+    case status(name: String?)
+    case list
+    case remove(name: String)
+    case timer(name: String?, TimerAction)
+    /// `--for` (nil: decided by the stopwatch's first state) and `--timeout`.
+    case wait(name: String?, for: WaitCondition?, timeout: Duration?)
+    /// `--format`, else JSON with `--json`, else plain.
+    case watch(name: String?, format: WatchFormat)
+    /// A nil name is every stopwatch's intervals.
+    case log(name: String?, HistoryRange, HistoryFormat)
+    case report(HistoryRange, by: ReportGrouping, HistoryFormat)
+    case bridge
+
+    /// The commands as written, in the order the usage lists them.
+    package enum Word: String, CaseIterable, Sendable {
+        case start, stop, toggle, reset, lap, status, list, remove, timer, wait, watch, log, report, bridge
+    }
+
+    /// The command `word` names, with the words after it (its NAME, and `timer`'s DURATION)
+    /// and the options, each checked against it.
+    init(_ word: Word, words: ArraySlice<String>, options: CommandLineOptions) throws(UsageError) {
+        try options.check(for: word)
+        var words = words
+        /// The NAME a command may take, valid; nil when none is given.
+        func name() throws(UsageError) -> String? {
+            guard words.count <= 1 else { throw UsageError("\(word.rawValue) takes at most one name, got \(words.count)") }
+            guard let name = words.first else { return nil }
+            guard StopwatchName.isValid(name) else { throw UsageError(StopwatchName.invalidNameMessage(name)) }
+            return name
+        }
+        func noName(_ message: String) throws(UsageError) {
+            if try name() != nil { throw UsageError(message) }
+        }
+        switch word {
+        case .start: self = .start(name: try name())
+        case .stop: self = .stop(name: try name())
+        case .toggle: self = .toggle(name: try name())
+        case .reset: self = .reset(name: try name())
+        case .lap: self = .lap(name: try name())
+        case .status: self = .status(name: try name())
+        case .list:
+            try noName("list takes no name")
+            self = .list
+        case .remove:
+            guard let name = try name() else { throw UsageError("remove needs the NAME of the stopwatch to delete") }
+            self = .remove(name: name)
+        case .timer:
+            // The duration first: it is the last word, and the name the one before it.
+            let action = try Self.timerAction(&words, keep: options.keep, off: options.off)
+            self = .timer(name: try name(), action)
+        case .wait: self = .wait(name: try name(), for: options.waitFor, timeout: options.waitTimeout)
+        case .watch: self = .watch(name: try name(), format: options.format ?? (options.json ? .json : .plain))
+        case .log: self = .log(name: try name(), options.historyRange, options.historyFormat)
+        case .report:
+            try noName("report takes no name: it counts every stopwatch")
+            self = .report(options.historyRange, by: options.grouping ?? .name, options.historyFormat)
+        case .bridge:
+            try noName("bridge takes no name")
+            guard options.host == nil else {
+                throw UsageError("bridge relays to a daemon on this machine; --host goes with the other commands")
+            }
+            guard !options.json else { throw UsageError("bridge takes no --json: it relays varlink as it is") }
+            self = .bridge
+        }
+        // After the words: a line with more than one mistake is told the same one as ever.
+        if options.format != nil, word != .watch { throw UsageError("--format goes with watch") }
+    }
+
+    /// `timer`'s words after the command: `[NAME] DURATION`, or `[NAME]` with `--off`. One
+    /// word is the duration (`swctl timer 25m`, the default stopwatch), two are NAME DURATION.
+    /// Takes the duration off `words`, leaving the name.
+    private static func timerAction(_ words: inout ArraySlice<String>, keep: Bool, off: Bool) throws(UsageError) -> TimerAction {
+        if off {
+            guard !keep else { throw UsageError("use either --keep (with a DURATION) or --off, not both") }
+            guard words.count <= 1 else { throw UsageError("timer --off takes at most a NAME, no DURATION") }
+            return .off
+        }
+        guard words.count <= 2 else { throw UsageError("timer takes a NAME and a DURATION, got \(words.count) words") }
+        guard let text = words.popLast() else {
+            throw UsageError("timer needs a DURATION, like 'swctl timer 25m' or 'swctl timer tea 4m'")
+        }
+        guard let duration = TimerDuration.parse(text) else {
+            throw UsageError("'\(text)' is not a timer duration: \(TimerDuration.rule)")
+        }
+        return keep ? .keepCounting(duration) : .countdown(duration)
+    }
+}
+
+/// What `swctl timer` asks of the daemon.
+package enum TimerAction: Equatable, Sendable {
+    /// `timer [NAME] DURATION`: `Countdown`, a new countdown from zero, whatever the
+    /// stopwatch was doing.
+    case countdown(Duration)
+    /// `timer [NAME] DURATION --keep`: `SetTarget`, the count goes on with this target (a
+    /// reminder on a running stopwatch).
+    case keepCounting(Duration)
+    /// `timer [NAME] --off`: `SetTarget` null, a plain stopwatch again.
+    case off
+}
+
+/// `log`/`report --since`, `--until`: nil leaves that end of the history open.
+package struct HistoryRange: Equatable, Sendable {
+    package var since: When?
+    package var until: When?
+
+    package init(since: When? = nil, until: When? = nil) {
+        self.since = since
+        self.until = until
+    }
+}
+
+/// How `log` and `report` print: text for people, `--csv`, or `--json`.
+package enum HistoryFormat: Equatable, Sendable {
+    case text, csv, json
+}
+
+/// `report --by`: totals per name, or per local day and name.
+package enum ReportGrouping: String, CaseIterable, Sendable {
+    case name, day
+}
+
+/// The options of a command line, as read, in any order and before the command is known;
+/// `Command.init` checks them against it.
+struct CommandLineOptions {
+    var socket: SocketLocation.ClientChoice?
+    var host: String?
+    var json = false
+    var format: WatchFormat?
+    var keep = false
+    var off = false
+    var waitFor: WaitCondition?
+    var waitTimeout: Duration?
+    var since: When?
+    var until: When?
+    var grouping: ReportGrouping?
+    var csv = false
+
+    /// Refuses an option given to a command that does not take it, before anything about
+    /// the command's words.
+    func check(for word: Command.Word) throws(UsageError) {
+        if keep || off, word != .timer { throw UsageError("--keep and --off go with timer") }
+        if waitFor != nil || waitTimeout != nil, word != .wait { throw UsageError("--for and --timeout go with wait") }
+        // Not a `Set`: `Set<Command.Word>`'s metadata and the search for its `Hashable`
+        // conformance would be paid by every swctl at start (docs/PERFORMANCE.md).
+        let isHistory = word == .log || word == .report
+        if since != nil || until != nil || csv, !isHistory {
+            throw UsageError("--since, --until and --csv go with log and report")
+        }
+        if grouping != nil, word != .report { throw UsageError("--by goes with report") }
+        if csv, json { throw UsageError("use either --csv or --json, not both") }
+    }
+
+    var historyRange: HistoryRange { HistoryRange(since: since, until: until) }
+
+    /// `--csv` and `--json` are refused together (`check`).
+    var historyFormat: HistoryFormat { csv ? .csv : json ? .json : .text }
+}

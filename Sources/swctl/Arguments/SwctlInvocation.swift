@@ -1,0 +1,172 @@
+import LinuxSystem
+import StopWatchCore
+import StopwatchProtocol
+
+/// A `swctl` command line, checked (SPEC §5): the command, and the options any command
+/// may take.
+package struct SwctlInvocation: Equatable, Sendable {
+    package enum Action: Equatable, Sendable {
+        case run(SwctlInvocation)
+        case help
+        case version
+    }
+
+    package var command: Command
+    /// `--socket PATH`, `--user`, `--system`, or automatic (none of them).
+    package var socket: SocketLocation.ClientChoice
+    /// `--host [USER@]HOST`: the daemon there, through ssh; nil for a socket here.
+    package var host: String?
+    /// `--json`: what a command prints, as JSON (`watch`, `log` and `report` have it in
+    /// their format).
+    package var json: Bool
+
+    package init(_ command: Command, socket: SocketLocation.ClientChoice = .automatic, host: String? = nil, json: Bool = false) {
+        self.command = command
+        self.socket = socket
+        self.host = host
+        self.json = json
+    }
+
+    package static let usage = """
+        usage: swctl [--socket PATH | --user | --system | --host [USER@]HOST] [--json] COMMAND [NAME]
+
+        commands:
+          start [NAME]     start counting, or resume (creates NAME)
+          stop [NAME]      pause
+          toggle [NAME]    start when not counting, stop when counting
+          reset [NAME]     back to zero (only when not counting)
+          lap [NAME]       record a split time (only while counting)
+          status [NAME]    show a stopwatch (a countdown: the time left, or +overtime)
+          list             show all stopwatches
+          remove NAME      delete a stopwatch
+          timer [NAME] DURATION [--keep] | timer [NAME] --off
+                           a countdown of DURATION from zero (250ms, 1s, 1.5s, 2m, 1h,
+                           1h30m; 1ms to 366 days); --keep sets the target and counts on
+                           (a reminder); --off makes it a plain stopwatch again
+          wait [NAME] [--for expired|stop|change] [--timeout DURATION]
+                           block until a countdown expires (the default for a countdown),
+                           it stops, or anything changes (the default otherwise)
+          watch [NAME] [--format plain|json|waybar|i3blocks|polybar|'TEMPLATE']
+                           print each update; TEMPLATE uses {name} {state} {elapsed}
+                           {elapsed_ms} {laps} {last_lap} {remaining} {target}
+          log [NAME] [--since WHEN] [--until WHEN] [--csv]
+                           the counting intervals (all stopwatches without NAME)
+          report [--since WHEN] [--until WHEN] [--by name|day] [--csv]
+                           time per name (longest first), or per day and name,
+                           with totals; intervals are clipped to the range
+          bridge           relay standard input to the daemon's socket and the socket to
+                           standard output (for 'ssh HOST swctl bridge': --host, and
+                           varlink clients that speak through a command)
+
+        options:
+          --socket PATH    the daemon's socket (default: $STOPWATCHD_SOCKET, else the
+                           user daemon's if running, else the system daemon's)
+          --user           the user daemon ($XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock)
+          --system         the system daemon (/run/stopwatchd/stopwatchd.sock)
+          --host [USER@]HOST
+                           the daemon on HOST, through 'ssh -T -o BatchMode=yes -o
+                           ServerAliveInterval=10 -o ServerAliveCountMax=3 -- HOST swctl
+                           bridge' (default: $STOPWATCHD_HOST when no socket option is
+                           given); $STOPWATCHD_SSH replaces 'ssh', split on whitespace
+          --json           print the stopwatch as JSON (log: the intervals; report:
+                           the totals)
+          --since WHEN, --until WHEN
+                           with log and report: from/until WHEN (default: all history);
+                           WHEN is now, today, yesterday, monday … sunday (the latest,
+                           00:00), Nd, Nh, Nm (ago), YYYY-MM-DD or YYYY-MM-DDTHH:MM (local)
+          --by name|day    with report: totals per name (default) or per day and name
+          --csv            with log and report: CSV with a header row
+          --keep, --off    with timer: keep counting / clear the target
+          --for EVENT      with wait: expired, stop or change
+          --timeout DURATION
+                           with wait: give up after DURATION (exit 124)
+          -h, --help       show this help
+          --version        show the version
+
+        NAME defaults to "default". Elapsed time shows tenths in watch once updates come
+        faster than once a second, and always when $STOPWATCHD_TICK is under a second.
+        Exit status: 0 done, 1 refused by the daemon (wait: the stopwatch was removed),
+        2 usage error, 69 no daemon reachable (or ssh failed), 70 protocol error,
+        77 permission denied, 124 wait timed out.
+        """
+
+    /// Reads the arguments (without the program name). Options may come before or after
+    /// the command.
+    package static func parse(_ arguments: [String]) throws(UsageError) -> Action {
+        var options = CommandLineOptions()
+        var words: [String] = []
+        var reader = ArgumentReader(arguments)
+        while let argument = reader.next() {
+            let name = argument.name
+            func value() throws(UsageError) -> String { try reader.value(of: argument) }
+            func setSocket(_ choice: SocketLocation.ClientChoice) throws(UsageError) {
+                guard options.socket == nil, options.host == nil else { throw UsageError("use only one of --socket, --user, --system and --host") }
+                options.socket = choice
+            }
+            switch name {
+            case "-h", "--help": return .help
+            case "--version": return .version
+            case "--json": options.json = true
+            case "--user": try setSocket(.user)
+            case "--system": try setSocket(.system)
+            case "--socket":
+                let path = try value()
+                guard !path.isEmpty else { throw UsageError("--socket needs a path") }
+                try setSocket(.path(path))
+            case "--host":
+                let value = try value()
+                try Self.checkHost(value, from: "--host")
+                guard options.socket == nil, options.host == nil else { throw UsageError("use only one of --socket, --user, --system and --host") }
+                options.host = value
+            case "--format", "-f":
+                do {
+                    options.format = try WatchFormat(argument: try value())
+                } catch let error as WatchFormatError {
+                    throw UsageError(error.description)
+                } catch let error as UsageError {
+                    throw error
+                } catch {
+                    throw UsageError("\(error)")
+                }
+            case "--keep": options.keep = true
+            case "--off": options.off = true
+            case "--for":
+                let word = try value()
+                guard let condition = WaitCondition(rawValue: word) else {
+                    throw UsageError("--for takes expired, stop or change, not '\(word)'")
+                }
+                options.waitFor = condition
+            case "--timeout":
+                let text = try value()
+                guard let timeout = DurationText.parse(text) else {
+                    throw UsageError("--timeout takes a duration like 250ms, 1s, 1.5s, 2m or 1h, not '\(text)'")
+                }
+                options.waitTimeout = timeout
+            case "--since", "--until":
+                let text = try value()
+                guard let when = When(text) else {
+                    throw UsageError("\(name) takes \(When.forms); not '\(text)'")
+                }
+                if name == "--since" { options.since = when } else { options.until = when }
+            case "--by":
+                let word = try value()
+                guard let value = ReportGrouping(rawValue: word) else {
+                    throw UsageError("--by takes name or day, not '\(word)'")
+                }
+                options.grouping = value
+            case "--csv": options.csv = true
+            case "--":
+                words.append(contentsOf: reader.rest())
+            default:
+                guard !argument.raw.hasPrefix("-") || argument.raw == "-" else { throw UsageError("unknown option '\(argument.raw)'") }
+                words.append(argument.raw)
+            }
+        }
+        guard let commandWord = words.first else { throw UsageError("no command given") }
+        guard let word = Command.Word(rawValue: commandWord) else {
+            throw UsageError("unknown command '\(commandWord)'; commands: \(Command.Word.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let command = try Command(word, words: words.dropFirst(), options: options)
+        return .run(SwctlInvocation(command, socket: options.socket ?? .automatic, host: options.host, json: options.json))
+    }
+}
