@@ -5,7 +5,7 @@ import Varlink
 
 /// `swctl` against the real daemon: every command, the output forms and the exit statuses.
 @Suite("swctl end to end")
-struct SwctlTests {
+struct SwctlEndToEndTests {
     let directory: TestDirectory
     let daemon: DaemonProcess
 

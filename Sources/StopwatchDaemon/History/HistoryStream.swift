@@ -46,6 +46,10 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         case waitingToGrow(HistoryReply, next: Interval)
         /// A reply is complete, for the connection's next pull, holding `bytes` of the budget.
         case ready(VarlinkStreamItem, bytes: Int, after: AfterReply)
+        /// The reply being built is out of the state for the length of one call on the
+        /// server's queue, growing in place (left in the state too, its bytes would be
+        /// copied); `putBack` sets what follows.
+        case growing
         /// The last reply was pulled, or the stream cancelled.
         case finished
     }
@@ -116,7 +120,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             let carried = carry
             carry = .nothing
             let interval: Interval?
-            switch carried {
+            switch consume carried {
             case .longLine:
                 badLines += 1
                 return nil
@@ -258,7 +262,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             reply.granted += bytes
             state = .building(reply)
             next = match
-        case .building, .ready, .finished:
+        case .building, .ready, .growing, .finished:
             // Not asked for: given back.
             account.giveBack(bytes)
             return
@@ -294,7 +298,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         switch state {
         case .building: queue.async { [weak self] in self?.work() }
         case .ready: ready?()
-        case .waitingForMemory, .waitingToGrow, .finished: break
+        case .waitingForMemory, .waitingToGrow, .growing, .finished: break
         }
     }
 
@@ -302,27 +306,34 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private func readTail() {
         if case .unreadable(let failure) = months {
             // Not what was read as if it were all: the call fails, and says why.
-            if let reply = takeReply() { state = ending(with: .end(failure), dropping: reply) }
+            if let reply = takeReply() { putBack(ending(with: .end(failure), dropping: reply)) }
             return
         }
         while isBuilding, let interval = tail.popFirst() { add(interval) }
-        if var reply = takeReply() { state = completing(&reply, .last) }
+        if var reply = takeReply() { putBack(completing(&reply, .last)) }
     }
 
     // MARK: The reply
 
-    /// The reply being built, taken out of `state` (`.finished` until the caller sets the
-    /// next), so that it grows in place: left in `state` too, its bytes would be copied.
+    /// The reply being built, taken out of `state` (`.growing` until the caller puts back
+    /// the next), so that it grows in place: left in `state` too, its bytes would be copied.
     private func takeReply() -> HistoryReply? {
         guard case .building(let reply) = state else { return nil }
-        state = .finished
+        state = .growing
         return reply
+    }
+
+    /// Sets the state that follows `.growing`; a stream cancelled meanwhile stays finished
+    /// (nothing adding to a reply calls out today, so none is: this keeps it so).
+    private func putBack(_ next: State) {
+        guard case .growing = state else { return }
+        state = next
     }
 
     /// A match: into the reply, or, when the reply is full, the look-ahead that completes it.
     private func add(_ interval: Interval) {
         guard var reply = takeReply() else { return }
-        state = adding(interval, to: &reply)
+        putBack(adding(interval, to: &reply))
     }
 
     /// The state once `interval` is added to `reply`.

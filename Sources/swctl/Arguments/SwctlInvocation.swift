@@ -1,5 +1,4 @@
 import LinuxSystem
-import StopWatchCore
 import StopwatchProtocol
 
 /// A `swctl` command line, checked (SPEC §5): the command, and the options any command
@@ -16,8 +15,10 @@ package struct SwctlInvocation: Equatable, Sendable {
     package var socket: SocketLocation.ClientChoice
     /// `--host [USER@]HOST`: the daemon there, through ssh; nil for a socket here.
     package var host: String?
-    /// `--json`: what a command prints, as JSON (`watch`, `log` and `report` have it in
-    /// their format).
+    /// `--json`: what a command prints, as JSON. A global option, as the synopsis shows it:
+    /// every command may take it, those that print nothing (`remove`, `wait`) ignore it,
+    /// `watch`, `log` and `report` carry it in their format, and only `bridge`, which
+    /// prints nothing of its own, refuses it.
     package var json: Bool
 
     package init(_ command: Command, socket: SocketLocation.ClientChoice = .automatic, host: String? = nil, json: Bool = false) {
