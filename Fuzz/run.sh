@@ -33,9 +33,7 @@ dictionary="Fuzz/varlink.dict"
 sources=(
     Sources/Varlink/VarlinkFramer.swift
     Sources/Varlink/JSONParser.swift
-    Sources/Varlink/JSONParseError.swift
     Sources/Varlink/JSONValue.swift
-    Sources/Varlink/JSONMember.swift
     Sources/Varlink/JSONValue+Writing.swift
     Sources/Varlink/VarlinkCall.swift
     Sources/Varlink/VarlinkReply.swift
