@@ -93,6 +93,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             case let method?: return "'\(name)' refused \(method) in its current state"
             case nil: return "'\(name)' refused the command in its current state"
             }
+        case VarlinkError.noSuchStopwatchName:
+            return "there is no stopwatch '\(StopwatchName.printable(text("name") ?? ""))' (see 'swctl list')"
         case "io.stopwatchd.InvalidName":
             return StopwatchName.invalidNameMessage(text("name") ?? "")
         case "io.stopwatchd.TooManyStopwatches":

@@ -44,7 +44,9 @@ public struct StopwatchClient: Sendable {
     }
 
     /// Starts counting, or resumes a paused stopwatch; creates it if needed. A nil `name`
-    /// is the daemon's default stopwatch ("default"), here and below.
+    /// is the daemon's default stopwatch ("default"), here and below. Stop, reset, lap and
+    /// remove create nothing: of a name no stopwatch has they are refused
+    /// (`io.stopwatchd.NoSuchStopwatch`), so a typo is told.
     public func start(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Start", name) }
     /// Pauses a counting stopwatch.
     public func stop(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Stop", name) }
@@ -85,7 +87,7 @@ public struct StopwatchClient: Sendable {
         return stopwatches
     }
 
-    /// Deletes stopwatch `name`; nothing happens if there is none.
+    /// Deletes stopwatch `name`; refused if there is none.
     public func remove(_ name: String) throws(ClientError) {
         _ = try call(VarlinkCall(method: "io.stopwatchd.Remove", parameters: ["name": .string(name)]))
     }

@@ -18,9 +18,23 @@ struct CommandRunner {
         do {
             try perform()
         } catch {
+            if case .refused(let errorName, _) = error, errorName == VarlinkError.noSuchStopwatchName, let name = namedStopwatch {
+                // The one path that asks List: for a name close to the one not found.
+                Diagnostics.fail(MissingStopwatch.message(name, listed: try? client.list().map(\.name)), status: error.exitStatus)
+            }
             Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
         }
         CurrentProcess.exit(0)
+    }
+
+    /// The stopwatch a command that may get `NoSuchStopwatch` names (SPEC §3: those that
+    /// create nothing), as the daemon has it.
+    private var namedStopwatch: String? {
+        switch invocation.command {
+        case .stop(let name), .reset(let name), .lap(let name): name ?? StopwatchName.defaultName
+        case .remove(let name): name
+        default: nil
+        }
     }
 
     private func perform() throws(ClientError) {
