@@ -45,8 +45,9 @@ package struct SwctlInvocation: Equatable, Sendable {
                            1h30m; 1ms to 366 days); --keep sets the target and counts on
                            (a reminder); --off makes it a plain stopwatch again
           wait [NAME] [--for expired|stop|change] [--timeout DURATION]
-                           block until a countdown expires (the default for a countdown),
-                           it stops, or anything changes (the default otherwise)
+                           block until it is done: a countdown expires (the default for
+                           a countdown), a stopwatch stops (the default otherwise; at
+                           once if it is not counting), or anything changes
           watch [NAME] [--format plain|json|waybar|i3blocks|polybar|'TEMPLATE']
                            print each update; TEMPLATE uses {name} {state} {elapsed}
                            {elapsed_ms} {laps} {last_lap} {remaining} {target}
@@ -86,7 +87,8 @@ package struct SwctlInvocation: Equatable, Sendable {
 
         NAME defaults to "default". Elapsed time shows tenths in watch once updates come
         faster than once a second, and always when $STOPWATCHD_TICK is under a second.
-        Exit status: 0 done, 1 refused by the daemon (wait: the stopwatch was removed),
+        Exit status: 0 done, 1 refused by the daemon (no such stopwatch, reset while
+        counting, …; wait: the stopwatch was removed, or never created),
         2 usage error, 69 no daemon reachable (or ssh failed), 70 protocol error,
         77 permission denied, 124 wait timed out.
         """

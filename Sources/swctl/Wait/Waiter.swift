@@ -59,8 +59,9 @@ struct Waiter {
                         // Removed or reset while we were away. A failure here is handled as
                         // the watch's own: the next connection asks again.
                         // Byte for byte: names are compared as given, and "café" has two spellings.
-                        let listed = try client.list().contains { $0.name.utf8.elementsEqual(shownName.utf8) }
-                        if let outcome = machine.listed(listed) { finish(outcome) }
+                        let names = try client.list().map(\.name)
+                        let listed = names.contains { $0.utf8.elementsEqual(shownName.utf8) }
+                        if let outcome = machine.listed(listed) { finish(outcome, listed: names) }
                     }
                 }
             } catch {
@@ -83,13 +84,19 @@ struct Waiter {
     /// The name as the daemon has it: `List` names the default one too.
     private var shownName: String { name ?? StopwatchName.defaultName }
 
-    /// Quiet but for a removal: `swctl wait tea && …` wants an exit status, and a timeout is
-    /// as expected as the event (timeout(1) says nothing either).
-    private func finish(_ outcome: WaitOutcome) -> Never {
-        if outcome == .removed {
+    /// Quiet but for a removal or a name never created: `swctl wait tea && …` wants an exit
+    /// status, and a timeout is as expected as the event (timeout(1) says nothing either).
+    /// `listed`: the names `List` gave, when it was asked (for a name close to one never
+    /// created).
+    private func finish(_ outcome: WaitOutcome, listed: [String]? = nil) -> Never {
+        switch outcome {
+        case .removed:
             Diagnostics.fail("swctl: '\(shownName)' was removed while waiting for it: nothing left to wait for", status: outcome.exitStatus)
+        case .neverCreated:
+            Diagnostics.fail(MissingStopwatch.message(shownName, listed: listed), status: outcome.exitStatus)
+        case .happened, .timedOut:
+            CurrentProcess.exit(outcome.exitStatus)
         }
-        CurrentProcess.exit(outcome.exitStatus)
     }
 }
 
