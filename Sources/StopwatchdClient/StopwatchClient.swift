@@ -63,6 +63,22 @@ public struct StopwatchClient: Sendable {
     public func countdown(_ name: String? = nil, target: Duration) throws(ClientError) -> Stopwatch {
         try command("Countdown", name, ["target_ms": .int(target.milliseconds)])
     }
+    /// `countdown`, and the stopwatch as it was just before: a `Get` sent with the
+    /// `Countdown`, in one write on the same connection, which the daemon answers in order.
+    /// So `swctl timer` can say what the countdown cleared (its laps) for no connection (no
+    /// ssh) and no round trip more.
+    package func countdownAfterGet(_ name: String?, target: Duration) throws(ClientError) -> (before: Stopwatch, after: Stopwatch) {
+        var parameters: JSONObject = [:]
+        if let name { parameters["name"] = .string(name) }
+        let get = VarlinkCall(method: "io.stopwatchd.Get", parameters: parameters)
+        parameters["target_ms"] = .int(target.milliseconds)
+        let countdown = VarlinkCall(method: "io.stopwatchd.Countdown", parameters: parameters)
+        let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
+        defer { connection.close() }
+        try connection.send([get, countdown])
+        let before = try connection.receive().stopwatch(from: connection, method: "Get")
+        return (before, try connection.receive().stopwatch(from: connection, method: "Countdown"))
+    }
     /// Makes it a countdown of `target` without changing its state, elapsed time or laps (a
     /// reminder on a running stopwatch), or a plain stopwatch again with nil; creates it if
     /// needed.

@@ -108,6 +108,9 @@ struct SwctlEndToEndTests {
         let result = try Swctl.run(["status"], socket: directory.file("none.sock"))
         #expect(result.status == 69)
         #expect(result.error.contains("start one with"))
+        // Run from a checkout's .build, as here: the daemon is not on the PATH, 'swift run' starts it.
+        #expect(Binaries.swctl.contains("/.build/"))
+        #expect(result.error.contains("start one with 'swift run stopwatchd' in another terminal of this checkout"), "\(result.error)")
     }
 
     @Test("--help and --version exit 0")

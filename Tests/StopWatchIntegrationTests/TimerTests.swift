@@ -244,6 +244,40 @@ struct TimerTests {
         #expect(try StopwatchClient(socketPath: daemon.socket).list().map(\.name) == ["coffee", "tea"])
     }
 
+    @Test("timer over a stopwatch with laps says how many it cleared; without laps, or on a new name, nothing more")
+    func timerSaysLapsCleared() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("tea")
+        _ = try client.lap("tea")
+        _ = try client.lap("tea")
+        var timer = try Self.swctl(daemon, "timer", "tea", "3m")
+        #expect(timer.status == 0, "\(timer.error)")
+        #expect(timer.lines.count == 1 && timer.lines[0].wholeMatch(of: /tea counting \d:\d\d:\d\d left of 0:03:00 \(2 laps cleared\)/) != nil, "\(timer.output)")
+        timer = try Self.swctl(daemon, "timer", "tea", "3m")
+        #expect(timer.lines.count == 1 && timer.lines[0].wholeMatch(of: /tea counting \d:\d\d:\d\d left of 0:03:00/) != nil, "\(timer.output)")
+        _ = try client.lap("tea")
+        timer = try Self.swctl(daemon, "timer", "tea", "1d12h")
+        #expect(timer.lines.first?.hasSuffix(" left of 36:00:00 (1 lap cleared)") == true, "\(timer.output)")
+        // --json is the Stopwatch object alone.
+        _ = try client.lap("tea")
+        let json = try Self.swctl(daemon, "--json", "timer", "tea", "2d")
+        let stopwatch = try Stopwatch(json: JSONParser.parse(json.output.trimmingCharacters(in: .newlines)))
+        #expect(stopwatch.targetMs == 2 * 86_400_000 && stopwatch.lapsMs.isEmpty)
+        #expect(try Self.swctl(daemon, "timer", "new", "1m").lines.first?.hasSuffix("left of 0:01:00") == true)
+    }
+
+    @Test("a negative duration is told as one: exit 2, one line, nothing sent")
+    func negativeDuration() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let result = try Swctl.run(["timer", "egg", "-1m"], socket: daemon.socket)
+        #expect(result.status == 2 && result.output.isEmpty)
+        #expect(result.error == "swctl: '-1m' is not a duration: a timer needs a positive one, such as 1m (see swctl --help)\n")
+        #expect(try StopwatchClient(socketPath: daemon.socket).list().isEmpty)
+    }
+
     @Test("timer --keep sets a target and counts on; --off makes it plain again")
     func keepAndOff() throws {
         let directory = try TestDirectory()
@@ -278,7 +312,7 @@ struct TimerTests {
         #expect(result.output.isEmpty)
         #expect(result.error.hasPrefix("swctl: ") && result.error.split(separator: "\n").count == 1, "\(result.error)")
         if arguments.count > 1, arguments[0] == "timer", !arguments.contains("--off") {
-            #expect(result.error.contains("from 1ms to 366 days") && result.error.contains("250ms, 1s, 1.5s, 2m, 1h"), "\(result.error)")
+            #expect(result.error.contains("from 1ms to 366 days") && result.error.contains("250ms, 1s, 1.5s, 2m, 1h, 1h30m, 2d or 1d12h"), "\(result.error)")
         }
         #expect(try StopwatchClient(socketPath: daemon.socket).list().isEmpty)
     }

@@ -47,4 +47,25 @@ struct ErrorMessageTests {
         #expect(MissingStopwatch.editDistance(scalars("ab"), scalars(""), atMost: 2) == 2)
         #expect(MissingStopwatch.editDistance(scalars(String(repeating: "a", count: 64)), scalars(String(repeating: "b", count: 64)), atMost: 2) == 3)
     }
+
+    @Test("no daemon: swctl run from a checkout's .build says 'swift run stopwatchd'; installed, 'stopwatchd'")
+    func startHint() {
+        let error = ClientError.unreachable(path: "/run/user/1000/stopwatchd/stopwatchd.sock", reason: "No such file or directory")
+        let checkout = error.message(executable: { "/home/me/stopwatchd/.build/debug/swctl" })
+        #expect(checkout == "no stopwatchd at /run/user/1000/stopwatchd/stopwatchd.sock (No such file or directory); start one with 'swift run stopwatchd' in another terminal of this checkout, or pick another with --socket")
+        for installed in ["/usr/local/bin/swctl", "/usr/bin/swctl", nil] {
+            #expect(error.message(executable: { installed }) == error.description)
+            #expect(error.description.contains("start one with 'stopwatchd' or 'systemctl --user start stopwatchd.socket'"))
+        }
+        // Other errors are as the client library says them.
+        let refused = ClientError.refused(errorName: "io.stopwatchd.TooManyLaps", explanation: "too many")
+        #expect(refused.message(executable: { "/x/.build/debug/swctl" }) == "too many")
+    }
+
+    @Test("timer says how many laps its countdown cleared: none, one, several")
+    func lapsCleared() {
+        #expect(StatusText.lapsClearedNote(0) == nil)
+        #expect(StatusText.lapsClearedNote(1) == "(1 lap cleared)")
+        #expect(StatusText.lapsClearedNote(2) == "(2 laps cleared)")
+    }
 }

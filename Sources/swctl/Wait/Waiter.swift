@@ -71,7 +71,7 @@ struct Waiter {
                 // even sent was a daemon there too (killed between the connect and the send).
                 if case .connectionClosed = error, case .socket = client.endpoint { connectedOnce = true }
                 guard connectedOnce, error.isUnreachable else {
-                    Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
+                    Diagnostics.fail("swctl: \(error.swctlMessage)", status: error.exitStatus)
                 }
                 var pause = retry
                 if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }
