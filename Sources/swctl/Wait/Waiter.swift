@@ -32,6 +32,9 @@ struct Waiter {
                 // silent would otherwise hold the wait a whole call timeout past it.
                 var firstReplyTimeout = client.timeout
                 if connectedOnce, let deadline { firstReplyTimeout = min(firstReplyTimeout, max(.zero, deadline - ContinuousClock.now)) }
+                // So is a `List` after it; at the start, `List` is part of the answer (is it done
+                // already?), as the first reply is.
+                let listsWithinTimeout = connectedOnce
                 let stream = try client.openWatch(name)
                 defer { stream.close() }
                 // A socket connected is a daemon there (which may die before it answers: a
@@ -56,10 +59,13 @@ struct Waiter {
                     case nil: break
                     case .finish(let outcome): finish(outcome)
                     case .checkListed:
-                        // Removed or reset while we were away. A failure here is handled as
-                        // the watch's own: the next connection asks again.
+                        // Removed or reset while we were away, or, at the start, maybe never
+                        // created. A failure here is handled as the watch's own: the next
+                        // connection asks again.
                         // Byte for byte: names are compared as given, and "café" has two spellings.
-                        let names = try client.list().map(\.name)
+                        var lister = client
+                        if listsWithinTimeout, let deadline { lister.timeout = min(client.timeout, max(.zero, deadline - ContinuousClock.now)) }
+                        let names = try lister.list().map(\.name)
                         let listed = names.contains { $0.utf8.elementsEqual(shownName.utf8) }
                         if let outcome = machine.listed(listed) { finish(outcome, listed: names) }
                     }
