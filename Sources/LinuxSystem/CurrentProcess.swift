@@ -6,6 +6,16 @@ import Glibc
 package enum CurrentProcess {
     package static var id: pid_t { getpid() }
 
+    /// The path of this program's file, as the kernel has it (`/proc/self/exe`); nil when it
+    /// cannot be read (no /proc) or is longer than `PATH_MAX`.
+    package static var executablePath: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard let length = try? Posix.call({ readlink("/proc/self/exe", &buffer, buffer.count) }), length < buffer.count else {
+            return nil
+        }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     package static func exit(_ status: CInt) -> Never {
         Glibc.exit(status)
     }

@@ -20,6 +20,11 @@ extension VarlinkError {
     package static func watchTooSlow(pending: Int) -> VarlinkError {
         VarlinkError(name: "io.stopwatchd.WatchTooSlow", parameters: ["pending": .int(Int64(pending))])
     }
+    /// Stop, Reset, Lap or Remove of a name that was never created (or was removed).
+    package static func noSuchStopwatch(_ name: String) -> VarlinkError {
+        VarlinkError(name: noSuchStopwatchName, parameters: ["name": .string(name)])
+    }
+    package static let noSuchStopwatchName = "io.stopwatchd.NoSuchStopwatch"
     package static func protocolError(_ reason: String) -> VarlinkError {
         VarlinkError(name: "io.stopwatchd.ProtocolError", parameters: ["reason": .string(reason)])
     }

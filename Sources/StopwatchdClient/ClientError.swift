@@ -65,7 +65,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unreachable(let path, let reason):
-            return "no stopwatchd at \(path) (\(reason)); start one with 'stopwatchd' or 'systemctl --user start stopwatchd.socket', or pick another with --socket"
+            return Self.unreachableMessage(path: path, reason: reason)
         case .connectionClosed(let path, let reason):
             return "the connection to stopwatchd at \(path) ended before the answer was complete (\(reason)); the daemon may have stopped or restarted: try again, and see its log if it goes on"
         case .bridgeFailed(let command, let reason):
@@ -77,6 +77,14 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .refused(_, let explanation):
             return explanation
         }
+    }
+
+    /// What `unreachable` says; `start`: how to start a daemon, which `swctl` run from a
+    /// checkout's `.build` says otherwise (`stopwatchd` is not on the PATH there).
+    package static func unreachableMessage(
+        path: String, reason: String, start: String = "'stopwatchd' or 'systemctl --user start stopwatchd.socket'"
+    ) -> String {
+        "no stopwatchd at \(path) (\(reason)); start one with \(start), or pick another with --socket"
     }
 
     private static func explain(_ error: VarlinkError) -> String {
@@ -93,6 +101,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             case let method?: return "'\(name)' refused \(method) in its current state"
             case nil: return "'\(name)' refused the command in its current state"
             }
+        case VarlinkError.noSuchStopwatchName:
+            return "there is no stopwatch '\(StopwatchName.printable(text("name") ?? ""))' (see 'swctl list')"
         case "io.stopwatchd.InvalidName":
             return StopwatchName.invalidNameMessage(text("name") ?? "")
         case "io.stopwatchd.TooManyStopwatches":

@@ -44,7 +44,9 @@ public struct StopwatchClient: Sendable {
     }
 
     /// Starts counting, or resumes a paused stopwatch; creates it if needed. A nil `name`
-    /// is the daemon's default stopwatch ("default"), here and below.
+    /// is the daemon's default stopwatch ("default"), here and below. Stop, reset, lap and
+    /// remove create nothing: of a name no stopwatch has they are refused
+    /// (`io.stopwatchd.NoSuchStopwatch`), so a typo is told.
     public func start(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Start", name) }
     /// Pauses a counting stopwatch.
     public func stop(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Stop", name) }
@@ -60,6 +62,22 @@ public struct StopwatchClient: Sendable {
     /// `target` is 1 ms to 366 days.
     public func countdown(_ name: String? = nil, target: Duration) throws(ClientError) -> Stopwatch {
         try command("Countdown", name, ["target_ms": .int(target.milliseconds)])
+    }
+    /// `countdown`, and the stopwatch as it was just before: a `Get` sent with the
+    /// `Countdown`, in one write on the same connection, which the daemon answers in order.
+    /// So `swctl timer` can say what the countdown cleared (its laps) for no connection (no
+    /// ssh) and no round trip more.
+    package func countdownAfterGet(_ name: String?, target: Duration) throws(ClientError) -> (before: Stopwatch, after: Stopwatch) {
+        var parameters: JSONObject = [:]
+        if let name { parameters["name"] = .string(name) }
+        let get = VarlinkCall(method: "io.stopwatchd.Get", parameters: parameters)
+        parameters["target_ms"] = .int(target.milliseconds)
+        let countdown = VarlinkCall(method: "io.stopwatchd.Countdown", parameters: parameters)
+        let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
+        defer { connection.close() }
+        try connection.send([get, countdown])
+        let before = try connection.receive().stopwatch(from: connection, method: "Get")
+        return (before, try connection.receive().stopwatch(from: connection, method: "Countdown"))
     }
     /// Makes it a countdown of `target` without changing its state, elapsed time or laps (a
     /// reminder on a running stopwatch), or a plain stopwatch again with nil; creates it if
@@ -85,7 +103,7 @@ public struct StopwatchClient: Sendable {
         return stopwatches
     }
 
-    /// Deletes stopwatch `name`; nothing happens if there is none.
+    /// Deletes stopwatch `name`; refused if there is none.
     public func remove(_ name: String) throws(ClientError) {
         _ = try call(VarlinkCall(method: "io.stopwatchd.Remove", parameters: ["name": .string(name)]))
     }

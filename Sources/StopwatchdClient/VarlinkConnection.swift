@@ -45,8 +45,17 @@ package final class VarlinkConnection {
 
     /// Sends `call` without waiting for anything.
     package func send(_ call: VarlinkCall) throws(ClientError) {
-        var message = call.json.serialized
-        message.append(0)
+        try send([call])
+    }
+
+    /// Sends `calls` in one write, without waiting for anything: the daemon reads them
+    /// together and answers them in order, one after the other.
+    package func send(_ calls: [VarlinkCall]) throws(ClientError) {
+        var message: [UInt8] = []
+        for call in calls {
+            message += call.json.serialized
+            message.append(0)
+        }
         do {
             try transport.send(message)
         } catch {

@@ -18,9 +18,23 @@ struct CommandRunner {
         do {
             try perform()
         } catch {
-            Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
+            if case .refused(let errorName, _) = error, errorName == VarlinkError.noSuchStopwatchName, let name = namedStopwatch {
+                // The one path that asks List: for a name close to the one not found.
+                Diagnostics.fail(MissingStopwatch.message(name, listed: try? client.list().map(\.name)), status: error.exitStatus)
+            }
+            Diagnostics.fail("swctl: \(error.swctlMessage)", status: error.exitStatus)
         }
         CurrentProcess.exit(0)
+    }
+
+    /// The stopwatch a command that may get `NoSuchStopwatch` names (SPEC §3: those that
+    /// create nothing), as the daemon has it.
+    private var namedStopwatch: String? {
+        switch invocation.command {
+        case .stop(let name), .reset(let name), .lap(let name): name ?? StopwatchName.defaultName
+        case .remove(let name): name
+        default: nil
+        }
     }
 
     private func perform() throws(ClientError) {
@@ -40,7 +54,10 @@ struct CommandRunner {
             }
         case .remove(let name):
             try client.remove(name)
-        case .timer(let name, .countdown(let duration)): show(try client.countdown(name, target: duration))
+        case .timer(let name, .countdown(let duration)):
+            // Countdown clears the laps: the state before, asked with it, says how many.
+            let (before, after) = try client.countdownAfterGet(name, target: duration)
+            show(after, lapsCleared: before.lapsMs.count)
         case .timer(let name, .keepCounting(let duration)): show(try client.setTarget(name, target: duration))
         case .timer(let name, .off): show(try client.setTarget(name, target: nil))
         case .wait(let name, let condition, let timeout):
@@ -67,11 +84,15 @@ struct CommandRunner {
         }
     }
 
-    private func show(_ stopwatch: Stopwatch) {
+    /// `lapsCleared`: laps the command cleared, said after the summary (not in `--json`,
+    /// which is the `Stopwatch` object alone).
+    private func show(_ stopwatch: Stopwatch, lapsCleared: Int = 0) {
         if invocation.json {
             Output.line(stopwatch.json.text)
         } else {
-            StatusText.lines(for: stopwatch, tenths: tenths).forEach(Output.line)
+            var lines = StatusText.lines(for: stopwatch, tenths: tenths)
+            if let note = StatusText.lapsClearedNote(lapsCleared) { lines[0] += " " + note }
+            lines.forEach(Output.line)
         }
     }
 }

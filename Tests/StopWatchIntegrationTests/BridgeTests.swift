@@ -105,6 +105,8 @@ struct BridgeTests {
         #expect(timer.status == 0, "\(timer.error)")
         let wait = try remote(["wait", "egg", "--timeout", "20s"], ssh: ssh)
         #expect(wait.status == 0, "\(wait.error)")
+        // Counting, it is not done: the wait times out.
+        #expect(try remote(["start", "other"], ssh: ssh).status == 0)
         let timedOut = try remote(["wait", "other", "--timeout", "200ms"], ssh: ssh)
         #expect(timedOut.status == 124, "\(timedOut.error)")
         #expect(daemon.isRunning)
@@ -384,6 +386,8 @@ struct BridgeTests {
     func waitTimeoutAcrossSilentReconnection() throws {
         let directory = try TestDirectory()
         var daemon: DaemonProcess? = try DaemonProcess(socket: directory.socket)
+        // Counting: the wait is for its stop.
+        _ = try StopwatchClient(socketPath: directory.socket).start("w")
         // The first run reaches the daemon; the next ones hang as a black-holed host does.
         let path = directory.file("once-ssh")
         try """

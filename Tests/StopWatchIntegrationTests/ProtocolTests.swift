@@ -64,7 +64,7 @@ struct ProtocolTests {
         #expect(elapsed >= 350 && elapsed < 20_000)
     }
 
-    @Test("Get and Watch do not create; List shows the created ones sorted; Remove deletes, absent is fine")
+    @Test("Get and Watch do not create; List shows the created ones sorted; Remove deletes, an unknown name is NoSuchStopwatch")
     func getListRemove() throws {
         let connection = try connect()
         try connection.call("io.stopwatchd.Get", #"{"name":"ghost"}"#)
@@ -83,7 +83,7 @@ struct ProtocolTests {
         try connection.call("io.stopwatchd.Remove", #"{"name":"a"}"#)
         #expect(try connection.reply()?.parameters == [:])
         try connection.call("io.stopwatchd.Remove", #"{"name":"never"}"#)
-        #expect(try connection.reply()?.errorName == nil)
+        #expect(try connection.reply()?.errorName == "io.stopwatchd.NoSuchStopwatch")
         try connection.call("io.stopwatchd.List")
         guard case .array(let after)? = try connection.reply()?.parameters["stopwatches"] else {
             Issue.record("List has no stopwatches array")
@@ -95,14 +95,33 @@ struct ProtocolTests {
     @Test("no-op commands succeed and return the stopwatch unchanged")
     func noOps() throws {
         let connection = try connect()
-        try connection.call("io.stopwatchd.Stop", #"{"name":"x"}"#)
-        #expect(try connection.reply()?.stopwatch?.state == .stopped)
-        try connection.call("io.stopwatchd.Reset", #"{"name":"x"}"#)
-        #expect(try connection.reply()?.stopwatch?.state == .stopped)
         try connection.call("io.stopwatchd.Start", #"{"name":"x"}"#)
         _ = try connection.reply()
         try connection.call("io.stopwatchd.Start", #"{"name":"x"}"#)
         #expect(try connection.reply()?.stopwatch?.state == .counting)
+        try connection.call("io.stopwatchd.Stop", #"{"name":"x"}"#)
+        let paused = try #require(try connection.reply()?.stopwatch)
+        try connection.call("io.stopwatchd.Stop", #"{"name":"x"}"#)
+        #expect(try connection.reply()?.stopwatch == paused)
+        try connection.call("io.stopwatchd.Reset", #"{"name":"x"}"#)
+        #expect(try connection.reply()?.stopwatch?.state == .stopped)
+        try connection.call("io.stopwatchd.Reset", #"{"name":"x"}"#)
+        #expect(try connection.reply()?.stopwatch == Stopwatch(name: "x", state: .stopped, elapsedMs: 0))
+    }
+
+    @Test("Stop, Reset, Lap and Remove of a name never created: NoSuchStopwatch naming it, and nothing is created")
+    func noSuchStopwatch() throws {
+        let connection = try connect()
+        for method in ["Stop", "Reset", "Lap", "Remove"] {
+            try connection.call("io.stopwatchd.\(method)", #"{"name":"tae"}"#)
+            let refusal = try #require(try connection.reply())
+            #expect(refusal.errorName == "io.stopwatchd.NoSuchStopwatch", "\(method)")
+            #expect(refusal.parameters == ["name": .string("tae")], "\(method)")
+        }
+        try connection.call("io.stopwatchd.Stop")
+        #expect(try connection.reply()?.parameters == ["name": .string("default")])
+        try connection.call("io.stopwatchd.List")
+        #expect(try connection.reply()?.parameters["stopwatches"] == .array([]))
     }
 
     @Test("laps beyond --max-laps: TooManyLaps with the limit, and nothing changes; a reset makes room")
@@ -130,6 +149,8 @@ struct ProtocolTests {
     @Test("refusals: InvalidTransition for reset while counting and for lap when not counting")
     func invalidTransitions() throws {
         let connection = try connect()
+        try connection.call("io.stopwatchd.SetTarget", #"{"target_ms":null}"#)
+        _ = try connection.reply()
         try connection.call("io.stopwatchd.Lap")
         let lap = try #require(try connection.reply())
         #expect(lap.errorName == "io.stopwatchd.InvalidTransition")

@@ -59,9 +59,36 @@ struct SwctlEndToEndTests {
         let reset = try swctl("reset")
         #expect(reset.status == 1)
         #expect(reset.error == "swctl: cannot reset 'default' while it is counting; stop it first ('swctl stop default')\n")
+        _ = try swctl("start", "idle")
+        _ = try swctl("stop", "idle")
         let lap = try swctl("lap", "idle")
         #expect(lap.status == 1)
         #expect(lap.error.contains("not counting"))
+    }
+
+    @Test("a typo is told: stop, reset, lap and remove of a name never created exit 1, one line naming it, pointing at swctl list, and a close name",
+          arguments: ["stop", "reset", "lap", "remove"])
+    func noSuchStopwatch(command: String) throws {
+        _ = try swctl("start", "coffee")
+        _ = try swctl("start", "Tea")
+        for (name, message) in [
+            ("tae", "swctl: there is no stopwatch 'tae' (see 'swctl list'); did you mean 'Tea'?\n"),
+            ("tea", "swctl: there is no stopwatch 'tea' (see 'swctl list'); did you mean 'Tea'?\n"),
+            ("cofee", "swctl: there is no stopwatch 'cofee' (see 'swctl list'); did you mean 'coffee'?\n"),
+            ("milk", "swctl: there is no stopwatch 'milk' (see 'swctl list')\n"),
+        ] {
+            let result = try swctl(command, name)
+            #expect(result.status == 1, "\(command) \(name)")
+            #expect(result.error == message && result.output.isEmpty)
+        }
+        if command != "remove" {
+            #expect(try swctl(command).error == "swctl: there is no stopwatch 'default' (see 'swctl list')\n")
+        }
+        // Nothing was made of them; status still reads a missing name as new, toggle makes one.
+        #expect(try swctl("list").lines.map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["NAME", "Tea", "coffee"])
+        #expect(try swctl("status", "milk").lines == ["milk stopped 0:00:00"])
+        #expect(try swctl("toggle", "milk").status == 0)
+        #expect(try swctl("stop", "milk").status == 0)
     }
 
     @Test("exit 2 on usage errors, with what to do", arguments: [
@@ -81,6 +108,9 @@ struct SwctlEndToEndTests {
         let result = try Swctl.run(["status"], socket: directory.file("none.sock"))
         #expect(result.status == 69)
         #expect(result.error.contains("start one with"))
+        // Run from a checkout's .build, as here: the daemon is not on the PATH, 'swift run' starts it.
+        #expect(Binaries.swctl.contains("/.build/"))
+        #expect(result.error.contains("start one with 'swift run stopwatchd' in another terminal of this checkout"), "\(result.error)")
     }
 
     @Test("--help and --version exit 0")

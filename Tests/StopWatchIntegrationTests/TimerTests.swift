@@ -68,7 +68,7 @@ struct TimerTests {
         #expect(wait.status == 124, "\(wait.error)")
         #expect(wait.output.isEmpty && wait.error.isEmpty)
         #expect(ContinuousClock.now - started >= .milliseconds(100))
-        // A plain stopwatch waits for a change; none comes.
+        // A counting plain stopwatch waits for its stop; none comes.
         #expect(try Self.swctl(daemon, "start", "plain").status == 0)
         #expect(try Self.swctl(daemon, "wait", "plain", "--timeout", "50ms").status == 124)
     }
@@ -179,22 +179,103 @@ struct TimerTests {
         #expect(unreachable.status == 69)
     }
 
-    @Test("wait --for stop ends at the stop; the default for a plain stopwatch at any change")
+    @Test("wait --for stop, and the default for a plain stopwatch, end at the stop; --for change at any change")
     func stopAndChange() throws {
         let directory = try TestDirectory()
         let notify = try SystemdNotifyTests.NotifySocket(path: directory.file("notify"))
         let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--tick", "50ms"], environment: ["NOTIFY_SOCKET": notify.path])
         #expect(try Self.swctl(daemon, "start", "w").status == 0)
         let stop = try Self.startWait(daemon, ["w", "--for", "stop"])
-        let change = try Self.startWait(daemon, ["w"])
-        // Both told the state before the lap, or the lap would be their first state.
-        #expect(notify.watched(2))
-        // Ticks come every 50 ms and end neither.
+        let plain = try Self.startWait(daemon, ["w"])
+        let change = try Self.startWait(daemon, ["w", "--for", "change"])
+        // All told the state before the lap, or the lap would be their first state.
+        #expect(notify.watched(3))
+        // Ticks come every 50 ms and end none.
         #expect(try Self.swctl(daemon, "lap", "w").status == 0)
         #expect(change.wait(timeout: Self.deadline) == .exited(0))
-        #expect(stop.isRunning)
+        #expect(stop.isRunning && plain.isRunning)
         #expect(try Self.swctl(daemon, "stop", "w").status == 0)
         #expect(stop.wait(timeout: Self.deadline) == .exited(0))
+        #expect(plain.wait(timeout: Self.deadline) == .exited(0))
+    }
+
+    @Test("wait on a plain stopwatch means until it is done: paused or stopped, 0 at once; counting, 0 at its stop")
+    func waitUntilDone() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("café")
+        _ = try client.stop("café")
+        _ = try client.start("reset")
+        _ = try client.stop("reset")
+        _ = try client.reset("reset")
+        // At once: a --timeout only bounds how long a wrong answer would take to show.
+        for name in ["café", "reset"] {
+            let wait = try Self.swctl(daemon, "wait", name, "--timeout", "20s")
+            #expect(wait.status == 0, "\(name): \(wait.status) \(wait.error)")
+            #expect(wait.output.isEmpty && wait.error.isEmpty)
+        }
+        _ = try client.start("café")
+        let counting = try Self.startWait(daemon, ["café"])
+        #expect(counting.isRunning)
+        _ = try client.stop("café")
+        #expect(counting.wait(timeout: Self.deadline) == .exited(0))
+    }
+
+    @Test("wait on a name never created: --for change waits for it to come; the default, 1 and one line naming it, pointing at swctl list, with a close name")
+    func waitNeverCreated() throws {
+        let directory = try TestDirectory()
+        let notify = try SystemdNotifyTests.NotifySocket(path: directory.file("notify"))
+        let daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": notify.path])
+        #expect(try Self.swctl(daemon, "start", "tea").status == 0)
+        // A wait for a change sees it come (the first watcher the daemon reports).
+        let change = try Self.startWait(daemon, ["coffee", "--for", "change"])
+        #expect(notify.watched(1))
+        #expect(try Self.swctl(daemon, "start", "coffee").status == 0)
+        #expect(change.wait(timeout: Self.deadline) == .exited(0))
+        for (arguments, message) in [
+            (["tae"], "swctl: there is no stopwatch 'tae' (see 'swctl list'); did you mean 'tea'?\n"),
+            (["milk", "--for", "stop"], "swctl: there is no stopwatch 'milk' (see 'swctl list')\n"),
+        ] {
+            let wait = try Swctl.run(["wait"] + arguments + ["--timeout", "20s"], socket: daemon.socket)
+            #expect(wait.status == 1, "\(arguments): \(wait.status) \(wait.error)")
+            #expect(wait.error == message && wait.output.isEmpty)
+        }
+        #expect(try StopwatchClient(socketPath: daemon.socket).list().map(\.name) == ["coffee", "tea"])
+    }
+
+    @Test("timer over a stopwatch with laps says how many it cleared; without laps, or on a new name, nothing more")
+    func timerSaysLapsCleared() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("tea")
+        _ = try client.lap("tea")
+        _ = try client.lap("tea")
+        var timer = try Self.swctl(daemon, "timer", "tea", "3m")
+        #expect(timer.status == 0, "\(timer.error)")
+        #expect(timer.lines.count == 1 && timer.lines[0].wholeMatch(of: /tea counting \d:\d\d:\d\d left of 0:03:00 \(2 laps cleared\)/) != nil, "\(timer.output)")
+        timer = try Self.swctl(daemon, "timer", "tea", "3m")
+        #expect(timer.lines.count == 1 && timer.lines[0].wholeMatch(of: /tea counting \d:\d\d:\d\d left of 0:03:00/) != nil, "\(timer.output)")
+        _ = try client.lap("tea")
+        timer = try Self.swctl(daemon, "timer", "tea", "1d12h")
+        #expect(timer.lines.first?.hasSuffix(" left of 36:00:00 (1 lap cleared)") == true, "\(timer.output)")
+        // --json is the Stopwatch object alone.
+        _ = try client.lap("tea")
+        let json = try Self.swctl(daemon, "--json", "timer", "tea", "2d")
+        let stopwatch = try Stopwatch(json: JSONParser.parse(json.output.trimmingCharacters(in: .newlines)))
+        #expect(stopwatch.targetMs == 2 * 86_400_000 && stopwatch.lapsMs.isEmpty)
+        #expect(try Self.swctl(daemon, "timer", "new", "1m").lines.first?.hasSuffix("left of 0:01:00") == true)
+    }
+
+    @Test("a negative duration is told as one: exit 2, one line, nothing sent")
+    func negativeDuration() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let result = try Swctl.run(["timer", "egg", "-1m"], socket: daemon.socket)
+        #expect(result.status == 2 && result.output.isEmpty)
+        #expect(result.error == "swctl: '-1m' is not a duration: a timer needs a positive one, such as 1m (see swctl --help)\n")
+        #expect(try StopwatchClient(socketPath: daemon.socket).list().isEmpty)
     }
 
     @Test("timer --keep sets a target and counts on; --off makes it plain again")
@@ -231,7 +312,7 @@ struct TimerTests {
         #expect(result.output.isEmpty)
         #expect(result.error.hasPrefix("swctl: ") && result.error.split(separator: "\n").count == 1, "\(result.error)")
         if arguments.count > 1, arguments[0] == "timer", !arguments.contains("--off") {
-            #expect(result.error.contains("from 1ms to 366 days") && result.error.contains("250ms, 1s, 1.5s, 2m, 1h"), "\(result.error)")
+            #expect(result.error.contains("from 1ms to 366 days") && result.error.contains("250ms, 1s, 1.5s, 2m, 1h, 1h30m, 2d or 1d12h"), "\(result.error)")
         }
         #expect(try StopwatchClient(socketPath: daemon.socket).list().isEmpty)
     }

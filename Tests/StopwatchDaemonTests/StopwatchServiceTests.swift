@@ -39,13 +39,39 @@ struct StopwatchServiceTests {
         let fixture = StopwatchServiceFixture()
         _ = fixture.stopwatch("Start", "a")
         #expect(fixture.error("Reset", ["name": .string("a")]) == "io.stopwatchd.InvalidTransition")
-        #expect(fixture.error("Lap", ["name": .string("never")]) == "io.stopwatchd.InvalidTransition")
-        #expect(fixture.stopwatch("Stop", "never")?.state == .stopped)
+        #expect(fixture.error("Lap", ["name": .string("never")]) == "io.stopwatchd.NoSuchStopwatch")
+        #expect(fixture.stopwatch("Get", "never")?.state == .stopped)
         #expect(fixture.error("Start", ["name": .string("no/slash")]) == "io.stopwatchd.InvalidName")
         #expect(fixture.error("Start", ["name": .int(7)]) == "org.varlink.service.InvalidParameter")
         #expect(fixture.saves.map(\.name) == ["a"])
         let listed = fixture.reply("List")?["stopwatches"]
         #expect(listed.map { if case .array(let items) = $0 { items.count } else { -1 } } == 1)
+    }
+
+    @Test("Stop, Reset, Lap and Remove of a name never created (or removed) get NoSuchStopwatch naming it, and change, save and tell nothing",
+          arguments: ["Stop", "Reset", "Lap", "Remove"])
+    func noSuchStopwatch(method: String) throws {
+        let fixture = StopwatchServiceFixture()
+        _ = fixture.stopwatch("Start", "tea")
+        _ = fixture.reply("Remove", ["name": .string("tea")])
+        let (saves, changes, events) = (fixture.saves.count, fixture.changeCount, fixture.events.count)
+        // Never created, removed, and a name that differs only in case (names are exact).
+        for name in ["never", "tea", "Tea"] {
+            guard case .failure(let error) = fixture.call(method, ["name": .string(name)]) else {
+                Issue.record("\(method) '\(name)' was not refused")
+                continue
+            }
+            #expect(error.name == "io.stopwatchd.NoSuchStopwatch")
+            #expect(error.parameters == ["name": .string(name)])
+        }
+        // The default stopwatch too, when the name is left out (Remove requires one).
+        if method != "Remove" { #expect(fixture.error(method) == "io.stopwatchd.NoSuchStopwatch") }
+        #expect(fixture.saves.count == saves && fixture.changeCount == changes && fixture.events.count == events)
+        #expect(fixture.reply("List")?["stopwatches"] == .array([]))
+        // Get still reads a missing name as a new stopwatch (and creates nothing); Toggle creates one.
+        #expect(fixture.stopwatch("Get", "never") == Stopwatch(name: "never", state: .stopped, elapsedMs: 0))
+        #expect(fixture.stopwatch("Toggle", "never")?.state == .counting)
+        #expect(fixture.error(method, ["name": .string("never")]) != "io.stopwatchd.NoSuchStopwatch")
     }
 
     @Test("limits: TooManyStopwatches at the stopwatch limit, TooManyLaps at the lap limit")
@@ -60,13 +86,13 @@ struct StopwatchServiceTests {
         #expect(fixture.saves.count == 4)
     }
 
-    @Test("Remove deletes the file (a nil save) and frees a slot; removing an unknown name saves nothing")
+    @Test("Remove deletes the file (a nil save) and frees a slot; removing an unknown name is NoSuchStopwatch and saves nothing")
     func remove() throws {
         let fixture = StopwatchServiceFixture(maximumStopwatches: 1)
         _ = fixture.stopwatch("Start", "a")
         #expect(fixture.reply("Remove", ["name": .string("a")]) == [:])
         #expect(fixture.saves.count == 2 && fixture.saves.last?.name == "a" && fixture.saves.last?.snapshot == nil)
-        #expect(fixture.reply("Remove", ["name": .string("a")]) == [:])
+        #expect(fixture.error("Remove", ["name": .string("a")]) == "io.stopwatchd.NoSuchStopwatch")
         #expect(fixture.saves.count == 2)
         #expect(fixture.error("Remove") == "org.varlink.service.InvalidParameter")
         #expect(fixture.stopwatch("Start", "b")?.state == .counting)

@@ -10,6 +10,9 @@ struct CommandLineTests {
         ("250ms", Duration.milliseconds(250)), ("1s", .seconds(1)), ("1.5s", .milliseconds(1500)),
         ("2m", .seconds(120)), ("1h", .seconds(3600)), ("0.01s", .milliseconds(10)),
         ("5min", .seconds(300)), ("1.5min", .seconds(90)),
+        // Days, and compounds from the largest unit down, everywhere (SPEC §5).
+        ("2d", .seconds(172_800)), ("1.5d", .seconds(129_600)), ("1d12h", .seconds(129_600)), ("1h30m", .seconds(5400)),
+        ("2m30s", .seconds(150)), ("1h30min", .seconds(5400)), ("1s500ms", .milliseconds(1500)),
     ])
     func durations(text: String, expected: Duration) {
         #expect(DurationText.parse(text) == expected)
@@ -24,7 +27,7 @@ struct CommandLineTests {
         #expect(DurationText.parse(expected) == duration)
     }
 
-    @Test("not durations", arguments: ["", "1", "s", "ms", "-1s", "1e3s", "inf s", "nans", "1..5s", ".s", "1 s", "9999999999h", "min", "5mins", "5 min", "5mn"])
+    @Test("not durations", arguments: ["", "1", "s", "ms", "-1s", "1e3s", "inf s", "nans", "1..5s", ".s", "1 s", "9999999999h", "min", "5mins", "5 min", "5mn", "d", "1dd", "-2d", "30m1h", "1m1m", "12h1d", "1h30", "1h 30m"])
     func notDurations(text: String) {
         #expect(DurationText.parse(text) == nil)
     }

@@ -53,14 +53,37 @@ struct WaitMachineTests {
         #expect(result?.0 == 5 && result?.1 == .happened)
     }
 
-    @Test("the default for a plain stopwatch is change: ticks go by, any other event ends it",
-          arguments: [WatchEvent.start, .stop, .reset, .lap, .target, .expired])
-    func defaultForPlain(event: WatchEvent) {
+    @Test("the default for a plain stopwatch is stop, until it is done: a counting one waits through ticks, laps and a target, and its stop ends it")
+    func defaultForPlain() {
         var machine = WaitMachine(condition: nil)
         #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 1_000), event: .current)) == nil)
-        #expect(machine.condition == .change)
+        #expect(machine.condition == .stop)
         #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 2_000), event: .tick)) == nil)
-        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 2_100), event: event)) == .finish(.happened))
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 2_100, laps: [2_100]), event: .lap)) == nil)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.pause, elapsed: 2_200, laps: [2_100]), event: .stop)) == .finish(.happened))
+    }
+
+    @Test("the default for a plain stopwatch not counting ends the wait at once, without asking anything",
+          arguments: [WaitMachineTests.plain(.pause, elapsed: 5_000), WaitMachineTests.plain(.pause, elapsed: 5_000, laps: [2_000])])
+    func defaultForPlainNotCounting(stopwatch: Stopwatch) {
+        let result = Self.run(nil, [(.current, stopwatch)])
+        #expect(result?.0 == 0 && result?.1 == .happened)
+    }
+
+    @Test("a wait for a stop that starts on a state never started asks List: there, it is stopped (0); not there, it never was (1)",
+          arguments: [WaitCondition?.none, .stop])
+    func stopOnNeverStarted(condition: WaitCondition?) {
+        #expect(Self.run(condition, [(.current, Self.blank)], listed: true)?.1 == .happened)
+        #expect(Self.run(condition, [(.current, Self.blank)], listed: false)?.1 == .neverCreated)
+        #expect(WaitOutcome.neverCreated.exitStatus == 1)
+        // Unanswered (the daemon went away): the next connection's first state asks again.
+        var machine = WaitMachine(condition: condition)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.blank, event: .current)) == .checkListed)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.blank, event: .current)) == .checkListed)
+        #expect(machine.listed(false) == .neverCreated)
+        // --for change and --for expired wait for it to be made: nothing to ask.
+        #expect(Self.run(.change, [(.current, Self.blank), (.start, Self.plain(.counting, elapsed: 0))])?.1 == .happened)
+        #expect(Self.run(.expired, [(.current, Self.blank)]) == nil)
     }
 
     @Test("the default is decided once: a countdown made plain is still waited on for its expiry")
@@ -69,8 +92,11 @@ struct WaitMachineTests {
         _ = machine.observe(WatchUpdate(stopwatch: Self.countdown(.counting, elapsed: 0), event: .current))
         #expect(machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 10), event: .target)) == nil)
         #expect(machine.condition == .expired)
-        // A stopwatch never started waits for any change, even when it becomes a countdown.
-        #expect(Self.run(nil, [(.current, Self.blank), (.start, Self.countdown(.counting, elapsed: 0))])?.1 == .happened)
+        // A plain stopwatch made a countdown is still waited on for its stop.
+        machine = WaitMachine(condition: nil)
+        _ = machine.observe(WatchUpdate(stopwatch: Self.plain(.counting, elapsed: 0), event: .current))
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.countdown(.counting, elapsed: 10_000), event: .target)) == nil)
+        #expect(machine.condition == .stop)
     }
 
     @Test("an expired countdown ends the wait at once: counting in overtime, at its target, or paused past it",
@@ -121,6 +147,8 @@ struct WaitMachineTests {
     @Test("reconnected: a stopwatch that now reads as never started, and is not in List, was removed meanwhile")
     func removedWhileAway() {
         #expect(Self.run(nil, [(.current, Self.countdown(.counting, elapsed: 1_000)), (.current, Self.blank)], listed: false)?.1 == .removed)
+        // A plain one, waited on for its stop: the reset or removal while away is a stop.
+        #expect(Self.run(nil, [(.current, Self.plain(.counting, elapsed: 1_000)), (.current, Self.blank)])?.1 == .happened)
         #expect(Self.run(.change, [(.current, Self.plain(.pause, elapsed: 1_000)), (.current, Self.blank)], listed: false)?.1 == .removed)
         // Never started before either: nothing happened, and nothing to ask.
         #expect(Self.run(.change, [(.current, Self.blank), (.current, Self.blank)]) == nil)
@@ -136,7 +164,7 @@ struct WaitMachineTests {
         #expect(Self.run(.stop, [(.current, before), (.current, Self.blank)])?.1 == .happened)
         #expect(Self.run(.stop, [(.current, before), (.current, Self.blank)], listed: false)?.1 == .happened)
         #expect(Self.run(.change, [(.current, before), (.current, Self.blank)], listed: true)?.1 == .happened)
-        #expect(Self.run(nil, [(.current, before), (.current, Self.blank)], listed: true)?.1 == .happened)
+        #expect(Self.run(nil, [(.current, before), (.current, Self.blank)])?.1 == .happened)
         // --for expired: reset, there is still no expiry; removed, there will be none.
         #expect(Self.run(.expired, [(.current, before), (.current, Self.blank)], listed: true) == nil)
         #expect(Self.run(.expired, [(.current, before), (.current, Self.blank)], listed: false)?.1 == .removed)
@@ -189,7 +217,7 @@ struct WaitMachineTests {
         #expect(Self.run(.stop, [(.current, counting), (.tick, counting), (.lap, counting)]) == nil)
         #expect(Self.run(.stop, [(.current, counting), (.stop, Self.plain(.pause, elapsed: 1_200))])?.0 == 1)
         #expect(Self.run(.stop, [(.current, Self.plain(.pause, elapsed: 1_000))])?.1 == .happened)
-        #expect(Self.run(.stop, [(.current, Self.blank)])?.1 == .happened)
+        #expect(Self.run(.stop, [(.current, Self.blank)], listed: true)?.1 == .happened)
         #expect(Self.run(.stop, [(.current, counting), (.current, Self.plain(.pause, elapsed: 1_200))])?.1 == .happened)
         // A countdown's expiry is not a stop: it counts on in overtime.
         #expect(Self.run(.stop, [(.current, Self.countdown(.counting, elapsed: 0)), (.expired, Self.countdown(.counting, elapsed: 10_000))]) == nil)
@@ -199,6 +227,7 @@ struct WaitMachineTests {
     func exitStatuses() {
         #expect(WaitOutcome.happened.exitStatus == 0)
         #expect(WaitOutcome.removed.exitStatus == 1)
+        #expect(WaitOutcome.neverCreated.exitStatus == 1)
         #expect(WaitOutcome.timedOut.exitStatus == 124)
     }
 }

@@ -143,13 +143,11 @@ final class StopwatchService {
     private func command(_ command: StopWatchCommand, _ call: VarlinkCall, creating: Bool) throws(VarlinkError) -> VarlinkAnswer {
         let name = try name(in: call)
         let existed = registry.created(name) != nil
+        // Stop, Reset and Lap create nothing: on a name never created (or removed) they are
+        // refused, so a typo is told rather than taken as a no-op (SPEC §3), and nothing is
+        // saved, recorded or told.
         guard let useCase = creating ? try registry.create(name) : registry.created(name) else {
-            // Never started: it reads as stopped, and stays uncreated.
-            do {
-                return reply(name, try StopWatchSnapshot.stopped.applying(command, at: clock.now()))
-            } catch {
-                throw .invalidTransition(Stopwatch(name: name, snapshot: error.snapshot, at: clock.now()), method: call.memberName)
-            }
+            throw .noSuchStopwatch(name)
         }
         expireIfDue(name, useCase)
         let before = useCase.state.current
@@ -289,18 +287,18 @@ final class StopwatchService {
         // Required here: removing "default" by leaving the name out would be too easy.
         guard case .string(let name)? = call.parameters["name"] else { throw .invalidParameter("name") }
         guard StopwatchName.isValid(name) else { throw .invalidName(name) }
-        if let useCase = registry.created(name) {
-            expireIfDue(name, useCase)
-            let before = useCase.state.current
-            if before.state.isCounting { recordInterval(name, before) }
-            // On disk before anyone hears of it, watchers included.
-            storage.save(name, nil)
-            registry.remove(name)
-            changed()
-            expiries.update(name, nil)
-            let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.now()), event: .removed)
-            tell(EventBatch(events: [StopwatchEvent(update: removed)]))
-        }
+        // A typo is told, as for Stop (`command`).
+        guard let useCase = registry.created(name) else { throw .noSuchStopwatch(name) }
+        expireIfDue(name, useCase)
+        let before = useCase.state.current
+        if before.state.isCounting { recordInterval(name, before) }
+        // On disk before anyone hears of it, watchers included.
+        storage.save(name, nil)
+        registry.remove(name)
+        changed()
+        expiries.update(name, nil)
+        let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.now()), event: .removed)
+        tell(EventBatch(events: [StopwatchEvent(update: removed)]))
         return .reply([:])
     }
 

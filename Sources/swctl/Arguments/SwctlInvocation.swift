@@ -41,12 +41,14 @@ package struct SwctlInvocation: Equatable, Sendable {
           list             show all stopwatches
           remove NAME      delete a stopwatch
           timer [NAME] DURATION [--keep] | timer [NAME] --off
-                           a countdown of DURATION from zero (250ms, 1s, 1.5s, 2m, 1h,
-                           1h30m; 1ms to 366 days); --keep sets the target and counts on
-                           (a reminder); --off makes it a plain stopwatch again
+                           a countdown of DURATION from zero (250ms, 1.5s, 2m, 1h30m,
+                           2d, 1d12h; 1ms to 366 days), clearing any laps; --keep sets
+                           the target and counts on (a reminder); --off makes it a
+                           plain stopwatch again
           wait [NAME] [--for expired|stop|change] [--timeout DURATION]
-                           block until a countdown expires (the default for a countdown),
-                           it stops, or anything changes (the default otherwise)
+                           block until it is done: a countdown expires (the default for
+                           a countdown), a stopwatch stops (the default otherwise; at
+                           once if it is not counting), or anything changes
           watch [NAME] [--format plain|json|waybar|i3blocks|polybar|'TEMPLATE']
                            print each update; TEMPLATE uses {name} {state} {elapsed}
                            {elapsed_ms} {laps} {last_lap} {remaining} {target}
@@ -86,7 +88,8 @@ package struct SwctlInvocation: Equatable, Sendable {
 
         NAME defaults to "default". Elapsed time shows tenths in watch once updates come
         faster than once a second, and always when $STOPWATCHD_TICK is under a second.
-        Exit status: 0 done, 1 refused by the daemon (wait: the stopwatch was removed),
+        Exit status: 0 done, 1 refused by the daemon (no such stopwatch, reset while
+        counting, …; wait: the stopwatch was removed, or never created),
         2 usage error, 69 no daemon reachable (or ssh failed), 70 protocol error,
         77 permission denied, 124 wait timed out.
         """
@@ -140,7 +143,7 @@ package struct SwctlInvocation: Equatable, Sendable {
             case "--timeout":
                 let text = try value()
                 guard let timeout = DurationText.parse(text) else {
-                    throw UsageError("--timeout takes a duration like 250ms, 1s, 1.5s, 2m or 1h, not '\(text)'")
+                    throw UsageError("--timeout takes a duration like \(DurationText.forms), not '\(text)'")
                 }
                 options.waitTimeout = timeout
             case "--since", "--until":
@@ -159,6 +162,12 @@ package struct SwctlInvocation: Equatable, Sendable {
             case "--":
                 words.append(contentsOf: reader.rest())
             default:
+                // `timer egg -1m` reads as an option; said as the duration it was meant to be.
+                if words.first == Command.Word.timer.rawValue, argument.raw.hasPrefix("-"),
+                    DurationText.parse(String(argument.raw.dropFirst())) != nil
+                {
+                    throw UsageError("'\(argument.raw)' is not a duration: a timer needs a positive one, such as \(argument.raw.dropFirst())")
+                }
                 guard !argument.raw.hasPrefix("-") || argument.raw == "-" else { throw UsageError("unknown option '\(argument.raw)'") }
                 words.append(argument.raw)
             }

@@ -23,7 +23,7 @@ struct Bridge {
             socket = try SocketTransport.connect(to: path, waitingAtMost: .seconds(10))
             try socket.setNonBlocking()
         } catch let error as ClientError {
-            Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
+            Diagnostics.fail("swctl: \(error.swctlMessage)", status: error.exitStatus)
         } catch {
             Diagnostics.fail("swctl: cannot use the socket \(path): \(error)", status: 69)
         }

@@ -23,6 +23,13 @@ package enum StatusText {
         return lines
     }
 
+    /// `(2 laps cleared)`, `(1 lap cleared)`: what `timer` says after the summary when the
+    /// countdown cleared laps; nil for none.
+    package static func lapsClearedNote(_ count: Int) -> String? {
+        guard count > 0 else { return nil }
+        return "(\(count) lap\(count == 1 ? "" : "s") cleared)"
+    }
+
     /// A table of `stopwatches`, one row each under a `NAME STATE ELAPSED LAPS` header; times
     /// and counts are right-aligned so their digits line up, and columns are measured in
     /// terminal cells, so a name in CJK does not push its row out of line. When any is a countdown, a

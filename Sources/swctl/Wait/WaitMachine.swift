@@ -6,15 +6,15 @@ import StopwatchProtocol
 /// of one connection after another, each starting with its `current`, and the answers to
 /// its questions.
 package struct WaitMachine: Sendable {
-    /// What is waited for; nil until the first state decides the default (SPEC §5):
-    /// `expired` for a countdown, `change` otherwise. Decided once, so a `timer --off`
-    /// meanwhile does not turn a wait for the expiry into a wait for anything.
+    /// What is waited for; nil until the first state decides the default (SPEC §5): "until
+    /// it is done", `expired` for a countdown, `stop` otherwise. Decided once, so a `timer
+    /// --off` meanwhile does not turn a wait for the expiry into a wait for a stop.
     package private(set) var condition: WaitCondition?
     /// The last state seen, to compare a reconnection's `current` with.
     private var last: Stopwatch?
-    /// A reconnection's `current` that reads as never started, while `checkListed` is asked:
-    /// it becomes `last` only with the answer, so a reconnection before one compares with
-    /// the state before it again, and asks again.
+    /// A `current` that reads as never started, while `checkListed` is asked (the first one
+    /// of a wait for a stop, or a reconnection's): it becomes `last` only with the answer, so
+    /// a reconnection before one compares with the state before it again, and asks again.
     private var unanswered: Stopwatch?
 
     package init(condition: WaitCondition?) {
@@ -25,7 +25,7 @@ package struct WaitMachine: Sendable {
         let stopwatch = update.stopwatch
         let previous = last
         unanswered = nil
-        let condition = self.condition ?? (stopwatch.targetMs != nil ? .expired : .change)
+        let condition = self.condition ?? (stopwatch.targetMs != nil ? .expired : .stop)
         self.condition = condition
         if update.event == .removed {
             last = stopwatch
@@ -34,6 +34,12 @@ package struct WaitMachine: Sendable {
         // A stop is a state, whatever made it: decided before anything else, so a reset (or
         // a removal) while we were away, which reads as stopped, ends it with 0.
         if condition == .stop {
+            // Except at the start: a first state that reads as never started may be a name
+            // that never was (a typo), with nothing to wait for; `List` tells.
+            if previous == nil, stopwatch.isBlank {
+                unanswered = stopwatch
+                return .checkListed
+            }
             last = stopwatch
             return stopwatch.state != .counting ? .finish(.happened) : nil
         }
@@ -62,13 +68,17 @@ package struct WaitMachine: Sendable {
         }
     }
 
-    /// The answer to `checkListed`: whether the stopwatch's name is in `List`. Not there, it
-    /// was removed; there, it was reset, which is a change, and leaves an expiry to wait for.
-    /// Nil (go on) too when nothing was asked.
+    /// The answer to `checkListed`: whether the stopwatch's name is in `List`. At the start
+    /// (asked only of a wait for a stop): not there, it was never created; there, it is
+    /// stopped, which was waited for. After a reconnection: not there, it was removed; there,
+    /// it was reset, which is a change, and leaves an expiry to wait for. Nil (go on) too
+    /// when nothing was asked.
     package mutating func listed(_ isListed: Bool) -> WaitOutcome? {
         guard let blank = unanswered else { return nil }
         unanswered = nil
+        let atStart = last == nil
         last = blank
+        if atStart { return isListed ? .happened : .neverCreated }
         guard isListed else { return .removed }
         return condition == .change ? .happened : nil
     }
@@ -100,9 +110,10 @@ package enum WaitCondition: String, CaseIterable, Sendable {
 package enum WaitStep: Equatable, Sendable {
     /// The wait ends so.
     case finish(WaitOutcome)
-    /// After a reconnection the stopwatch reads as never started, and did not before: it
-    /// was removed meanwhile, or it is a plain stopwatch that was reset. The state cannot
-    /// tell them apart; `List` can. The caller calls it and hands whether the name is in it
+    /// The stopwatch reads as never started: at the start of a wait for a stop, it may never
+    /// have been created; after a reconnection, when it did not before, it was removed
+    /// meanwhile, or it is a plain stopwatch that was reset. The state cannot tell them
+    /// apart; `List` can. The caller calls it and hands whether the name is in it
     /// to `WaitMachine.listed(_:)`.
     case checkListed
 }
@@ -113,14 +124,18 @@ package enum WaitOutcome: Equatable, Sendable {
     case happened
     /// The stopwatch was removed: it will not happen.
     case removed
+    /// A wait for a stop on a name never created (or removed before): a stopwatch that does
+    /// not exist is not "done", and a typo is told, not taken as done.
+    case neverCreated
     /// `--timeout` passed first.
     case timedOut
 
-    /// SPEC §5: 0 when it happens, 1 when removed, 124 on timeout (as timeout(1) has it).
+    /// SPEC §5: 0 when it happens, 1 when removed (or never there, as the daemon refuses a
+    /// Stop of it), 124 on timeout (as timeout(1) has it).
     package var exitStatus: Int32 {
         switch self {
         case .happened: 0
-        case .removed: 1
+        case .removed, .neverCreated: 1
         case .timedOut: 124
         }
     }

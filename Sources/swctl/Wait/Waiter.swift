@@ -32,6 +32,9 @@ struct Waiter {
                 // silent would otherwise hold the wait a whole call timeout past it.
                 var firstReplyTimeout = client.timeout
                 if connectedOnce, let deadline { firstReplyTimeout = min(firstReplyTimeout, max(.zero, deadline - ContinuousClock.now)) }
+                // So is a `List` after it; at the start, `List` is part of the answer (is it done
+                // already?), as the first reply is.
+                let listsWithinTimeout = connectedOnce
                 let stream = try client.openWatch(name)
                 defer { stream.close() }
                 // A socket connected is a daemon there (which may die before it answers: a
@@ -56,11 +59,15 @@ struct Waiter {
                     case nil: break
                     case .finish(let outcome): finish(outcome)
                     case .checkListed:
-                        // Removed or reset while we were away. A failure here is handled as
-                        // the watch's own: the next connection asks again.
+                        // Removed or reset while we were away, or, at the start, maybe never
+                        // created. A failure here is handled as the watch's own: the next
+                        // connection asks again.
                         // Byte for byte: names are compared as given, and "café" has two spellings.
-                        let listed = try client.list().contains { $0.name.utf8.elementsEqual(shownName.utf8) }
-                        if let outcome = machine.listed(listed) { finish(outcome) }
+                        var lister = client
+                        if listsWithinTimeout, let deadline { lister.timeout = min(client.timeout, max(.zero, deadline - ContinuousClock.now)) }
+                        let names = try lister.list().map(\.name)
+                        let listed = names.contains { $0.utf8.elementsEqual(shownName.utf8) }
+                        if let outcome = machine.listed(listed) { finish(outcome, listed: names) }
                     }
                 }
             } catch {
@@ -70,7 +77,7 @@ struct Waiter {
                 // even sent was a daemon there too (killed between the connect and the send).
                 if case .connectionClosed = error, case .socket = client.endpoint { connectedOnce = true }
                 guard connectedOnce, error.isUnreachable else {
-                    Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
+                    Diagnostics.fail("swctl: \(error.swctlMessage)", status: error.exitStatus)
                 }
                 var pause = retry
                 if let deadline { pause = min(pause, max(.zero, deadline - ContinuousClock.now)) }
@@ -83,13 +90,19 @@ struct Waiter {
     /// The name as the daemon has it: `List` names the default one too.
     private var shownName: String { name ?? StopwatchName.defaultName }
 
-    /// Quiet but for a removal: `swctl wait tea && …` wants an exit status, and a timeout is
-    /// as expected as the event (timeout(1) says nothing either).
-    private func finish(_ outcome: WaitOutcome) -> Never {
-        if outcome == .removed {
+    /// Quiet but for a removal or a name never created: `swctl wait tea && …` wants an exit
+    /// status, and a timeout is as expected as the event (timeout(1) says nothing either).
+    /// `listed`: the names `List` gave, when it was asked (for a name close to one never
+    /// created).
+    private func finish(_ outcome: WaitOutcome, listed: [String]? = nil) -> Never {
+        switch outcome {
+        case .removed:
             Diagnostics.fail("swctl: '\(shownName)' was removed while waiting for it: nothing left to wait for", status: outcome.exitStatus)
+        case .neverCreated:
+            Diagnostics.fail(MissingStopwatch.message(shownName, listed: listed), status: outcome.exitStatus)
+        case .happened, .timedOut:
+            CurrentProcess.exit(outcome.exitStatus)
         }
-        CurrentProcess.exit(outcome.exitStatus)
     }
 }
 

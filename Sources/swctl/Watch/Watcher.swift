@@ -70,7 +70,7 @@ struct Watcher {
                     retry = min(retry * 2, Self.longestRetry)
                 default:
                     if redraw { Output.write("\n") }
-                    Diagnostics.fail("swctl: \(error)", status: error.exitStatus)
+                    Diagnostics.fail("swctl: \(error.swctlMessage)", status: error.exitStatus)
                 }
             }
         }

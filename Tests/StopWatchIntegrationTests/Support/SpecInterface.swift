@@ -62,6 +62,7 @@ enum SpecInterface {
         error TooManyLaps (limit: int)
         error TooManyResults (limit: int)
         error WatchTooSlow (pending: int)
+        error NoSuchStopwatch (name: string)
         error ProtocolError (reason: string)
         """
 }
