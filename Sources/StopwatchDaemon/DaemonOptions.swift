@@ -98,7 +98,7 @@ package struct DaemonOptions: Equatable, Sendable {
           -h, --help               show this help
           --version                show the version
 
-        durations: 250ms, 1s, 1.5s, 2m (or 2min), 1h
+        durations: 250ms, 1s, 1.5s, 2m (or 2min), 1h, 1h30m, 2d, 1d12h
         """
 
     /// Reads the arguments (without the program name).

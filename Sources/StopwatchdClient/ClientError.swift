@@ -102,7 +102,10 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             case nil: return "'\(name)' refused the command in its current state"
             }
         case VarlinkError.noSuchStopwatchName:
-            return "there is no stopwatch '\(StopwatchName.printable(text("name") ?? ""))' (see 'swctl list')"
+            let name = text("name") ?? ""
+            // A newcomer meets the default name first, in a bare `swctl stop`, never having named it.
+            let starting = name == StopwatchName.defaultName ? "; 'swctl start' makes it" : ""
+            return "there is no stopwatch '\(StopwatchName.printable(name))' (see 'swctl list')\(starting)"
         case "io.stopwatchd.InvalidName":
             return StopwatchName.invalidNameMessage(text("name") ?? "")
         case "io.stopwatchd.TooManyStopwatches":

@@ -67,7 +67,8 @@ public struct StopwatchClient: Sendable {
     /// `Countdown`, in one write on the same connection, which the daemon answers in order.
     /// So `swctl timer` can say what the countdown cleared (its laps) for no connection (no
     /// ssh) and no round trip more.
-    package func countdownAfterGet(_ name: String?, target: Duration) throws(ClientError) -> (before: Stopwatch, after: Stopwatch) {
+    /// `before` is nil if the Get was refused while the Countdown was not.
+    package func countdownAfterGet(_ name: String?, target: Duration) throws(ClientError) -> (before: Stopwatch?, after: Stopwatch) {
         var parameters: JSONObject = [:]
         if let name { parameters["name"] = .string(name) }
         let get = VarlinkCall(method: "io.stopwatchd.Get", parameters: parameters)
@@ -76,8 +77,11 @@ public struct StopwatchClient: Sendable {
         let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
         defer { connection.close() }
         try connection.send([get, countdown])
-        let before = try connection.receive().stopwatch(from: connection, method: "Get")
-        return (before, try connection.receive().stopwatch(from: connection, method: "Countdown"))
+        // The Get's refusal, should it come, is no reason to hide the Countdown's outcome: its
+        // reply is read all the same, and the stopwatch before is then unknown.
+        let before = Result { () throws(ClientError) in try connection.receive().stopwatch(from: connection, method: "Get") }
+        let after = try connection.receive().stopwatch(from: connection, method: "Countdown")
+        return (try? before.get(), after)
     }
     /// Makes it a countdown of `target` without changing its state, elapsed time or laps (a
     /// reminder on a running stopwatch), or a plain stopwatch again with nil; creates it if

@@ -57,7 +57,7 @@ struct CommandRunner {
         case .timer(let name, .countdown(let duration)):
             // Countdown clears the laps: the state before, asked with it, says how many.
             let (before, after) = try client.countdownAfterGet(name, target: duration)
-            show(after, lapsCleared: before.lapsMs.count)
+            show(after, lapsCleared: before?.lapsMs.count ?? 0)
         case .timer(let name, .keepCounting(let duration)): show(try client.setTarget(name, target: duration))
         case .timer(let name, .off): show(try client.setTarget(name, target: nil))
         case .wait(let name, let condition, let timeout):

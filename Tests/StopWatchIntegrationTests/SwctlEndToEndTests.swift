@@ -82,7 +82,7 @@ struct SwctlEndToEndTests {
             #expect(result.error == message && result.output.isEmpty)
         }
         if command != "remove" {
-            #expect(try swctl(command).error == "swctl: there is no stopwatch 'default' (see 'swctl list')\n")
+            #expect(try swctl(command).error == "swctl: there is no stopwatch 'default' (see 'swctl list'); 'swctl start' makes it\n")
         }
         // Nothing was made of them; status still reads a missing name as new, toggle makes one.
         #expect(try swctl("list").lines.map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["NAME", "Tea", "coffee"])

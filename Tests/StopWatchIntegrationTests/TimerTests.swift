@@ -202,7 +202,8 @@ struct TimerTests {
     @Test("wait on a plain stopwatch means until it is done: paused or stopped, 0 at once; counting, 0 at its stop")
     func waitUntilDone() throws {
         let directory = try TestDirectory()
-        let daemon = try DaemonProcess(socket: directory.socket)
+        let notify = try SystemdNotifyTests.NotifySocket(path: directory.file("notify"))
+        let daemon = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": notify.path])
         let client = StopwatchClient(socketPath: daemon.socket)
         _ = try client.start("café")
         _ = try client.stop("café")
@@ -217,6 +218,8 @@ struct TimerTests {
         }
         _ = try client.start("café")
         let counting = try Self.startWait(daemon, ["café"])
+        // Watching, so told the counting state: a wait that wrongly ended on it has ended by now.
+        #expect(notify.watched(1))
         #expect(counting.isRunning)
         _ = try client.stop("café")
         #expect(counting.wait(timeout: Self.deadline) == .exited(0))

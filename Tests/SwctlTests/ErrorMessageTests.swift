@@ -32,6 +32,8 @@ struct ErrorMessageTests {
         #expect(MissingStopwatch.message("tae", listed: nil) == "swctl: there is no stopwatch 'tae' (see 'swctl list')")
         // Control characters in names never reach the terminal as they are.
         #expect(MissingStopwatch.message("t\u{1B}a", listed: ["t\u{1B}ae"]) == "swctl: there is no stopwatch 't\\u{1B}a' (see 'swctl list'); did you mean 't\\u{1B}ae'?")
+        // A bare `swctl stop` names the default stopwatch, which a newcomer never named.
+        #expect(MissingStopwatch.message("default", listed: []) == "swctl: there is no stopwatch 'default' (see 'swctl list'); 'swctl start' makes it")
     }
 
     @Test("the edit distance stops early past its limit, and is exact within it")
