@@ -220,7 +220,7 @@ for ((i = 0, step = 1; i < ${#terminal2_steps[@]}; i += 2, step += 1)); do
     [ "$status" = 0 ] || { cat "$work/step$step.out" >&2; fail "\$ $command: exit ${status:-unknown}, not 0"; }
     printf '%s' "${terminal2_steps[$((i + 1))]}" >"$work/step$step.expected"
     compare "\$ $command" "$work/step$step.expected" "$work/step$step.out"
-    echo "\$ $command: as the README shows ($(wc -l <"$work/step$step.out") lines)"
+    echo "\$ $command: as the README shows (lines: $(wc -l <"$work/step$step.out"))"
 done
 
 echo "== Ctrl-C in terminal 1"
