@@ -23,7 +23,8 @@
 #
 # Run as root it adds a user to follow the README as (removed at exit), which changes the
 # machine: only with STOPWATCHD_TEST_SYSTEM=1, as `.ci/run` sets; run as anyone else it
-# follows it as that user. Whatever happens, it stops what it started and removes what it
+# follows it as that user (HOME and XDG_RUNTIME_DIR still its own; SwiftPM's configuration
+# stays in the user's home). Whatever happens, it stops what it started and removes what it
 # made. The clone's first `swift run` builds stopwatchd and swctl in debug: a few minutes.
 #
 #   bash Tests/docs/quick-start.sh     # from anywhere in the repository
@@ -133,6 +134,13 @@ if [ -n "$user" ]; then
     environment+=(USER="$user" LOGNAME="$user")
     as_user() { setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups env -i "${environment[@]}" "$@"; }
 else
+    # SwiftPM keeps its configuration in the home directory of the user database, not
+    # $HOME's: a user without a writable one (nobody) gets warnings no new user would.
+    passwd_home=$(getent passwd "$(id -u)" | cut -d: -f6)
+    if [ ! -w "$passwd_home" ]; then
+        echo "SKIP: your home directory ($passwd_home) is not writable, and SwiftPM would say so in terminal 1: run as a user with a home, or as root"
+        exit 0
+    fi
     environment+=(USER="$(id -un)" LOGNAME="$(id -un)")
     as_user() { env -i "${environment[@]}" "$@"; }
 fi
