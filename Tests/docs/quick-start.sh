@@ -221,6 +221,7 @@ echo "== terminal 1: $command1"
 started=$(date +%s)
 # A job of its own, as a terminal's foreground job is: not ignoring SIGINT (bash's
 # background jobs without job control do), and a process group Ctrl-C reaches whole.
+: >"$work/terminal1"
 set -m
 as_user bash -c 'cd "$1" && eval "$2"' terminal1 "$clone" "$command1" </dev/null >"$work/terminal1" 2>&1 &
 terminal1=$!
@@ -245,6 +246,7 @@ mark="@@quick-start-step@@"
 chmod 0644 "$work/terminal2.sh"
 # In the background, in a group of its own (which cleanup stops whole), watched with a
 # deadline per command: a build's, or a client command's.
+: >"$work/terminal2"
 set -m
 as_user bash "$work/terminal2.sh" "$clone" </dev/null >"$work/terminal2" 2>&1 &
 terminal2=$!
