@@ -34,7 +34,10 @@ cleanup() {
         for _ in $(seq 100); do kill -0 "$manager" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$manager" 2>/dev/null || true
     fi
-    [ ${#made_systemd_dirs[@]} = 0 ] || rmdir "${made_systemd_dirs[@]}" 2>/dev/null || true
+    if [ ${#made_systemd_dirs[@]} -gt 0 ] && ! rmdir "${made_systemd_dirs[@]}" 2>"$work/rmdir"; then
+        # Something else made a file in it meanwhile: left, but said.
+        echo "WARNING: could not remove ${made_systemd_dirs[*]}, which this test made: $(cat "$work/rmdir")" >&2
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
