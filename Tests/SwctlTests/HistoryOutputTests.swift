@@ -219,4 +219,10 @@ struct HistoryOutputTests {
         let latest = JSONValue.object(["name": .string("x"), "start_ms": .int(0), "end_ms": .int(Interval.latestMs), "elapsed_ms": .int(1)])
         #expect(try Interval(json: latest).endMs == Interval.latestMs)
     }
+
+    @Test("the help says log's order as the daemon sends it (SPEC §3): as the intervals ended, those still counting last")
+    func helpSaysLogOrder() {
+        let words = SwctlInvocation.usage.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(words.contains("in the order they ended, those still counting last"))
+    }
 }

@@ -6,7 +6,8 @@
 # exactly once, with the stopwatch's name in its summary, within the deadline.
 #
 # Installs what it needs from Debian when missing: libnotify-bin, dbus, python3-dbusmock
-# (for Debian's /usr/bin/python3, not whichever python3 is first on PATH). Uses the debug
+# (for Debian's /usr/bin/python3, not whichever python3 is first on PATH), but only with
+# STOPWATCHD_TEST_SYSTEM=1 (`.ci/run` sets it); without, it skips naming them. Uses the debug
 # build in .build/debug (swift build); stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,6 +20,10 @@ if [ "${1:-}" != inside ]; then
     [ -x /usr/bin/notify-send ] || missing+=(libnotify-bin)
     { command -v dbus-run-session && command -v dbus-send && command -v dbus-daemon; } >/dev/null || missing+=(dbus)
     /usr/bin/python3 -c 'import dbusmock' 2>/dev/null || missing+=(python3-dbusmock)
+    if [ ${#missing[@]} -gt 0 ] && [ "${STOPWATCHD_TEST_SYSTEM:-}" != 1 ]; then
+        echo "SKIP: the notification test needs ${missing[*]}: install them (apt-get install ${missing[*]}), or let it with STOPWATCHD_TEST_SYSTEM=1"
+        exit 0
+    fi
     if [ ${#missing[@]} -gt 0 ]; then
         echo "installing: ${missing[*]}"
         apt-get update -qq >/dev/null

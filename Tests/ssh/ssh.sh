@@ -16,6 +16,8 @@
 #   bash Tests/ssh/ssh.sh [DIR]     # DIR holds the built swctl and stopwatchd (.build/debug)
 #
 # Needs root (its own sshd, a user) and Debian's openssh-server, which `.ci/run` installs.
+# Adding a user (and /run/sshd where missing) changes the machine: it runs only with
+# STOPWATCHD_TEST_SYSTEM=1, which `.ci/run` sets.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -24,6 +26,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 if [ "$(id -u)" != 0 ]; then
     echo "SKIP: the ssh test needs root (a test user and an sshd of its own)"
+    exit 0
+fi
+if [ "${STOPWATCHD_TEST_SYSTEM:-}" != 1 ]; then
+    echo "SKIP: the ssh test adds a user to this machine (and /run/sshd): it runs only with STOPWATCHD_TEST_SYSTEM=1"
     exit 0
 fi
 [ -x /usr/sbin/sshd ] || fail "/usr/sbin/sshd is missing: install Debian's openssh-server (.ci/run does)"

@@ -5,7 +5,9 @@
 # STATUS=, restarts that keep a counting stopwatch counting, Restart=on-failure after
 # kill -9, a clean stop, exit on idle (a drop-in shortens the units' 5min to 1s), and a
 # hook that reaches a TCP listener on 127.0.0.1 (the user unit does not sandbox its
-# user's hooks). Runs in CI and when called; skips where systemd is absent.
+# user's hooks). Runs in CI and when called; skips where systemd is absent. Where
+# /run/systemd/system is missing (a machine not booted with systemd) it makes it, and
+# removes it at exit: that changes the machine, so only with STOPWATCHD_TEST_SYSTEM=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -13,11 +15,16 @@ if [ ! -x /lib/systemd/systemd ]; then
     echo "SKIP: /lib/systemd/systemd is not installed; the systemd test needs it"
     exit 0
 fi
+if [ ! -d /run/systemd/system ] && [ "${STOPWATCHD_TEST_SYSTEM:-}" != 1 ]; then
+    echo "SKIP: this machine was not booted with systemd; the systemd test would make /run/systemd/system: it does only with STOPWATCHD_TEST_SYSTEM=1"
+    exit 0
+fi
 
 work=$(mktemp -d /tmp/swsd-XXXXXX)
 manager=""
 watcher=""
 listener=""
+made_systemd_dirs=()
 cleanup() {
     [ -z "$watcher" ] || kill "$watcher" 2>/dev/null || true
     [ -z "$listener" ] || kill "$listener" 2>/dev/null || true
@@ -26,6 +33,10 @@ cleanup() {
         kill "$manager" 2>/dev/null || true
         for _ in $(seq 100); do kill -0 "$manager" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$manager" 2>/dev/null || true
+    fi
+    if [ ${#made_systemd_dirs[@]} -gt 0 ] && ! rmdir "${made_systemd_dirs[@]}" 2>"$work/rmdir"; then
+        # Something else made a file in it meanwhile: left, but said.
+        echo "WARNING: could not remove ${made_systemd_dirs[*]}, which this test made: $(cat "$work/rmdir")" >&2
     fi
     rm -rf "$work"
 }
@@ -42,6 +53,10 @@ eventually() {
 }
 
 # A machine booted with systemd has this; it tells systemctl a manager may be running.
+# Made only where missing, and then removed at exit (innermost first).
+for directory in /run/systemd/system /run/systemd; do
+    [ -d "$directory" ] || made_systemd_dirs+=("$directory")
+done
 mkdir -p /run/systemd/system
 install -d -m 0700 "$work/run" "$work/config" "$work/state"
 export XDG_RUNTIME_DIR="$work/run" XDG_CONFIG_HOME="$work/config" XDG_STATE_HOME="$work/state"

@@ -53,7 +53,8 @@ package struct SwctlInvocation: Equatable, Sendable {
                            print each update; TEMPLATE uses {name} {state} {elapsed}
                            {elapsed_ms} {laps} {last_lap} {remaining} {target}
           log [NAME] [--since WHEN] [--until WHEN] [--csv]
-                           the counting intervals (all stopwatches without NAME)
+                           the counting intervals (all stopwatches without NAME), in
+                           the order they ended, those still counting last
           report [--since WHEN] [--until WHEN] [--by name|day] [--csv]
                            time per name (longest first), or per day and name,
                            with totals; intervals are clipped to the range
