@@ -10,9 +10,15 @@ extension ClientError {
 
     /// `swctlMessage`, with `executable` this program's path (nil: unknown).
     func message(executable: () -> String?) -> String {
-        guard case .unreachable(let path, let reason) = self, let executable = executable(), executable.contains("/.build/") else {
+        guard case .unreachable(let path, let reason) = self, let executable = executable(), Self.isInBuildFolder(executable) else {
             return description
         }
         return Self.unreachableMessage(path: path, reason: reason, start: "'swift run stopwatchd' in another terminal of this checkout")
+    }
+
+    /// Whether `executable` was built in a checkout: in SwiftPM's `.build`, or a scratch
+    /// path beside it (`.build-release` as `make` builds, `.build-tsan`).
+    static func isInBuildFolder(_ executable: String) -> Bool {
+        executable.split(separator: "/").contains { $0 == ".build" || $0.hasPrefix(".build-") }
     }
 }

@@ -55,7 +55,11 @@ struct ErrorMessageTests {
         let error = ClientError.unreachable(path: "/run/user/1000/stopwatchd/stopwatchd.sock", reason: "No such file or directory")
         let checkout = error.message(executable: { "/home/me/stopwatchd/.build/debug/swctl" })
         #expect(checkout == "no stopwatchd at /run/user/1000/stopwatchd/stopwatchd.sock (No such file or directory); start one with 'swift run stopwatchd' in another terminal of this checkout, or pick another with --socket")
-        for installed in ["/usr/local/bin/swctl", "/usr/bin/swctl", nil] {
+        // A scratch path beside .build too: `make`'s release build, a sanitizer's.
+        for built in ["/src/p/.build-release/release/swctl", "/src/p/.build-tsan/x86_64-unknown-linux-gnu/debug/swctl"] {
+            #expect(error.message(executable: { built }) == checkout)
+        }
+        for installed in ["/usr/local/bin/swctl", "/usr/bin/swctl", "/home/me/.buildings/swctl", nil] {
             #expect(error.message(executable: { installed }) == error.description)
             #expect(error.description.contains("start one with 'stopwatchd' or 'systemctl --user start stopwatchd.socket'"))
         }
