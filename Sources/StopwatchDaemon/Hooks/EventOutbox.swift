@@ -61,9 +61,8 @@ final class EventOutbox: @unchecked Sendable {
         var file: FileDescriptor?
         /// The file's length: where the next line goes.
         var end: Int64 = 0
-        /// Runs waiting, oldest at `head`.
-        var waiting: [Run] = []
-        var head = 0
+        /// Runs waiting, oldest first.
+        var waiting = FirstInFirstOut<Run>()
         /// The runs the runner took, oldest first, each until its hooks have started (in
         /// that order, but for a run with none to start).
         var taken: [Run] = []
@@ -77,11 +76,11 @@ final class EventOutbox: @unchecked Sendable {
         var writeProblem: String?
         var maintenanceQueued = false
 
-        var waitingCount: Int { waiting.count - head }
+        var waitingCount: Int { waiting.count }
 
         /// Every run numbered up to this one has started (or was dropped).
         var startedThrough: UInt64 {
-            let firstNotStarted = taken.first?.number ?? (head < waiting.count ? waiting[head].number : nextNumber)
+            let firstNotStarted = taken.first?.number ?? (waiting.first?.number ?? nextNumber)
             return firstNotStarted - 1
         }
 
@@ -93,7 +92,7 @@ final class EventOutbox: @unchecked Sendable {
                 if case .file(let offset, _, _) = run.place { return offset }
             }
             guard waitingInFile > 0 else { return nil }
-            for run in waiting[head...] {
+            for run in waiting.elements {
                 if case .file(let offset, _, _) = run.place { return offset }
             }
             return nil
@@ -108,17 +107,8 @@ final class EventOutbox: @unchecked Sendable {
         }
 
         mutating func popWaiting() -> Run? {
-            guard head < waiting.count else { return nil }
-            let run = waiting[head]
-            head += 1
+            guard let run = waiting.popFirst() else { return nil }
             if case .file = run.place { waitingInFile -= 1 }
-            if head == waiting.count {
-                waiting.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 1024, head * 2 >= waiting.count {
-                waiting.removeFirst(head)
-                head = 0
-            }
             return run
         }
     }
@@ -277,7 +267,7 @@ final class EventOutbox: @unchecked Sendable {
         // A compaction under way ends first.
         maintenance.sync {}
         let (file, waiting, inMemory) = state.withLock { state in
-            let runs = state.taken + state.waiting[state.head...]
+            let runs = state.taken + state.waiting.elements
             let inMemory = runs.count { if case .memory = $0.place { true } else { false } }
             return (state.file, runs.count, inMemory)
         }
@@ -490,7 +480,7 @@ final class EventOutbox: @unchecked Sendable {
                     return Run(number: run.number, place: .file(offset: offset - plan.start, length: length, restored: restored))
                 }
                 state.taken = state.taken.map(moved)
-                for index in state.head..<state.waiting.count { state.waiting[index] = moved(state.waiting[index]) }
+                state.waiting.update(moved)
             }
         } catch {
             replacement.close()

@@ -8,16 +8,15 @@
 struct HookQueue<Job> {
     let maximumRunning: Int
     private(set) var running = 0
-    /// The waiting jobs, oldest at `head`; slots before `head` are spent (nil).
-    private var slots: [Job?] = []
-    private var head = 0
+    /// The waiting jobs, oldest first.
+    private var jobs = FirstInFirstOut<Job>()
 
     init(maximumRunning: Int) {
         precondition(maximumRunning >= 1)
         self.maximumRunning = maximumRunning
     }
 
-    var waiting: Int { slots.count - head }
+    var waiting: Int { jobs.count }
     var isIdle: Bool { running == 0 && waiting == 0 }
 
     /// A job to run: returned to be started now when a slot is free (the slot is taken for
@@ -27,7 +26,7 @@ struct HookQueue<Job> {
             running += 1
             return job
         }
-        slots.append(job)
+        jobs.append(job)
         return nil
     }
 
@@ -36,23 +35,8 @@ struct HookQueue<Job> {
     mutating func finished() -> Job? {
         precondition(running > 0, "finished() with nothing running")
         running -= 1
-        guard let next = popOldest() else { return nil }
+        guard let next = jobs.popFirst() else { return nil }
         running += 1
         return next
-    }
-
-    private mutating func popOldest() -> Job? {
-        guard head < slots.count else { return nil }
-        let job = slots[head]
-        slots[head] = nil
-        head += 1
-        if head == slots.count {
-            slots.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64, head * 2 >= slots.count {
-            slots.removeFirst(head)
-            head = 0
-        }
-        return job
     }
 }
