@@ -3,6 +3,9 @@ import Varlink
 /// One counting interval, as `History` replies carry it (SPEC §3): from a start or resume to
 /// the stop, toggle, countdown or remove that ended it.
 public struct Interval: Equatable, Sendable {
+    /// 16 lowercase hex digits, unique across devices, kept through corrections (SPEC §3).
+    /// Empty only where none is known yet (an interval still counting, not yet in a journal).
+    public var id: String
     /// The stopwatch it was counted on.
     public var name: String
     /// Wall-clock time of the start, in milliseconds since the Unix epoch.
@@ -12,12 +15,21 @@ public struct Interval: Equatable, Sendable {
     /// Time counted in the interval, in milliseconds (the boot clock: suspend included,
     /// clock steps not).
     public var elapsedMs: Int64
+    /// What the time was for, if a note was given (1 to 1,024 scalars, no control character).
+    public var note: String?
+    /// The name of the device whose daemon recorded it (empty where none is known).
+    public var device: String
 
     /// The latest time an interval may carry: the end of year 9999 (UTC). Anything later is
     /// damaged, and would cost a reader that walks its days billions of them.
     package static let latestMs: Int64 = 253_402_300_799_999
 
-    public init(name: String, startMs: Int64, endMs: Int64?, elapsedMs: Int64) {
+    public init(
+        id: String = "", name: String, startMs: Int64, endMs: Int64?, elapsedMs: Int64, note: String? = nil, device: String = ""
+    ) {
+        self.id = id
+        self.note = note
+        self.device = device
         self.name = name
         self.startMs = startMs
         self.endMs = endMs
@@ -26,11 +38,14 @@ public struct Interval: Equatable, Sendable {
 
     package var json: JSONValue {
         var object: JSONObject = [
+            "id": .string(id),
             "name": .string(name),
             "start_ms": .int(startMs),
             "elapsed_ms": .int(elapsedMs),
         ]
         if let endMs { object["end_ms"] = .int(endMs) }
+        if let note { object["note"] = .string(note) }
+        object["device"] = .string(device)
         return .object(object)
     }
 
@@ -51,6 +66,25 @@ public struct Interval: Equatable, Sendable {
         guard case .int(let elapsedMs)? = object["elapsed_ms"], (0...Self.latestMs).contains(elapsedMs) else {
             throw MalformedMessage("Interval.elapsed_ms is not a duration")
         }
-        self.init(name: name, startMs: startMs, endMs: endMs, elapsedMs: elapsedMs)
+        // Absent from daemons before ids (and from the history's lines of that release).
+        var id = ""
+        switch object["id"] {
+        case nil, .null?: break
+        case .string(let value)?: id = value
+        default: throw MalformedMessage("Interval.id is not a string")
+        }
+        var note: String?
+        switch object["note"] {
+        case nil, .null?: break
+        case .string(let value)?: note = value
+        default: throw MalformedMessage("Interval.note is not a string")
+        }
+        var device = ""
+        switch object["device"] {
+        case nil, .null?: break
+        case .string(let value)?: device = value
+        default: throw MalformedMessage("Interval.device is not a string")
+        }
+        self.init(id: id, name: name, startMs: startMs, endMs: endMs, elapsedMs: elapsedMs, note: note, device: device)
     }
 }

@@ -17,8 +17,17 @@ public struct Stopwatch: Equatable, Sendable {
     public var lapsMs: [Int64]
     /// A countdown's length in milliseconds; nil for a plain stopwatch.
     public var targetMs: Int64?
+    /// false: time in suspend is not counted (the awake clock). The wire leaves it out when true.
+    public var countsSleep: Bool
+    /// The note of the interval counting now, if one was given.
+    public var note: String?
 
-    public init(name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = [], targetMs: Int64? = nil) {
+    public init(
+        name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = [], targetMs: Int64? = nil, countsSleep: Bool = true,
+        note: String? = nil
+    ) {
+        self.countsSleep = countsSleep
+        self.note = note
         self.name = name
         self.state = state
         self.elapsedMs = elapsedMs
@@ -49,6 +58,8 @@ public struct Stopwatch: Equatable, Sendable {
         self.elapsedMs = snapshot.elapsed(at: now).milliseconds
         self.lapsMs = snapshot.laps.map(\.milliseconds)
         self.targetMs = snapshot.target?.milliseconds
+        self.countsSleep = true
+        self.note = nil
     }
 
     package var json: JSONValue {
@@ -61,6 +72,9 @@ public struct Stopwatch: Equatable, Sendable {
         // Absent for a plain stopwatch, as the IDL's `?int` allows: replies of plain
         // stopwatches stay as they were.
         if let targetMs { object["target_ms"] = .int(targetMs) }
+        // Only when false: replies of stopwatches that count sleep stay as they were.
+        if !countsSleep { object["counts_sleep"] = .bool(false) }
+        if let note { object["note"] = .string(note) }
         return .object(object)
     }
 
@@ -86,7 +100,21 @@ public struct Stopwatch: Equatable, Sendable {
         case .int(let value)?: targetMs = value
         default: throw MalformedMessage("Stopwatch.target_ms is not an integer")
         }
-        self.init(name: name, state: state, elapsedMs: elapsedMs, lapsMs: lapsMs, targetMs: targetMs)
+        var countsSleep = true
+        switch object["counts_sleep"] {
+        case nil, .null?: break
+        case .bool(let value)?: countsSleep = value
+        default: throw MalformedMessage("Stopwatch.counts_sleep is not true or false")
+        }
+        var note: String?
+        switch object["note"] {
+        case nil, .null?: break
+        case .string(let value)?: note = value
+        default: throw MalformedMessage("Stopwatch.note is not a string")
+        }
+        self.init(
+            name: name, state: state, elapsedMs: elapsedMs, lapsMs: lapsMs, targetMs: targetMs, countsSleep: countsSleep, note: note
+        )
     }
 }
 

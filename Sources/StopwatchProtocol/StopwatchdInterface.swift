@@ -17,26 +17,36 @@ type Stopwatch (
   # Split times since the last reset, in milliseconds, oldest first.
   laps_ms: []int,
   # A countdown's length in milliseconds; absent for a plain stopwatch.
-  target_ms: ?int
+  target_ms: ?int,
+  # false: time in suspend is not counted (the awake clock); true or absent: it is.
+  counts_sleep: ?bool,
+  # The note of the interval counting now, if one was given.
+  note: ?string
 )
 
 # One counting interval: from a start or resume to the stop or remove that ended it.
 type Interval (
+  # 16 lowercase hex digits, unique across devices, kept through corrections.
+  id: string,
   name: string,
   # Wall-clock time of the start, in milliseconds since the Unix epoch.
   start_ms: int,
   # Wall-clock time of the end; absent while the interval is still counting.
   end_ms: ?int,
   # Time counted in the interval (boot clock: suspend included, clock steps not).
-  elapsed_ms: int
+  elapsed_ms: int,
+  note: ?string,
+  # The name of the device whose daemon recorded it.
+  device: string
 )
 
 # Starts counting, or resumes a paused stopwatch; creates it if needed.
-method Start(name: ?string) -> (stopwatch: Stopwatch)
-# Pauses a counting stopwatch.
-method Stop(name: ?string) -> (stopwatch: Stopwatch)
+# at_ms: it began at that earlier wall-clock instant. note: the new interval's note.
+method Start(name: ?string, at_ms: ?int, note: ?string) -> (stopwatch: Stopwatch)
+# Pauses a counting stopwatch; at_ms: it ended at that earlier instant.
+method Stop(name: ?string, at_ms: ?int) -> (stopwatch: Stopwatch)
 # Start when not counting, Stop when counting.
-method Toggle(name: ?string) -> (stopwatch: Stopwatch)
+method Toggle(name: ?string, at_ms: ?int, note: ?string) -> (stopwatch: Stopwatch)
 # Back to zero; refused while counting.
 method Reset(name: ?string) -> (stopwatch: Stopwatch)
 # Records a split; only while counting.
@@ -55,6 +65,15 @@ method Watch(name: ?string) -> (
 )
 # Intervals overlapping [since_ms, until_ms), oldest first, at most 10,000 a reply; "more" streams the rest.
 method History(name: ?string, since_ms: ?int, until_ms: ?int) -> (intervals: []Interval)
+# Whether time in suspend counts; creates the stopwatch if needed.
+method SetCountsSleep(name: ?string, counts_sleep: bool) -> (stopwatch: Stopwatch)
+# Adds an ended interval to the history; no stopwatch changes.
+method Track(name: string, start_ms: int, end_ms: int, note: ?string) -> (interval: Interval)
+# Corrects an ended interval: given fields change, absent ones stay. id: the id or a unique prefix of 6 or more digits.
+method Amend(id: string, name: ?string, start_ms: ?int, end_ms: ?int, note: ?string) -> (interval: Interval)
+method Delete(id: string) -> (interval: Interval)
+# Takes back this device's latest Track, Amend or Delete not yet taken back.
+method Undo() -> (interval: Interval, undone: (track, amend, delete))
 
 error InvalidName (name: string)
 error InvalidTransition (stopwatch: Stopwatch, method: string)
@@ -63,6 +82,9 @@ error TooManyLaps (limit: int)
 error TooManyResults (limit: int)
 error WatchTooSlow (pending: int)
 error NoSuchStopwatch (name: string)
+error NoSuchInterval (id: string)
+error InvalidInterval (reason: string)
+error NothingToUndo ()
 error ProtocolError (reason: string)
 """
 }

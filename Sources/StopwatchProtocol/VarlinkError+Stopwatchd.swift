@@ -25,6 +25,19 @@ extension VarlinkError {
         VarlinkError(name: noSuchStopwatchName, parameters: ["name": .string(name)])
     }
     package static let noSuchStopwatchName = "io.stopwatchd.NoSuchStopwatch"
+    /// An interval id, or a prefix of one, that names none (Amend, Delete).
+    package static func noSuchInterval(_ id: String) -> VarlinkError {
+        VarlinkError(name: noSuchIntervalName, parameters: ["id": .string(id)])
+    }
+    package static let noSuchIntervalName = "io.stopwatchd.NoSuchInterval"
+    /// A time in the past or an interval that cannot be: `reason` says the allowed range.
+    package static func invalidInterval(_ reason: String) -> VarlinkError {
+        VarlinkError(name: invalidIntervalName, parameters: ["reason": .string(reason)])
+    }
+    package static let invalidIntervalName = "io.stopwatchd.InvalidInterval"
+    /// Undo with nothing of this device's left to take back.
+    package static let nothingToUndo = VarlinkError(name: nothingToUndoName, parameters: [:])
+    package static let nothingToUndoName = "io.stopwatchd.NothingToUndo"
     package static func protocolError(_ reason: String) -> VarlinkError {
         VarlinkError(name: "io.stopwatchd.ProtocolError", parameters: ["reason": .string(reason)])
     }
