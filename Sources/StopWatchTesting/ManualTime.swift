@@ -9,14 +9,16 @@ import StopWatchCore
 ///     time.advance(by: .seconds(3))   // fires the ticks at 1 s, 2 s and 3 s, each on time
 ///     time.move(by: .seconds(1.5))    // the clock moves, the timer is late…
 ///     time.fireDueTimers()            // …and fires now
-///     time.suspend(for: .seconds(3600)) // the machine sleeps an hour (see `bootTimers`)
+///     time.suspend(for: .seconds(3600)) // the machine sleeps an hour (see `bootTimers`):
+///                                       // `now()` moves, `awakeNow()` does not
 ///
 /// Timers run their handler synchronously on their queue (`queue.sync`): call these from
 /// the test, never from that queue.
 public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
     /// The timers are held weakly: a timer's handler holds its stopwatch's clock, which is
     /// this object, and a strong reference back would keep both alive for ever.
-    private let state: Locked<(now: Duration, timers: [WeakTimer], made: Int)>
+    /// `now` is the boot clock; the awake clock is `now - asleep`.
+    private let state: Locked<(now: Duration, asleep: Duration, timers: [WeakTimer], made: Int)>
 
     // Unchecked sendability is safe: only read and written under `state`'s lock, and
     // ManualTimer itself is Sendable.
@@ -25,11 +27,17 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
     }
 
     public init(now: Duration = .zero) {
-        state = Locked((now, [], 0))
+        state = Locked((now, .zero, [], 0))
     }
 
+    /// The boot clock: counts simulated suspends.
     public func now() -> Duration {
         state.withLock { $0.now }
+    }
+
+    /// The awake clock: as `now()`, less the time spent in simulated suspends.
+    public func awakeNow() -> Duration {
+        state.withLock { $0.now - $0.asleep }
     }
 
     /// The timers made so far that still exist (the stopwatch drops one when it stops).
@@ -61,11 +69,18 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
         BootTimers(time: self)
     }
 
+    /// Timers on the awake clock, as a `timerfd` on `CLOCK_MONOTONIC` is: their deadlines
+    /// are readings of `awakeNow()`, which a `suspend` does not move.
+    public var awakeTimers: any TickTimerFactory {
+        BootTimers(time: self, clock: .awake)
+    }
+
     private struct BootTimers: TickTimerFactory {
         let time: ManualTime
+        var clock: ManualTimer.Clock = .boot
 
         func makeTimer(on queue: DispatchQueue, handler: @escaping @Sendable (any TickTimer, Duration) -> Void) -> any TickTimer {
-            time.makeTimer(on: queue, clock: .boot, handler: handler)
+            time.makeTimer(on: queue, clock: clock, handler: handler)
         }
     }
 
@@ -90,12 +105,16 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
     }
 
     /// The machine sleeps for `duration`, then resumes: the clock (the boot clock, which
-    /// counts suspend) jumps ahead, the monotonic clock does not. So a monotonic timer
-    /// fires `duration` later than its deadline said, while a boot timer (`bootTimers`)
-    /// whose deadline fell during the sleep fires now, on resume.
+    /// counts suspend) jumps ahead, the monotonic clock (`awakeNow()`) does not. So a
+    /// monotonic timer fires `duration` later than its deadline said, an awake timer
+    /// (`awakeTimers`) is as far from its deadline as before, while a boot timer
+    /// (`bootTimers`) whose deadline fell during the sleep fires now, on resume.
     public func suspend(for duration: Duration) {
         precondition(duration >= .zero, "a monotonic clock does not go back")
-        state.withLock { $0.now += duration }
+        state.withLock {
+            $0.now += duration
+            $0.asleep += duration
+        }
         for timer in liveTimers where timer.clock == .monotonic {
             timer.postpone(by: duration)
         }
@@ -104,7 +123,7 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
 
     /// Fires, once each, the timers due now, at the current clock reading.
     public func fireDueTimers() {
-        let now = now()
+        let now = instant()
         for timer in liveTimers where timer.isDue(at: now) {
             timer.fire()
         }
@@ -115,7 +134,8 @@ public final class ManualTime: StopWatchClock, TickTimerFactory, Sendable {
     public func advance(by duration: Duration) {
         precondition(duration >= .zero, "a monotonic clock does not go back")
         let end = now() + duration
-        while let next = liveTimers.compactMap(\.deadline).filter({ $0 <= end }).min() {
+        let awakeLag = state.withLock { $0.asleep }
+        while let next = liveTimers.compactMap({ $0.bootDeadline(awakeLag: awakeLag) }).filter({ $0 <= end }).min() {
             state.withLock { $0.now = max($0.now, next) }
             fireDueTimers()
         }

@@ -10,6 +10,9 @@ public final class ManualTimer: TickTimer, Sendable {
         case monotonic
         /// Counts suspend, as a `timerfd` on `CLOCK_BOOTTIME` does.
         case boot
+        /// Its deadline is a reading of the awake clock, as a `timerfd` on `CLOCK_MONOTONIC`'s
+        /// is: through a suspend it neither moves nor comes due.
+        case awake
     }
 
     public let clock: Clock
@@ -45,8 +48,15 @@ public final class ManualTimer: TickTimer, Sendable {
         state.withLock { state in state.deadline = state.deadline.map { $0 + duration } }
     }
 
-    func isDue(at now: Duration) -> Bool {
-        state.withLock { !$0.isCancelled && ($0.deadline.map { $0 <= now } ?? false) }
+    func isDue(at now: StopWatchInstant) -> Bool {
+        let reading = clock == .awake ? now.awake : now.boot
+        return state.withLock { !$0.isCancelled && ($0.deadline.map { $0 <= reading } ?? false) }
+    }
+
+    /// When it is due on the boot clock, given how far the awake clock lags behind it.
+    func bootDeadline(awakeLag: Duration) -> Duration? {
+        guard let deadline else { return nil }
+        return clock == .awake ? deadline + awakeLag : deadline
     }
 
     /// Runs the handler on the timer's queue and waits for it; one-shot, like the real timer.

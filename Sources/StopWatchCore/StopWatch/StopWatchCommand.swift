@@ -9,6 +9,10 @@ public enum StopWatchCommand: Command, Equatable {
     case stop
     /// `start` when not counting, `stop` when counting.
     case toggle
+    /// `start`, `stop` or `toggle` as if it had come `ago` earlier (zero: now), and for one
+    /// that starts counting, the note of the counting interval it begins. `.start` is
+    /// `.transition(.start, ago: .zero, note: nil)`.
+    case transition(Transition, ago: Duration, note: String?)
     /// Back to zero, laps cleared; refused while counting. A countdown keeps its target.
     case reset
     /// Records a split time; only while counting.
@@ -20,6 +24,14 @@ public enum StopWatchCommand: Command, Equatable {
     case countdown(Duration)
     /// Records that a countdown reached its target, if its time has come
     /// (`StopWatchSnapshot.expiry`); changes nothing otherwise. Sent by whatever keeps the
-    /// countdowns' time: in the daemon, one timer on the boot clock for all of them.
+    /// countdowns' time: in the daemon, one timer on each clock for all of them.
     case expire
+    /// Counts time in suspend (true: the boot clock) or only time awake (false: the awake
+    /// clock) from now on; what was counted so far stays.
+    case setCountsSleep(Bool)
+
+    /// The transitions that may be dated in the past.
+    public enum Transition: Equatable, Sendable {
+        case start, stop, toggle
+    }
 }

@@ -21,13 +21,35 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// start from stopped or a countdown, the paused time after a resume). Nil otherwise. The
     /// interval's own time is `intervalElapsed(at:)`; a history of intervals is built on it.
     public private(set) var elapsedAtIntervalStart: Duration?
+    /// Whether it counts time in suspend (the boot clock) or only time awake (the awake
+    /// clock). Every clock reading of this snapshot (`origin`, `expiry`, `latestTransition`,
+    /// the `now` its methods take) is one of that clock: `reading(at:)` picks it.
+    public private(set) var countsSleep: Bool
+    /// While counting: the note of the counting interval, if its start gave one. Nil otherwise.
+    public private(set) var note: String?
+    /// While paused: the clock reading it was stopped at (the instant it was dated at, for a
+    /// stop in the past); nil otherwise, or when unknown (restored from a file that did not
+    /// say). See `latestTransition`.
+    public private(set) var pausedAt: Duration?
+
+    /// The clock reading of its latest start or stop, which no start or stop may be dated
+    /// before: while counting, where its counting interval began; while paused, `pausedAt`;
+    /// nil when stopped (a reset forgets: what came before is in the history, which the
+    /// daemon checks).
+    public var latestTransition: Duration? {
+        switch state {
+        case .stopped: nil
+        case .counting: origin.map { $0 + (elapsedAtIntervalStart ?? .zero) }
+        case .pause: pausedAt
+        }
+    }
 
     /// A stopwatch never started: stopped, at zero, no laps.
     public static let stopped = StopWatchSnapshot(state: .stopped, laps: [], origin: nil)
 
     private init(
         state: StopWatchState, laps: [Duration], origin: Duration?, target: Duration? = nil, hasExpired: Bool = false,
-        elapsedAtIntervalStart: Duration? = nil
+        elapsedAtIntervalStart: Duration? = nil, countsSleep: Bool = true, note: String? = nil, latestTransition: Duration? = nil
     ) {
         self.state = state
         self.laps = laps
@@ -35,32 +57,54 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         self.target = target
         self.hasExpired = target != nil && hasExpired
         self.elapsedAtIntervalStart = origin == nil ? nil : elapsedAtIntervalStart ?? .zero
+        self.countsSleep = countsSleep
+        self.note = origin == nil ? nil : note
+        self.pausedAt = state.isPaused ? latestTransition : nil
     }
 
-    /// A paused stopwatch, as restored from storage.
+    /// A paused stopwatch, as restored from storage; `latestTransition`: when it was stopped.
     public static func paused(
-        at elapsed: Duration, laps: [Duration] = [], target: Duration? = nil, hasExpired: Bool = false
+        at elapsed: Duration, laps: [Duration] = [], target: Duration? = nil, hasExpired: Bool = false, countsSleep: Bool = true,
+        latestTransition: Duration? = nil
     ) -> StopWatchSnapshot {
-        StopWatchSnapshot(state: .pause(max(elapsed, .zero)), laps: laps, origin: nil, target: target, hasExpired: hasExpired)
+        StopWatchSnapshot(
+            state: .pause(max(elapsed, .zero)), laps: laps, origin: nil, target: target, hasExpired: hasExpired,
+            countsSleep: countsSleep, latestTransition: latestTransition
+        )
     }
 
-    /// A stopwatch counting since `origin` on the clock, measured `now`, whose current
+    /// A stopwatch counting since `origin` on its clock, measured `now`, whose current
     /// counting interval began at elapsed time `intervalStart` (zero: it has counted without a
     /// pause since its origin).
     public static func counting(
         since origin: Duration, laps: [Duration] = [], now: Duration, target: Duration? = nil, hasExpired: Bool = false,
-        intervalStart: Duration = .zero
+        intervalStart: Duration = .zero, countsSleep: Bool = true, note: String? = nil
     ) -> StopWatchSnapshot {
         let elapsed = max(now - origin, .zero)
         return StopWatchSnapshot(
             state: .counting(elapsed), laps: laps, origin: origin, target: target, hasExpired: hasExpired,
-            elapsedAtIntervalStart: min(max(intervalStart, .zero), elapsed)
+            elapsedAtIntervalStart: min(max(intervalStart, .zero), elapsed), countsSleep: countsSleep, note: note
         )
     }
 
     /// A stopped stopwatch that is a countdown of `target`, as restored from storage.
-    public static func stopped(target: Duration?) -> StopWatchSnapshot {
-        StopWatchSnapshot(state: .stopped, laps: [], origin: nil, target: target)
+    public static func stopped(target: Duration?, countsSleep: Bool = true) -> StopWatchSnapshot {
+        StopWatchSnapshot(state: .stopped, laps: [], origin: nil, target: target, countsSleep: countsSleep)
+    }
+
+    /// What its own clock reads at `instant`: the boot clock, or the awake one.
+    public func reading(at instant: StopWatchInstant) -> Duration {
+        instant.reading(countingSleep: countsSleep)
+    }
+
+    /// The elapsed time at `instant`, read on its own clock.
+    public func elapsed(at instant: StopWatchInstant) -> Duration {
+        elapsed(at: reading(at: instant))
+    }
+
+    /// The time counted in the current counting interval at `instant`; nil when not counting.
+    public func intervalElapsed(at instant: StopWatchInstant) -> Duration? {
+        intervalElapsed(at: reading(at: instant))
     }
 
     /// The elapsed time at clock reading `now`: exact while counting, frozen otherwise.
@@ -80,7 +124,8 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// countdown that begins anew while counting (a new origin). What the history records.
     public func endsInterval(goingTo next: StopWatchSnapshot) -> Bool {
         guard let origin, state.isCounting else { return false }
-        return !next.state.isCounting || next.origin != origin
+        // A switch of clocks moves the origin onto the other clock: the same interval.
+        return !next.state.isCounting || (next.countsSleep == countsSleep && next.origin != origin)
     }
 
     /// The clock reading at which this countdown expires: while it counts towards a target
@@ -92,7 +137,13 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         return origin + target
     }
 
-    /// The stopwatch after `command` at clock reading `now`.
+    /// The stopwatch after `command` at clock reading `now`, where both clocks read the same.
+    public func applying(_ command: StopWatchCommand, at now: Duration) throws(InvalidTransition) -> StopWatchSnapshot {
+        try applying(command, at: StopWatchInstant(now))
+    }
+
+    /// The stopwatch after `command` at `instant` (read on its own clock, and on the other
+    /// one only to switch clocks).
     ///
     /// | command      | from `stopped`  | from `counting(x)` | from `pause(x)` |
     /// |--------------|-----------------|--------------------|-----------------|
@@ -104,23 +155,35 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// | setTarget(t) | target t        | target t           | target t        |
     /// | countdown(t) | `counting(0)`, target t, laps cleared, whatever the state |||
     /// | expire       | unchanged       | expired, if due    | unchanged       |
+    /// | setCountsSleep(c) | on the other clock, elapsed, laps and state unchanged |||
     ///
     /// A target stays through start, stop, lap and reset. A new target (not the same one
     /// again, which changes nothing), a reset and a countdown make the countdown able to
     /// expire again.
-    public func applying(_ command: StopWatchCommand, at now: Duration) throws(InvalidTransition) -> StopWatchSnapshot {
+    ///
+    /// `transition(t, ago: d, note:)` is start, stop or toggle as if it had come `d` earlier:
+    /// a start 10 minutes ago reads 10 minutes now; a stop in the past pauses at the elapsed
+    /// time of then, taking off the time since. One dated before the latest transition, or (a
+    /// stop) before the counting interval's start or its latest lap, is refused, with how far
+    /// back it may be (`InvalidTransition.latestAgo`). A countdown started in the past whose
+    /// instant has passed is due at once (`expiry` is in the past); one already expired stays
+    /// so. The note goes with a start (a resume without one has none) and ends with the
+    /// interval.
+    public func applying(_ command: StopWatchCommand, at instant: StopWatchInstant) throws(InvalidTransition) -> StopWatchSnapshot {
+        let now = reading(at: instant)
         switch (command, state) {
-        case (.start, .counting), (.stop, .stopped), (.stop, .pause), (.reset, .stopped):
+        case (.start, _):
+            return try transition(.start, ago: .zero, note: nil, command: command, now: now)
+        case (.stop, _):
+            return try transition(.stop, ago: .zero, note: nil, command: command, now: now)
+        case (.toggle, _):
+            return try transition(.toggle, ago: .zero, note: nil, command: command, now: now)
+        case (.transition(let kind, let ago, let note), _):
+            return try transition(kind, ago: max(ago, .zero), note: note, command: command, now: now)
+        case (.reset, .stopped):
             return self
-        case (.start, _), (.toggle, .stopped), (.toggle, .pause):
-            return .counting(
-                since: now - state.elapsed, laps: laps, now: now, target: target, hasExpired: hasExpired,
-                intervalStart: state.elapsed
-            )
-        case (.stop, .counting), (.toggle, .counting):
-            return .paused(at: elapsed(at: now), laps: laps, target: target, hasExpired: hasExpired)
         case (.reset, .pause):
-            return .stopped(target: target)
+            return .stopped(target: target, countsSleep: countsSleep)
         case (.lap, .counting):
             let split = elapsed(at: now)
             var lapped = self
@@ -137,13 +200,59 @@ public struct StopWatchSnapshot: Equatable, Sendable {
             retargeted.hasExpired = false
             return retargeted
         case (.countdown(let newTarget), _):
-            return .counting(since: now, now: now, target: newTarget)
+            return .counting(since: now, now: now, target: newTarget, countsSleep: countsSleep)
         case (.expire, _):
             guard let expiry, expiry <= now else { return self }
             var expired = ticked(at: now)
             expired.hasExpired = true
             return expired
+        case (.setCountsSleep(let counts), _):
+            guard counts != countsSleep else { return self }
+            // Every reading moves onto the other clock by the difference between the two now:
+            // nothing counted so far changes, and from here on only the other clock's time
+            // counts.
+            let shift = instant.reading(countingSleep: counts) - now
+            var switched = ticked(at: now)
+            switched.countsSleep = counts
+            switched.origin = origin.map { $0 + shift }
+            switched.pausedAt = pausedAt.map { $0 + shift }
+            return switched
         }
+    }
+
+    /// Start, stop or toggle dated `ago` before `now`.
+    private func transition(
+        _ kind: StopWatchCommand.Transition, ago: Duration, note: String?, command: StopWatchCommand, now: Duration
+    ) throws(InvalidTransition) -> StopWatchSnapshot {
+        let starts = switch kind {
+        case .start: true
+        case .stop: false
+        case .toggle: !state.isCounting
+        }
+        // A start while counting, a stop while not: nothing to do, whenever it is dated.
+        guard starts != state.isCounting else { return self }
+        let instant = now - ago
+        if ago > .zero, let earliest = earliestTransition(stopping: !starts), instant < earliest {
+            throw InvalidTransition(command: command, snapshot: self, latestAgo: max(now - earliest, .zero))
+        }
+        if starts {
+            return .counting(
+                since: instant - state.elapsed, laps: laps, now: now, target: target, hasExpired: hasExpired,
+                intervalStart: state.elapsed, countsSleep: countsSleep, note: note
+            )
+        }
+        return .paused(
+            at: elapsed(at: instant), laps: laps, target: target, hasExpired: hasExpired, countsSleep: countsSleep,
+            latestTransition: instant
+        )
+    }
+
+    /// The earliest clock reading a transition may be dated at: not before the latest one
+    /// (for a stop, where its counting interval began), nor a stop before its latest lap
+    /// (the lap would then lie after the stop).
+    private func earliestTransition(stopping: Bool) -> Duration? {
+        guard stopping, let origin, let lap = laps.last else { return latestTransition }
+        return max(latestTransition ?? origin + lap, origin + lap)
     }
 
     /// The snapshot a tick at `now` publishes: the elapsed time brought up to date while

@@ -18,4 +18,8 @@ public enum StopWatchState: Equatable, Sendable {
     public var isCounting: Bool {
         if case .counting = self { true } else { false }
     }
+
+    public var isPaused: Bool {
+        if case .pause = self { true } else { false }
+    }
 }

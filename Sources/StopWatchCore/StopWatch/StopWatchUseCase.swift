@@ -4,7 +4,8 @@ import Dispatch
 public typealias StopWatchUseCase = UseCase<StopWatchCommand>
 
 extension UseCase where C == StopWatchCommand {
-    /// A stopwatch that counts on `clock` and, while counting, publishes a tick each time its
+    /// A stopwatch that counts on `clock` (its boot clock, or its awake clock for one that
+    /// leaves sleep out: `StopWatchSnapshot.countsSleep`) and, while counting, publishes a tick each time its
     /// elapsed time crosses a multiple of `tick`.
     ///
     /// Its timer comes from `timers` when it counts and someone subscribes to its states, and
@@ -26,18 +27,28 @@ extension UseCase where C == StopWatchCommand {
     ) {
         precondition(tick >= .nanoseconds(1), "the tick interval must be at least a nanosecond")
         self.init(initial, targetQueue: targetQueue) { store in
+            // Timers take deadlines on the boot clock (`now()`), whichever clock the stopwatch
+            // counts on: its next tick, a span of its own clock from now, is placed that far
+            // ahead on the boot clock. (Through a suspend, a libdispatch timer stops as the
+            // awake clock does; the handler re-reads the clocks either way.)
+            @Sendable func nextTickDeadline(of snapshot: StopWatchSnapshot, at instant: StopWatchInstant) -> Duration? {
+                let reading = snapshot.reading(at: instant)
+                guard let next = snapshot.nextTick(after: reading, every: tick) else { return nil }
+                return instant.boot + (next - reading)
+            }
+
             let onTick: @Sendable (any TickTimer, Duration) -> Void = { timer, deadline in
-                let now = clock.now()
-                guard now >= deadline else {
+                let instant = clock.instant()
+                guard instant.boot >= deadline else {
                     // Fired early by the timer's own clock: wait for ours.
-                    timer.schedule(at: deadline, now: now)
+                    timer.schedule(at: deadline, now: instant.boot)
                     return
                 }
                 let snapshot = store.update { snapshot in
-                    snapshot = snapshot.ticked(at: now)
+                    snapshot = snapshot.ticked(at: snapshot.reading(at: instant))
                     return snapshot
                 }
-                if let next = snapshot.nextTick(after: now, every: tick) {
+                if let next = nextTickDeadline(of: snapshot, at: instant) {
                     // The clock read again: publishing took time, and a timer armed for
                     // "next - now" from a stale now would fire that much late.
                     timer.schedule(at: next, now: clock.now())
@@ -45,11 +56,11 @@ extension UseCase where C == StopWatchCommand {
             }
 
             var timer: (any TickTimer)?
-            func matchTimer(to snapshot: StopWatchSnapshot, now: Duration) {
-                if store.isObserved, let next = snapshot.nextTick(after: now, every: tick) {
+            func matchTimer(to snapshot: StopWatchSnapshot, at instant: StopWatchInstant) {
+                if store.isObserved, let next = nextTickDeadline(of: snapshot, at: instant) {
                     guard timer == nil else { return }
                     let newTimer = timers.makeTimer(on: store.queue, handler: onTick)
-                    newTimer.schedule(at: next, now: now)
+                    newTimer.schedule(at: next, now: instant.boot)
                     timer = newTimer
                 } else {
                     timer?.cancel()
@@ -57,17 +68,17 @@ extension UseCase where C == StopWatchCommand {
                 }
             }
 
-            matchTimer(to: store.currentState, now: clock.now())
+            matchTimer(to: store.currentState, at: clock.instant())
             store.whenObservationChanges {
-                matchTimer(to: store.currentState, now: clock.now())
+                matchTimer(to: store.currentState, at: clock.instant())
             }
             return { command in
-                let now = clock.now()
+                let instant = clock.instant()
                 let snapshot = try store.update { (snapshot) throws(InvalidTransition) in
-                    snapshot = try snapshot.applying(command, at: now)
+                    snapshot = try snapshot.applying(command, at: instant)
                     return snapshot
                 }
-                matchTimer(to: snapshot, now: now)
+                matchTimer(to: snapshot, at: instant)
             }
         }
     }
