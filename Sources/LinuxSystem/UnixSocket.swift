@@ -103,6 +103,29 @@ extension FileDescriptor {
         }
     }
 
+    /// The path this Unix socket is bound to (`getsockname`), `@name` for an abstract one;
+    /// nil for an unnamed one.
+    package func boundPath() throws(Errno) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        try withUnsafeMutablePointer(to: &address) { (pointer) throws(Errno) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (address) throws(Errno) in
+                _ = try Posix.call { getsockname(rawValue, address, &length) }
+            }
+        }
+        let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
+        guard address.sun_family == sa_family_t(AF_UNIX), Int(length) > pathOffset else { return nil }
+        let count = min(Int(length) - pathOffset, Self.maximumSocketPathLength + 1)
+        var bytes = withUnsafeBytes(of: &address.sun_path) { Array($0.prefix(count)) }
+        if bytes.first == 0 {
+            // Abstract: the name is exactly the rest of the address.
+            bytes[0] = UInt8(ascii: "@")
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        if let end = bytes.firstIndex(of: 0) { bytes.removeSubrange(end...) }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The longest path a Unix socket address holds, without its terminating NUL.
     package static let maximumSocketPathLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
 

@@ -192,7 +192,9 @@ package enum Daemon {
 
         init(options: DaemonOptions, core: Core, storage: Storage, entrance: Entrance, logger: Logger) {
             let (status, idleExit, outbox) = (core.status, core.idleExit, storage.outbox)
-            let hooks = HookRunner.start(directory: entrance.hookDirectory, options: options, outbox: outbox, logger: logger)
+            let hooks = HookRunner.start(
+                directory: entrance.hookDirectory, options: options, outbox: outbox, socketPath: entrance.listener.path, logger: logger
+            )
             let service = VarlinkService(info: VarlinkService.Info(
                 vendor: Version.vendor, product: "stopwatchd", version: Version.number, url: Version.url
             ))
@@ -201,6 +203,7 @@ package enum Daemon {
                 storage: storage.store,
                 clock: core.clock,
                 expiryTimers: BootTimerFactory(logger: logger),
+                awakeExpiryTimers: BootTimerFactory(logger: logger, clock: .monotonic),
                 queue: core.queue,
                 maximumLaps: options.maximumLaps,
                 maximumPendingEvents: options.maximumPendingEvents,

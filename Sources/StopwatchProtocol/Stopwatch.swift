@@ -51,15 +51,21 @@ public struct Stopwatch: Equatable, Sendable {
         return max(remaining, -.max)
     }
 
-    /// The stopwatch `name` as `snapshot` has it at clock reading `now`.
+    /// The stopwatch `name` as `snapshot` has it at reading `now` of its own clock (the boot
+    /// clock, or the awake one for a stopwatch that leaves sleep out).
     package init(name: String, snapshot: StopWatchSnapshot, at now: Duration) {
         self.name = name
         self.state = State(snapshot.state)
         self.elapsedMs = snapshot.elapsed(at: now).milliseconds
         self.lapsMs = snapshot.laps.map(\.milliseconds)
         self.targetMs = snapshot.target?.milliseconds
-        self.countsSleep = true
-        self.note = nil
+        self.countsSleep = snapshot.countsSleep
+        self.note = snapshot.note
+    }
+
+    /// The stopwatch `name` as `snapshot` has it at `now`, read on its own clock.
+    package init(name: String, snapshot: StopWatchSnapshot, at now: StopWatchInstant) {
+        self.init(name: name, snapshot: snapshot, at: snapshot.reading(at: now))
     }
 
     package var json: JSONValue {

@@ -110,3 +110,23 @@ struct HookFileTrustTests {
         #expect(trust.decide(entry: Self.status(owner: 1000), target: Self.status(owner: 1000)) == .skip(.untrustedOwner(1000)))
     }
 }
+
+@Suite("hook environment: note and socket")
+struct HookEnvironmentNoteTests {
+    @Test("a note and the daemon's socket are told; an inherited STOPWATCHD_SOCKET is replaced")
+    func noteAndSocket() {
+        let event = StopwatchEvent(update: WatchUpdate(
+            stopwatch: Stopwatch(name: "work", state: .counting, elapsedMs: 0, note: "the report"), event: .start
+        ))
+        let environment = HookEnvironment.environment(
+            ["PATH=/usr/bin", "STOPWATCHD_SOCKET=/elsewhere", "STOPWATCHD_NOTE=stale"], for: event, socket: "/run/user/1000/stopwatchd/stopwatchd.sock"
+        )
+        #expect(environment == [
+            "PATH=/usr/bin", "STOPWATCHD_EVENT=start", "STOPWATCHD_NAME=work", "STOPWATCHD_STATE=counting",
+            "STOPWATCHD_ELAPSED_MS=0", "STOPWATCHD_NOTE=the report", "STOPWATCHD_SOCKET=/run/user/1000/stopwatchd/stopwatchd.sock",
+        ])
+        // No note, no socket known: neither variable.
+        let plain = StopwatchEvent(update: WatchUpdate(stopwatch: Stopwatch(name: "t", state: .pause, elapsedMs: 5), event: .stop))
+        #expect(!HookEnvironment.variables(for: plain).map(\.name).contains { $0 == "STOPWATCHD_NOTE" || $0 == "STOPWATCHD_SOCKET" })
+    }
+}

@@ -30,7 +30,7 @@ struct StopwatchServiceTests {
 
         let stopped = try #require(fixture.stopwatch("Stop", "tea"))
         #expect(stopped.state == .pause && stopped.elapsedMs == 1500)
-        #expect(fixture.saves.last?.snapshot == .paused(at: .milliseconds(1500)))
+        #expect(fixture.saves.last?.snapshot == .paused(at: .milliseconds(1500), latestTransition: .milliseconds(6500)))
         #expect(fixture.changeCount == 2)
     }
 

@@ -6,6 +6,9 @@ import StopWatchCore
 /// its deadline is an instant of the clock stopwatches count on, suspend included, so what is
 /// due at that instant fires on time through a suspend (at resume, if it fell during it). A
 /// `DispatchSourceTimer` runs on the monotonic clock, which stops in suspend.
+///
+/// Made on `CLOCK_MONOTONIC` instead, its deadline is an instant of the awake clock, which
+/// stopwatches that leave sleep out count on: a suspend postpones it by its length.
 // Sendable without checks: `timer` and `source` are set once in init; `deadline` is `Locked`;
 // `timerfd_settime` on the descriptor may be called from any thread, and the descriptor is
 // closed only by the source's cancel handler, after which no handler runs and `schedule`
@@ -15,8 +18,10 @@ final class BootTimer: TickTimer, @unchecked Sendable {
     private let source: any DispatchSourceRead
     private let deadline = Locked(Duration.zero)
 
-    init(queue: DispatchQueue, handler: @escaping @Sendable (any TickTimer, Duration) -> Void) throws(Errno) {
-        let timer = try TimerDescriptor.make(clock: .boot)
+    init(
+        clock: Posix.Clock = .boot, queue: DispatchQueue, handler: @escaping @Sendable (any TickTimer, Duration) -> Void
+    ) throws(Errno) {
+        let timer = try TimerDescriptor.make(clock: clock)
         self.timer = timer
         source = DispatchSource.makeReadSource(fileDescriptor: timer.descriptor.rawValue, queue: queue)
         source.setEventHandler { [weak self] in

@@ -2,23 +2,63 @@ import Dispatch
 import StopWatchCore
 import StopwatchProtocol
 
-/// When each counting countdown expires, on one timer armed for the nearest: the cost
-/// follows expiries, not countdowns (10,000 counting countdowns are one armed timer).
+/// When each counting countdown expires, on one timer per clock armed for the nearest: the
+/// cost follows expiries, not countdowns (10,000 counting countdowns are at most two armed
+/// timers).
 ///
 /// The service tells it every stopwatch's new snapshot (`update`); it keeps each one's
-/// expiry instant (`StopWatchSnapshot.expiry`, on the boot clock) and calls `due` with the
-/// names and instants that have come, a batch at a time. In production the timer is a `timerfd`
-/// on `CLOCK_BOOTTIME` (`BootTimerFactory`): a countdown ends on time through a suspend.
+/// expiry instant (`StopWatchSnapshot.expiry`, on the stopwatch's own clock) and calls `due`
+/// with the names and instants that have come, a batch at a time. A countdown that counts
+/// sleep waits on the boot clock, one that skips it on the awake clock: in production a
+/// `timerfd` on `CLOCK_BOOTTIME` (a countdown ends on time through a suspend) and one on
+/// `CLOCK_MONOTONIC` (a suspend postpones it by its length: only awake time counts)
+/// (`BootTimerFactory`).
 ///
 /// Due expiries are handed over `batch` at a time; more due at once (10,000 countdowns set
 /// for one instant) continue in a later turn of the queue, so clients are served between.
 /// (A command that reaches a countdown whose instant has passed meanwhile expires it
 /// first: the service sees to that.)
-// Sendable without checks, so the timer's handler can hold it weakly: every stored property
-// is read and written only on `queue` (serial), where that handler, the service that calls
-// `update`, and `due` all run.
+// Sendable without checks, so the timers' handlers can hold it weakly: every stored property
+// (and each timeline's) is read and written only on `queue` (serial), where those handlers,
+// the service that calls `update`, and `due` all run.
 final class ExpiryScheduler: @unchecked Sendable {
-    private let clock: any StopWatchClock
+    private let boot: ExpiryTimeline
+    private let awake: ExpiryTimeline
+
+    /// - Parameters:
+    ///   - timers: makes the boot clock's timer (deadlines on `clock.now()`).
+    ///   - awakeTimers: makes the awake clock's timer (deadlines on `clock.awakeNow()`).
+    init(
+        timers: any TickTimerFactory,
+        awakeTimers: any TickTimerFactory,
+        clock: any StopWatchClock,
+        queue: DispatchQueue,
+        batch: Int = 256,
+        due: @escaping (_ expiries: [(name: String, instant: Duration)]) -> Void
+    ) {
+        boot = ExpiryTimeline(timers: timers, read: { clock.now() }, queue: queue, batch: batch, due: due)
+        awake = ExpiryTimeline(timers: awakeTimers, read: { clock.awakeNow() }, queue: queue, batch: batch, due: due)
+    }
+
+    /// How many countdowns wait for their expiry.
+    var count: Int { boot.count + awake.count }
+
+    /// The expiry instant of `name` on its own clock, if it waits for one.
+    func instant(of name: String) -> Duration? { boot.instant(of: name) ?? awake.instant(of: name) }
+
+    /// `name` is now `snapshot` (nil: removed): its expiry is scheduled, moved or dropped
+    /// (and moved to the other clock's timeline when it switched clocks).
+    func update(_ name: String, _ snapshot: StopWatchSnapshot?) {
+        boot.update(name, snapshot?.countsSleep == true ? snapshot?.expiry : nil)
+        awake.update(name, snapshot?.countsSleep == false ? snapshot?.expiry : nil)
+    }
+}
+
+/// The expiries on one clock, and the one timer armed for the nearest. Belongs to
+/// `ExpiryScheduler` (its threading contract: on `queue` only).
+// Sendable without checks, so the timer's handler can hold it weakly: see `ExpiryScheduler`.
+private final class ExpiryTimeline: @unchecked Sendable {
+    private let read: () -> Duration
     private let queue: DispatchQueue
     private let batch: Int
     private let due: (_ expiries: [(name: String, instant: Duration)]) -> Void
@@ -38,28 +78,24 @@ final class ExpiryScheduler: @unchecked Sendable {
 
     init(
         timers: any TickTimerFactory,
-        clock: any StopWatchClock,
+        read: @escaping () -> Duration,
         queue: DispatchQueue,
-        batch: Int = 256,
+        batch: Int,
         due: @escaping (_ expiries: [(name: String, instant: Duration)]) -> Void
     ) {
         self.timers = timers
-        self.clock = clock
+        self.read = read
         self.queue = queue
         self.batch = max(batch, 1)
         self.due = due
     }
 
-    /// How many countdowns wait for their expiry.
     var count: Int { pending.count }
 
-    /// The expiry instant of `name`, if it waits for one.
     func instant(of name: String) -> Duration? { pending[StopwatchKey(name)]?.instant }
 
-    /// `name` is now `snapshot` (nil: removed): its expiry is scheduled, moved or dropped.
-    func update(_ name: String, _ snapshot: StopWatchSnapshot?) {
+    func update(_ name: String, _ instant: Duration?) {
         let key = StopwatchKey(name)
-        let instant = snapshot?.expiry
         guard pending[key]?.instant != instant else { return }
         if let old = pending.removeValue(forKey: key) { deadlines.remove(old.token) }
         if let instant {
@@ -77,9 +113,9 @@ final class ExpiryScheduler: @unchecked Sendable {
     private func arm() {
         guard let nearest = deadlines.nearest else { return }
         // Armed earlier than needed is fine: it fires, finds nothing due, and re-arms.
-        if let armedAt, armedAt <= nearest, armedAt > clock.now() { return }
+        if let armedAt, armedAt <= nearest, armedAt > read() { return }
         let timer = self.timer ?? makeTimer()
-        timer.schedule(at: nearest, now: clock.now())
+        timer.schedule(at: nearest, now: read())
         armedAt = nearest
     }
 
@@ -92,7 +128,7 @@ final class ExpiryScheduler: @unchecked Sendable {
     private func fire() {
         armedAt = nil
         isFiring = true
-        let now = clock.now()
+        let now = read()
         while dueNow.count < batch, let take = deadlines.removeDue(at: now) {
             take()
         }

@@ -7,7 +7,7 @@ enum HookEnvironment {
     /// The variables set for every event (some only when they apply).
     static let names = [
         "STOPWATCHD_EVENT", "STOPWATCHD_NAME", "STOPWATCHD_STATE", "STOPWATCHD_ELAPSED_MS",
-        "STOPWATCHD_TARGET_MS", "STOPWATCHD_LATE_MS",
+        "STOPWATCHD_TARGET_MS", "STOPWATCHD_LATE_MS", "STOPWATCHD_NOTE", "STOPWATCHD_SOCKET",
     ]
     /// systemd's messages to the daemon itself (its notify socket, watchdog, socket
     /// activation): not inherited, so that no hook takes them for its own.
@@ -15,10 +15,12 @@ enum HookEnvironment {
     /// variables: they are taken out here.)
     static let daemonOnly = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]
 
-    /// The event's variables: `STOPWATCHD_TARGET_MS` only for a countdown, and
+    /// The event's variables: `STOPWATCHD_TARGET_MS` only for a countdown,
     /// `STOPWATCHD_LATE_MS` for an expiry, and for any event whose hooks waited in the
-    /// outbox across a restart.
-    static func variables(for event: StopwatchEvent) -> [(name: String, value: String)] {
+    /// outbox across a restart, `STOPWATCHD_NOTE` when the counting interval has a note, and
+    /// `STOPWATCHD_SOCKET` (the socket this daemon serves, so that a hook's `swctl` reaches
+    /// it) when known.
+    static func variables(for event: StopwatchEvent, socket: String? = nil) -> [(name: String, value: String)] {
         let stopwatch = event.update.stopwatch
         var variables = [
             ("STOPWATCHD_EVENT", event.event.rawValue),
@@ -28,18 +30,21 @@ enum HookEnvironment {
         ]
         if let target = stopwatch.targetMs { variables.append(("STOPWATCHD_TARGET_MS", String(target))) }
         if event.event == .expired || event.late > .zero { variables.append(("STOPWATCHD_LATE_MS", String(max(event.late.milliseconds, 0)))) }
+        // A note holds no control character (`IntervalNote`), so it is one line of text.
+        if let note = stopwatch.note { variables.append(("STOPWATCHD_NOTE", note)) }
+        if let socket { variables.append(("STOPWATCHD_SOCKET", socket)) }
         return variables.map { (name: $0.0, value: $0.1) }
     }
 
     /// `base` ("NAME=value" strings, the daemon's environment) without the variables above
     /// and systemd's, then the event's.
-    static func environment(_ base: [String], for event: StopwatchEvent) -> [String] {
+    static func environment(_ base: [String], for event: StopwatchEvent, socket: String? = nil) -> [String] {
         let removed = Set(names + daemonOnly)
         let kept = base.filter { entry in
             let name = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? entry
             return !removed.contains(name)
         }
-        return kept + variables(for: event).map { "\($0.name)=\($0.value)" }
+        return kept + variables(for: event, socket: socket).map { "\($0.name)=\($0.value)" }
     }
 
     /// What the hook reads on its standard input: the `Watch` reply's parameters,

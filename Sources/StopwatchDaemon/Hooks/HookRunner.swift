@@ -51,6 +51,8 @@ final class HookRunner: @unchecked Sendable {
     private let logger: Logger
     /// The daemon's environment, read once, that each hook's starts from.
     private let environment: [String]
+    /// The socket this daemon serves, told to hooks (`STOPWATCHD_SOCKET`); nil if unknown.
+    private let socketPath: String?
     private let queue = DispatchQueue(label: "stopwatchd.hooks")
     private let activity = Locked(Activity())
     /// Only on `queue`.
@@ -61,7 +63,11 @@ final class HookRunner: @unchecked Sendable {
     private let becameIdle = Locked<(@Sendable () -> Void)?>(nil)
 
     /// - Parameter outbox: where the events wait; one in memory only by default (tests).
-    init(directory: HookDirectory, limits: Limits, logger: Logger, environment: [String], outbox: EventOutbox? = nil) {
+    init(
+        directory: HookDirectory, limits: Limits, logger: Logger, environment: [String], outbox: EventOutbox? = nil,
+        socketPath: String? = nil
+    ) {
+        self.socketPath = socketPath
         self.directory = directory
         self.directoryPath = directory.path
         self.limits = limits
@@ -82,11 +88,17 @@ final class HookRunner: @unchecked Sendable {
     }
 
     /// The daemon's runner, for `directory` (`openDirectory`), its events in `outbox`.
-    static func start(directory: HookDirectory, options: DaemonOptions, outbox: EventOutbox, logger: Logger) -> HookRunner {
+    /// `socketPath`: the socket the daemon serves, for its hooks.
+    static func start(
+        directory: HookDirectory, options: DaemonOptions, outbox: EventOutbox, socketPath: String?, logger: Logger
+    ) -> HookRunner {
         var limits = Limits()
         limits.timeout = options.hookTimeout
         limits.maximumRunning = options.maximumHooksRunning
-        let runner = HookRunner(directory: directory, limits: limits, logger: logger, environment: ProcessEnvironment.all, outbox: outbox)
+        let runner = HookRunner(
+            directory: directory, limits: limits, logger: logger, environment: ProcessEnvironment.all, outbox: outbox,
+            socketPath: socketPath
+        )
         // Runs an earlier daemon left waiting.
         if outbox.hasRuns { runner.wake() }
         return runner
@@ -192,7 +204,7 @@ final class HookRunner: @unchecked Sendable {
                 label: label,
                 name: job.hook,
                 executable: executable,
-                environment: HookEnvironment.environment(environment, for: job.event),
+                environment: HookEnvironment.environment(environment, for: job.event, socket: socketPath),
                 input: HookEnvironment.standardInput(for: job.event)
             )
         } catch {

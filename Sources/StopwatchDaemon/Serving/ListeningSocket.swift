@@ -9,6 +9,10 @@ struct ListeningSocket {
     let ownedPath: String?
     /// How to name it in logs.
     let name: String
+    /// The path it listens on, as a client names it (`@name` for an abstract socket): the
+    /// one bound, or for one systemd passed, the one the kernel says it is bound to. Nil
+    /// when it has none (an unnamed socket, or the kernel would not say).
+    let path: String?
     /// Held for the daemon's life: the lock that makes it the only daemon on this path.
     let instanceLock: FileDescriptor?
     /// The socket's directory, opened once and checked: the socket, its lock and its removal
@@ -36,7 +40,11 @@ struct ListeningSocket {
         // Already close-on-exec, as every inherited descriptor (`closeInheritedDescriptorsOnExec`);
         // said again for a caller that did not start so.
         try? descriptor.setCloseOnExec()
-        return ListeningSocket(descriptor: descriptor, ownedPath: nil, name: "the socket passed by systemd", instanceLock: nil, directory: nil)
+        let path = try? descriptor.boundPath()
+        return ListeningSocket(
+            descriptor: descriptor, ownedPath: nil, name: path.map { "\($0) (passed by systemd)" } ?? "the socket passed by systemd",
+            path: path, instanceLock: nil, directory: nil
+        )
     }
 
     /// Whether systemd passed this process a socket (`LISTEN_PID` is this process,
@@ -128,7 +136,9 @@ struct ListeningSocket {
             throw DaemonStartError("cannot listen on \(path): \(error); check that this user may write there, or choose another path with --socket")
         }
         let isAbstract = directory == nil
-        return ListeningSocket(descriptor: descriptor, ownedPath: isAbstract ? nil : path, name: path, instanceLock: instanceLock, directory: directory)
+        return ListeningSocket(
+            descriptor: descriptor, ownedPath: isAbstract ? nil : path, name: path, path: path, instanceLock: instanceLock, directory: directory
+        )
     }
 
     /// Removes the socket file bound here, through its directory.

@@ -21,6 +21,12 @@ import Varlink
 /// the boot clock, so a clock step during the interval moves it whole rather than
 /// stretching or shrinking it.
 ///
+/// A Start, Stop or Toggle with `at_ms` is the same change dated that long before now
+/// (`StopWatchCommand.transition`): the core refuses one before the stopwatch's latest
+/// transition, interval start or lap; the service refuses one in the future, and a start
+/// whose counting interval would overlap an ended one in the history. The interval a stop
+/// in the past ends has that wall-clock end.
+///
 /// Not thread-safe: it belongs to the server's queue, with the registry.
 final class StopwatchService {
     private let registry: StopwatchRegistry
@@ -28,6 +34,7 @@ final class StopwatchService {
     private let clock: any StopWatchClock
     private let queue: DispatchQueue
     private let expiryTimers: any TickTimerFactory
+    private let awakeExpiryTimers: any TickTimerFactory
     private let logger: Logger
     /// Laps a stopwatch may hold until reset: a file and a reply stay bounded.
     private let maximumLaps: Int
@@ -46,18 +53,26 @@ final class StopwatchService {
     /// What all `History` streams may hold together (`--history-memory`).
     private let historyMemory: HistoryMemory
     /// Lazy: its `due` calls back into the service, which is whole only after `init`.
-    private(set) lazy var expiries = ExpiryScheduler(timers: expiryTimers, clock: clock, queue: queue) { [unowned self] in
+    private(set) lazy var expiries = ExpiryScheduler(
+        timers: expiryTimers, awakeTimers: awakeExpiryTimers, clock: clock, queue: queue
+    ) { [unowned self] in
         self.expire($0)
     }
+    /// How far in the future an `at_ms` may be and still be taken as now: the client's
+    /// clock read a moment before the daemon's, or on another machine near it.
+    static let atSkewMs: Int64 = 100
 
     /// - Parameters:
     ///   - expiryTimers: the timer countdowns expire on: `BootTimerFactory` in production.
+    ///   - awakeExpiryTimers: the timer countdowns that skip sleep expire on (the awake
+    ///     clock): `BootTimerFactory(clock: .monotonic)` in production.
     ///   - queue: the server's queue, which the service belongs to.
     init(
         registry: StopwatchRegistry,
         storage: any StopwatchStorage,
         clock: any StopWatchClock,
         expiryTimers: any TickTimerFactory,
+        awakeExpiryTimers: any TickTimerFactory,
         queue: DispatchQueue,
         maximumLaps: Int,
         maximumPendingEvents: Int,
@@ -77,6 +92,7 @@ final class StopwatchService {
         self.storage = storage
         self.clock = clock
         self.expiryTimers = expiryTimers
+        self.awakeExpiryTimers = awakeExpiryTimers
         self.queue = queue
         self.logger = logger
         self.maximumLaps = maximumLaps
@@ -92,9 +108,9 @@ final class StopwatchService {
     /// lives as long as the `VarlinkService`.
     var interface: VarlinkInterface {
         VarlinkInterface(name: StopwatchdInterface.name, description: StopwatchdInterface.description, methods: [
-            "Start": { call throws(VarlinkError) in try self.command(.start, call, creating: true) },
-            "Toggle": { call throws(VarlinkError) in try self.command(.toggle, call, creating: true) },
-            "Stop": { call throws(VarlinkError) in try self.command(.stop, call, creating: false) },
+            "Start": { call throws(VarlinkError) in try self.transition(.start, call) },
+            "Toggle": { call throws(VarlinkError) in try self.transition(.toggle, call) },
+            "Stop": { call throws(VarlinkError) in try self.transition(.stop, call) },
             "Reset": { call throws(VarlinkError) in try self.command(.reset, call, creating: false) },
             "Lap": { call throws(VarlinkError) in try self.command(.lap, call, creating: false) },
             "SetTarget": { call throws(VarlinkError) in
@@ -110,6 +126,10 @@ final class StopwatchService {
             "Remove": { call throws(VarlinkError) in try self.remove(call) },
             "Watch": { call throws(VarlinkError) in try self.watch(call) },
             "History": { call throws(VarlinkError) in try self.history(call) },
+            "SetCountsSleep": { call throws(VarlinkError) in
+                guard case .bool(let counts)? = call.parameters["counts_sleep"] else { throw .invalidParameter("counts_sleep") }
+                return try self.command(.setCountsSleep(counts), call, creating: true)
+            },
         ])
     }
 
@@ -140,7 +160,46 @@ final class StopwatchService {
         }
     }
 
-    private func command(_ command: StopWatchCommand, _ call: VarlinkCall, creating: Bool) throws(VarlinkError) -> VarlinkAnswer {
+    /// Start, Stop or Toggle, with their `at_ms` (all three) and `note` (Start and Toggle),
+    /// both checked before anything: a refusal creates and changes nothing.
+    private func transition(_ kind: StopWatchCommand.Transition, _ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
+        let atMs = try time(in: call, "at_ms")
+        var note: String?
+        if kind != .stop {
+            switch call.parameters["note"] {
+            case nil, .null?: break
+            case .string(let given)? where IntervalNote.isValid(given): note = given
+            default: throw .invalidParameter("note")
+            }
+        }
+        guard let atMs else {
+            let plain: StopWatchCommand = switch kind {
+            case .start: .start
+            case .stop: .stop
+            case .toggle: .toggle
+            }
+            return try command(note == nil ? plain : .transition(kind, ago: .zero, note: note), call, creating: kind != .stop)
+        }
+        let wallNow = wallClock.nowMilliseconds()
+        guard atMs <= wallNow + Self.atSkewMs else {
+            throw .invalidInterval("at_ms \(UTCTime.text(atMs)) is in the future: it may be at most now, \(UTCTime.text(wallNow))")
+        }
+        guard atMs >= 0 else {
+            throw .invalidInterval("at_ms \(atMs) is before 1970: it may be from 1970-01-01 00:00:00 UTC to now, \(UTCTime.text(wallNow))")
+        }
+        let dated = DatedTransition(atMs: min(atMs, wallNow), wallNow: wallNow)
+        return try command(.transition(kind, ago: .milliseconds(dated.wallNow - dated.atMs), note: note), call, creating: kind != .stop, dated: dated)
+    }
+
+    /// A transition dated in the past: when, and the wall clock it was measured against.
+    private struct DatedTransition {
+        let atMs: Int64
+        let wallNow: Int64
+    }
+
+    private func command(
+        _ command: StopWatchCommand, _ call: VarlinkCall, creating: Bool, dated: DatedTransition? = nil
+    ) throws(VarlinkError) -> VarlinkAnswer {
         let name = try name(in: call)
         let existed = registry.created(name) != nil
         // Stop, Reset and Lap create nothing: on a name never created (or removed) they are
@@ -156,16 +215,44 @@ final class StopwatchService {
         if command == .lap, before.state.isCounting, before.laps.count >= maximumLaps {
             throw .tooManyLaps(limit: maximumLaps)
         }
+        if let dated, case .transition(let kind, _, _) = command, kind != .stop, !before.state.isCounting {
+            try checkNoOverlap(name, startingAt: dated)
+        }
         let after: StopWatchSnapshot
         do {
             after = try perform(command, on: useCase)
         } catch {
-            throw .invalidTransition(Stopwatch(name: name, snapshot: error.snapshot, at: clock.now()), method: call.memberName)
+            if let dated, let latestAgo = error.latestAgo {
+                // Rounded up to a whole second, as the text shows it: every instant it names
+                // is allowed.
+                let earliest = dated.wallNow - latestAgo.milliseconds
+                let shown = earliest % 1000 == 0 ? earliest : earliest + 1000 - ((earliest % 1000) + 1000) % 1000
+                throw .invalidInterval(
+                    "at_ms \(UTCTime.text(dated.atMs)) is before '\(name)' last started, stopped or took a lap: "
+                        + "it may be from \(UTCTime.text(min(shown, dated.wallNow))) to now, \(UTCTime.text(dated.wallNow))"
+                )
+            }
+            throw .invalidTransition(Stopwatch(name: name, snapshot: error.snapshot, at: clock.instant()), method: call.memberName)
         }
-        if after != before || !existed, let event = record(name, from: before, to: after) {
+        let ended = dated.map { (ago: Duration.milliseconds($0.wallNow - $0.atMs), endMs: $0.atMs) }
+        if after != before || !existed, let event = record(name, from: before, to: after, ended: ended) {
             tell(EventBatch(events: [event]))
         }
         return reply(name, after)
+    }
+
+    /// A start dated `dated.atMs` opens a counting interval [at, now): refused when an ended
+    /// interval of the same name in the history overlaps it.
+    private func checkNoOverlap(_ name: String, startingAt dated: DatedTransition) throws(VarlinkError) {
+        let endMs = max(dated.wallNow, dated.atMs + 1)
+        guard let history, let overlapping = try history.overlapping(name: name, startMs: dated.atMs, endMs: endMs) else { return }
+        let earliest = max(overlapping.endMs ?? dated.wallNow, dated.atMs)
+        throw .invalidInterval(
+            "at_ms \(UTCTime.text(dated.atMs)) is before the end of '\(name)'s interval "
+                + "\(UTCTime.text(overlapping.startMs)) to \(UTCTime.text(overlapping.endMs ?? dated.wallNow))"
+                + (overlapping.id.isEmpty ? "" : " (\(overlapping.id))")
+                + ": it may be from \(UTCTime.text(earliest)) to now, \(UTCTime.text(dated.wallNow))"
+        )
     }
 
     /// Countdowns whose instants came: the batch is recorded as told in the outbox (one
@@ -191,7 +278,7 @@ final class StopwatchService {
             // one clock). The watchers hear of it in a later turn of this queue: the use case
             // delivers to its sinks asynchronously, after `tell` below.
             guard let after = try? perform(.expire, on: useCase), after != before else { continue }
-            let lateness = max(clock.now() - instant, .zero)
+            let lateness = max(before.reading(at: clock.instant()) - instant, .zero)
             if lateness >= .seconds(1) { late.append((name, lateness)) }
             if let event = record(name, from: before, to: after, late: lateness, saving: .afterTelling) { batch.events.append(event) }
             batch.expiries.append(ToldExpiry(name: name, instant: before.expiry ?? instant))
@@ -226,7 +313,8 @@ final class StopwatchService {
     /// handler waits behind this call), expires before a command changes it: a Stop just
     /// after the instant must not swallow the expiry.
     private func expireIfDue(_ name: String, _ useCase: StopWatchUseCase) {
-        guard let instant = useCase.state.current.expiry, instant <= clock.now() else { return }
+        let current = useCase.state.current
+        guard let instant = current.expiry, instant <= current.reading(at: clock.instant()) else { return }
         expire([(name, instant)])
     }
 
@@ -240,20 +328,22 @@ final class StopwatchService {
     }
 
     /// A change made: saved, counted and scheduled; the event to tell, if it is one.
+    /// `ended`: for a stop dated in the past, how long ago, and when on the wall clock.
     private func record(
         _ name: String,
         from before: StopWatchSnapshot,
         to after: StopWatchSnapshot,
         late: Duration = .zero,
-        saving order: SaveOrder = .beforeTelling
+        saving order: SaveOrder = .beforeTelling,
+        ended: (ago: Duration, endMs: Int64)? = nil
     ) -> StopwatchEvent? {
-        if before.endsInterval(goingTo: after) { recordInterval(name, before) }
+        if before.endsInterval(goingTo: after) { recordInterval(name, before, ended: ended) }
         if order == .beforeTelling { storage.save(name, after) }
         changed()
         expiries.update(name, after)
         guard after != before else { return nil }
         let update = WatchUpdate(
-            stopwatch: Stopwatch(name: name, snapshot: after, at: clock.now()), event: WatchEvent(from: before, to: after)
+            stopwatch: Stopwatch(name: name, snapshot: after, at: clock.instant()), event: WatchEvent(from: before, to: after)
         )
         return StopwatchEvent(update: update, late: late)
     }
@@ -276,7 +366,7 @@ final class StopwatchService {
     }
 
     private func list() -> VarlinkAnswer {
-        let now = clock.now()
+        let now = clock.instant()
         let stopwatches = registry.createdStopwatches.map {
             Stopwatch(name: $0.name, snapshot: $0.useCase.state.current, at: now).json
         }
@@ -297,7 +387,7 @@ final class StopwatchService {
         registry.remove(name)
         changed()
         expiries.update(name, nil)
-        let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.now()), event: .removed)
+        let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.instant()), event: .removed)
         tell(EventBatch(events: [StopwatchEvent(update: removed)]))
         return .reply([:])
     }
@@ -308,20 +398,26 @@ final class StopwatchService {
         return .stream(StopwatchWatch(name: name, context: watches))
     }
 
-    /// Appends the counting interval `snapshot` is in, ending now, to the history.
-    private func recordInterval(_ name: String, _ snapshot: StopWatchSnapshot) {
-        let wallNow = wallClock.nowMilliseconds()
-        guard let history, let interval = openInterval(name, snapshot, wallNow: wallNow) else { return }
-        history.append(Interval(name: name, startMs: interval.startMs, endMs: max(wallNow, interval.startMs), elapsedMs: interval.elapsedMs))
+    /// Appends the counting interval `snapshot` is in to the history, ending now, or for a
+    /// stop dated in the past, `ended.ago` before now at wall-clock `ended.endMs`. Its id is
+    /// left empty: the journal gives it one.
+    private func recordInterval(_ name: String, _ snapshot: StopWatchSnapshot, ended: (ago: Duration, endMs: Int64)? = nil) {
+        let endMs = ended?.endMs ?? wallClock.nowMilliseconds()
+        guard let history, let interval = openInterval(name, snapshot, wallNow: endMs, ago: ended?.ago ?? .zero) else { return }
+        history.append(Interval(
+            name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
+            note: interval.note
+        ))
     }
 
-    /// The interval `snapshot` counts in, as of `wallNow`, without an end; nil when it does
-    /// not count.
-    private func openInterval(_ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64) -> Interval? {
-        guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: clock.now()) else { return nil }
+    /// The interval `snapshot` counts in, as of `wallNow` (which is `ago` before now on its
+    /// clock), without an end; nil when it does not count.
+    private func openInterval(_ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, ago: Duration = .zero) -> Interval? {
+        let reading = snapshot.reading(at: clock.instant()) - ago
+        guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: reading) else { return nil }
         let elapsedMs = elapsed.milliseconds
         let (start, overflow) = wallNow.subtractingReportingOverflow(elapsedMs)
-        return Interval(name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs)
+        return Interval(name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs, note: snapshot.note)
     }
 
     private func history(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
@@ -356,7 +452,7 @@ final class StopwatchService {
     }
 
     private func reply(_ name: String, _ snapshot: StopWatchSnapshot) -> VarlinkAnswer {
-        .reply(["stopwatch": Stopwatch(name: name, snapshot: snapshot, at: clock.now()).json])
+        .reply(["stopwatch": Stopwatch(name: name, snapshot: snapshot, at: clock.instant()).json])
     }
 
     /// The `name` parameter: absent or null means "default"; anything else must be a valid name.

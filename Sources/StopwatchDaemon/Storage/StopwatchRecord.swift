@@ -16,6 +16,18 @@ import Varlink
 /// countdown keeps its target, and whether its expiry was delivered: a restart neither
 /// repeats it nor loses one that fell while the daemon was down. (Both fields are absent
 /// for a plain stopwatch, so its file is what earlier versions wrote and read.)
+///
+/// Fields added since, each absent where it says nothing, so files of earlier versions load
+/// as they are and a plain stopwatch's file is what they wrote:
+/// - `counts_sleep` (only `false`): it counts only time awake. A counting one then also keeps
+///   its origin on the awake clock (`origin_awake_ns`), exact in the same boot; its
+///   `origin_boot_ns` and `origin_wall_ns` are where a count of the same elapsed time on
+///   the boot and wall clocks began, so after a reboot (or for an earlier version) it goes on
+///   from the wall clock as any other.
+/// - `note`: while counting, the note of its counting interval.
+/// - `transition_wall_ns`: while paused, the wall-clock time it was stopped at, which no
+///   start dated in the past may precede (a counting one's latest transition is where its
+///   counting interval began, which its origin and `interval_start_ns` say).
 package struct StopwatchRecord: Equatable, Sendable {
     package static let format: Int64 = 1
     /// The most elapsed time (or lap) a record may hold: 100 years. Anything beyond is a
@@ -37,6 +49,14 @@ package struct StopwatchRecord: Equatable, Sendable {
     /// A countdown's target, and whether its expiry was delivered.
     package var target: Duration?
     package var hasExpired = false
+    /// false: it counts only time awake (`CLOCK_MONOTONIC`).
+    package var countsSleep = true
+    /// While counting and skipping sleep: its origin on the awake clock.
+    package var originAwake: Duration?
+    /// While counting: the note of its counting interval.
+    package var note: String?
+    /// While paused: the wall-clock time it was stopped at, when known.
+    package var latestTransitionWall: Duration?
 
     /// The record of `snapshot` at `now`.
     package init(name: String, snapshot: StopWatchSnapshot, at now: ClockReading) {
@@ -44,30 +64,49 @@ package struct StopwatchRecord: Equatable, Sendable {
         self.laps = snapshot.laps
         self.target = snapshot.target
         self.hasExpired = snapshot.hasExpired
-        self.elapsed = snapshot.elapsed(at: now.boot)
+        self.countsSleep = snapshot.countsSleep
+        let reading = snapshot.reading(at: now.instant)
+        self.elapsed = snapshot.elapsed(at: reading)
         self.state = Stopwatch.State(snapshot.state)
         if let origin = snapshot.origin {
-            originBoot = origin
+            // On the boot clock: where a count of the same elapsed time began (the origin
+            // itself for one that counts sleep).
+            originBoot = now.boot - (reading - origin)
+            if !snapshot.countsSleep { originAwake = origin }
             // Not before the epoch: a clock that read 1970 (no RTC, before NTP) would otherwise
             // write an origin the reader refuses as out of range.
-            originWall = max(now.wall - (now.boot - origin), .zero)
+            originWall = max(now.wall - (reading - origin), .zero)
             bootID = now.bootID
             intervalStart = snapshot.elapsedAtIntervalStart
+            note = snapshot.note
+        }
+        if let latest = snapshot.pausedAt {
+            latestTransitionWall = max(now.wall - max(reading - latest, .zero), .zero)
         }
     }
 
-    /// The stopwatch as it is at `now`. Counting on: exactly, from the boot clock, in the
+    /// The stopwatch as it is at `now`. Counting on: exactly, from its own clock, in the
     /// same boot; from the wall clock after a reboot, where a clock set back never takes away
     /// what was already counted.
     package func snapshot(restoredAt now: ClockReading) -> StopWatchSnapshot {
+        let reading = countsSleep ? now.boot : now.awake
+        // When it was paused, as far back on its clock as it is on the wall clock: exact but
+        // for a clock step, or time asleep for one that skips it (which only widens what a
+        // start in the past may be dated at, by that much).
+        let latestTransition = latestTransitionWall.map { reading - max(now.wall - $0, .zero) }
         switch state {
         case .stopped:
-            return .stopped(target: target)
+            return .stopped(target: target, countsSleep: countsSleep)
         case .pause:
-            return .paused(at: elapsed, laps: laps, target: target, hasExpired: hasExpired)
+            return .paused(
+                at: elapsed, laps: laps, target: target, hasExpired: hasExpired, countsSleep: countsSleep,
+                latestTransition: latestTransition
+            )
         case .counting:
             let counted: Duration
-            if bootID == now.bootID, let originBoot {
+            if bootID == now.bootID, !countsSleep, let originAwake {
+                counted = max(now.awake - originAwake, elapsed)
+            } else if bootID == now.bootID, let originBoot {
                 counted = max(now.boot - originBoot, elapsed)
             } else if let originWall {
                 counted = max(now.wall - originWall, elapsed)
@@ -75,8 +114,8 @@ package struct StopwatchRecord: Equatable, Sendable {
                 counted = elapsed
             }
             return .counting(
-                since: now.boot - counted, laps: laps, now: now.boot, target: target, hasExpired: hasExpired,
-                intervalStart: intervalStart ?? .zero
+                since: reading - counted, laps: laps, now: reading, target: target, hasExpired: hasExpired,
+                intervalStart: intervalStart ?? .zero, countsSleep: countsSleep, note: note
             )
         }
     }
@@ -112,6 +151,12 @@ package struct StopwatchRecord: Equatable, Sendable {
             guard originBoot <= now.boot else { throw MalformedMessage("origin_boot_ns is in the future") }
             guard now.boot - originBoot <= Self.maximumElapsed else {
                 throw MalformedMessage("origin_boot_ns makes elapsed more than 100 years")
+            }
+            if let originAwake {
+                guard originAwake <= now.awake else { throw MalformedMessage("origin_awake_ns is in the future") }
+                guard now.awake - originAwake <= Self.maximumElapsed else {
+                    throw MalformedMessage("origin_awake_ns makes elapsed more than 100 years")
+                }
             }
         }
         guard now.wall - originWall <= Self.maximumElapsed else {
@@ -166,7 +211,11 @@ package struct StopwatchRecord: Equatable, Sendable {
             object["origin_boot_ns"] = .int(originBoot.nanoseconds)
             object["origin_wall_ns"] = .int(originWall.nanoseconds)
             if let intervalStart { object["interval_start_ns"] = .int(intervalStart.nanoseconds) }
+            if let originAwake { object["origin_awake_ns"] = .int(originAwake.nanoseconds) }
+            if let note { object["note"] = .string(note) }
         }
+        if !countsSleep { object["counts_sleep"] = .bool(false) }
+        if let latestTransitionWall { object["transition_wall_ns"] = .int(latestTransitionWall.nanoseconds) }
         if let target {
             object["target_ns"] = .int(target.nanoseconds)
             object["expired"] = .bool(hasExpired)
@@ -215,6 +264,26 @@ package struct StopwatchRecord: Equatable, Sendable {
             case .int(let start)? where Self.isInRange(start) && start <= elapsed: intervalStart = .nanoseconds(start)
             default: throw MalformedMessage("interval_start_ns is not a duration of 0 to elapsed_ns")
             }
+            switch object["origin_awake_ns"] {
+            case nil, .null?: break
+            case .int(let origin)?: originAwake = .nanoseconds(origin)
+            default: throw MalformedMessage("origin_awake_ns is not an integer")
+            }
+            switch object["note"] {
+            case nil, .null?: break
+            case .string(let note)? where IntervalNote.isValid(note): self.note = note
+            default: throw MalformedMessage("note is not a valid note (\(IntervalNote.rule))")
+            }
+        }
+        switch object["counts_sleep"] {
+        case nil, .null?: break
+        case .bool(let counts)?: countsSleep = counts
+        default: throw MalformedMessage("counts_sleep is not true or false")
+        }
+        switch object["transition_wall_ns"] {
+        case nil, .null?: break
+        case .int(let wall)? where wall >= 0: latestTransitionWall = .nanoseconds(wall)
+        default: throw MalformedMessage("transition_wall_ns is not a non-negative integer")
         }
         switch object["target_ns"] {
         case nil, .null?:

@@ -65,7 +65,7 @@ final class StopwatchWatch: VarlinkReplyStream {
         guard let (snapshot, event) = backlog.removeFirst() else { return nil }
         guard sentFirst else {
             sentFirst = true
-            let update = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: snapshot, at: context.clock.now()), event: .current)
+            let update = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: snapshot, at: context.clock.instant()), event: .current)
             return .message(VarlinkReply(parameters: update.parameters, continues: true).message)
         }
         return .message(context.replies.message(for: name, snapshot, event))

@@ -6,8 +6,15 @@ extension WatchEvent {
     /// (distinct: the store publishes no repeats). The same for its watchers and its hooks,
     /// whoever asks. Removal is not a transition of the use case: the registry says it.
     init(from previous: StopWatchSnapshot, to next: StopWatchSnapshot) {
-        let startedAnew = next.state.isCounting && (!previous.state.isCounting || next.origin != previous.origin)
-        self = if startedAnew {
+        let switchedClocks = next.countsSleep != previous.countsSleep
+        let startedAnew = next.state.isCounting && (!previous.state.isCounting || (!switchedClocks && next.origin != previous.origin))
+        self = if switchedClocks {
+            // SetCountsSleep: its origin moved onto the other clock, nothing counted changed.
+            // Told, since the reply changed (`counts_sleep`) and a watcher never misses a
+            // change; as `target`, the event of the other setting that changes no state
+            // (a new event name would break clients that know the fixed list).
+            .target
+        } else if startedAnew {
             // A start, a resume, a Toggle that starts, or a Countdown (from any state).
             .start
         } else if previous.state.isCounting && !next.state.isCounting {

@@ -98,6 +98,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             storage: storage,
             clock: time,
             expiryTimers: time.bootTimers,
+            awakeExpiryTimers: time.awakeTimers,
             queue: queue,
             maximumLaps: maximumLaps,
             maximumPendingEvents: maximumPendingEvents,

@@ -1,0 +1,289 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import StopWatchCore
+import StopwatchProtocol
+@testable import StopwatchDaemon
+import Testing
+import Varlink
+
+/// Start, Stop and Toggle with `at_ms` and `note`, and SetCountsSleep, through the service on
+/// manual clocks (the boot clock at 100 s, the wall clock at `wall`); nothing sleeps.
+@Suite("stopwatch service: times in the past, notes, sleep")
+final class EarlierInstantServiceTests {
+    let root: String
+    static let wall: Int64 = 1_700_000_000_000
+
+    init() throws {
+        var template = Array("/tmp/swpast-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw Errno(errno) }
+        root = String(cString: made)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func fixture() -> StopwatchServiceFixture {
+        StopwatchServiceFixture(now: .seconds(1000), historyDirectory: root, wallClock: ManualWallClock(Self.wall))
+    }
+
+    /// Moves both clocks on together.
+    func pass(_ f: StopwatchServiceFixture, _ duration: Duration) {
+        f.time.advance(by: duration)
+        f.wallClock.advance(by: duration.milliseconds)
+    }
+
+    func stopwatch(_ f: StopwatchServiceFixture, _ method: String, _ parameters: JSONObject) throws -> Stopwatch {
+        try Stopwatch(json: #require(f.reply(method, parameters)?["stopwatch"]))
+    }
+
+    func refusal(_ f: StopwatchServiceFixture, _ method: String, _ parameters: JSONObject) -> (name: String, reason: String)? {
+        guard case .failure(let error) = f.call(method, parameters) else { return nil }
+        guard case .string(let reason)? = error.parameters["reason"] else { return (error.name, "") }
+        return (error.name, reason)
+    }
+
+    @Test("a Start 10 minutes ago reads 10 minutes now, and is an ordinary start event")
+    func startInThePast() throws {
+        let f = fixture()
+        let started = try stopwatch(f, "Start", ["name": .string("work"), "at_ms": .int(Self.wall - 600_000)])
+        #expect(started.state == .counting && started.elapsedMs == 600_000)
+        #expect(f.events.map(\.event) == [.start])
+        #expect(f.events.first?.update.stopwatch.elapsedMs == 600_000)
+        pass(f, .seconds(5))
+        #expect(f.stopwatch("Get", "work")?.elapsedMs == 605_000)
+        // Still counting: History shows it open, from then.
+        let open = try #require(f.historyIntervals(["name": .string("work")]).last)
+        #expect(open.startMs == Self.wall - 600_000 && open.endMs == nil)
+    }
+
+    @Test("a Stop in the past ends the interval then, and takes off the time since")
+    func stopInThePast() throws {
+        let f = fixture()
+        _ = f.reply("Start", ["name": .string("work")])
+        pass(f, .seconds(3600))
+        let stopAt = Self.wall + 3_480_000  // 2 minutes ago
+        let stopped = try stopwatch(f, "Stop", ["name": .string("work"), "at_ms": .int(stopAt)])
+        #expect(stopped.state == .pause && stopped.elapsedMs == 3_480_000)
+        #expect(f.events.map(\.event) == [.start, .stop])
+        let interval = try #require(f.historyIntervals(["name": .string("work")]).last)
+        #expect(interval.endMs == stopAt)
+        #expect(interval.startMs == Self.wall)
+        #expect(interval.elapsedMs == 3_480_000)
+        // Restarted: the pause's time stays what the stop left.
+        pass(f, .seconds(10))
+        #expect(f.stopwatch("Get", "work")?.elapsedMs == 3_480_000)
+    }
+
+    @Test("at_ms in the future is refused, saying until when; a few ms ahead are taken as now")
+    func futureRefused() throws {
+        let f = fixture()
+        let refused = try #require(refusal(f, "Start", ["name": .string("work"), "at_ms": .int(Self.wall + 60_000)]))
+        #expect(refused.name == VarlinkError.invalidIntervalName)
+        #expect(refused.reason.contains("future") && refused.reason.contains(UTCTime.text(Self.wall)))
+        #expect(f.saves.isEmpty)
+        #expect(f.stopwatch("Get", "work")?.state == .stopped)
+        #expect(f.reply("List")?["stopwatches"] == .array([]))
+        let skewed = try stopwatch(f, "Start", ["name": .string("work"), "at_ms": .int(Self.wall + 50)])
+        #expect(skewed.state == .counting && skewed.elapsedMs == 0)
+    }
+
+    @Test("a Start before the latest stop is refused with the allowed range, and nothing changes")
+    func beforeLatestTransitionRefused() throws {
+        let f = fixture()
+        _ = f.reply("Start", ["name": .string("work")])
+        pass(f, .seconds(60))
+        _ = f.reply("Stop", ["name": .string("work")])   // at wall + 60 s
+        pass(f, .seconds(60))
+        let saves = f.saves.count
+        let refused = try #require(refusal(f, "Start", ["name": .string("work"), "at_ms": .int(Self.wall + 30_000)]))
+        #expect(refused.name == VarlinkError.invalidIntervalName)
+        #expect(refused.reason.contains("from \(UTCTime.text(Self.wall + 60_000)) to now, \(UTCTime.text(Self.wall + 120_000))"))
+        #expect(f.saves.count == saves)
+        #expect(f.stopwatch("Get", "work")?.state == .pause)
+        let toggled = try stopwatch(f, "Toggle", ["name": .string("work"), "at_ms": .int(Self.wall + 90_000)])
+        #expect(toggled.state == .counting && toggled.elapsedMs == 90_000)
+    }
+
+    @Test("a Stop before a lap, or before the interval's start, is refused")
+    func stopBeforeLapRefused() throws {
+        let f = fixture()
+        _ = f.reply("Start", ["name": .string("work")])
+        pass(f, .seconds(60))
+        _ = f.reply("Lap", ["name": .string("work")])
+        pass(f, .seconds(60))
+        let saves = f.saves.count
+        let beforeLap = try #require(refusal(f, "Stop", ["name": .string("work"), "at_ms": .int(Self.wall + 59_000)]))
+        #expect(beforeLap.name == VarlinkError.invalidIntervalName)
+        #expect(beforeLap.reason.contains("from \(UTCTime.text(Self.wall + 60_000))"))
+        let beforeStart = try #require(refusal(f, "Toggle", ["name": .string("work"), "at_ms": .int(Self.wall - 1000)]))
+        #expect(beforeStart.name == VarlinkError.invalidIntervalName)
+        #expect(f.saves.count == saves)
+        #expect(f.stopwatch("Get", "work")?.state == .counting)
+        #expect(f.events.map(\.event) == [.start, .lap])
+    }
+
+    @Test("wrong types of at_ms and note are InvalidParameter; so are notes of 1,025 scalars or a newline")
+    func parameterRules() throws {
+        let f = fixture()
+        #expect(f.error("Start", ["name": .string("work"), "at_ms": .string("yesterday")]) == "org.varlink.service.InvalidParameter")
+        #expect(f.error("Stop", ["name": .string("work"), "at_ms": .bool(true)]) == "org.varlink.service.InvalidParameter")
+        #expect(f.error("Start", ["name": .string("work"), "note": .int(3)]) == "org.varlink.service.InvalidParameter")
+        #expect(f.error("Start", ["name": .string("work"), "note": .string(String(repeating: "é", count: 1025))]) == "org.varlink.service.InvalidParameter")
+        #expect(f.error("Toggle", ["name": .string("work"), "note": .string("two\nlines")]) == "org.varlink.service.InvalidParameter")
+        #expect(f.error("Start", ["name": .string("work"), "note": .string("")]) == "org.varlink.service.InvalidParameter")
+        #expect(f.saves.isEmpty)
+        #expect(f.reply("List")?["stopwatches"] == .array([]))
+        let longest = String(repeating: "é", count: 1024)
+        let started = try stopwatch(f, "Start", ["name": .string("work"), "note": .string(longest)])
+        #expect(started.note == longest)
+    }
+
+    @Test("a note goes with the counting interval: in replies, events and the saved state; a resume without one has none")
+    func noteFollowsTheInterval() throws {
+        let f = fixture()
+        let started = try stopwatch(f, "Start", ["name": .string("work"), "note": .string("the report")])
+        #expect(started.note == "the report")
+        #expect(f.events.last?.update.stopwatch.note == "the report")
+        pass(f, .seconds(10))
+        let stopped = try stopwatch(f, "Stop", ["name": .string("work")])
+        #expect(stopped.note == nil)
+        let resumed = try stopwatch(f, "Start", ["name": .string("work")])
+        #expect(resumed.state == .counting && resumed.note == nil)
+        // The saved snapshot carries it too, for a restart.
+        _ = f.reply("Stop", ["name": .string("work")])
+        _ = f.reply("Toggle", ["name": .string("work"), "note": .string("again")])
+        #expect(f.saves.last?.snapshot?.note == "again")
+    }
+
+    @Test("SetCountsSleep creates the stopwatch, is saved, replies counts_sleep false, and leaves sleep out from then")
+    func setCountsSleep() throws {
+        let f = fixture()
+        let watch = try #require(f.watch("work"))
+        defer { watch.stream.cancel() }
+        let set = try #require(f.reply("SetCountsSleep", ["name": .string("work"), "counts_sleep": .bool(false)]))
+        #expect(set["stopwatch"].flatMap { if case .object(let o) = $0 { o["counts_sleep"] } else { nil } } == .bool(false))
+        #expect(f.saves.last?.snapshot?.countsSleep == false)
+        #expect(f.saves.last?.name == "work")
+        _ = f.reply("Start", ["name": .string("work")])
+        pass(f, .seconds(10))
+        f.time.suspend(for: .seconds(3600))
+        f.wallClock.advance(by: 3_600_000)
+        pass(f, .seconds(5))
+        let stopped = try stopwatch(f, "Stop", ["name": .string("work")])
+        #expect(stopped.elapsedMs == 15_000 && !stopped.countsSleep)
+        // Its interval: wall-clock ends, elapsed without the sleep.
+        let interval = try #require(f.historyIntervals(["name": .string("work")]).last)
+        #expect(interval.elapsedMs == 15_000)
+        #expect(interval.endMs == Self.wall + 3_615_000)
+        // Set again to the same: no change, no save, no event.
+        let saves = f.saves.count
+        _ = f.reply("SetCountsSleep", ["name": .string("work"), "counts_sleep": .bool(false)])
+        #expect(f.saves.count == saves)
+        let back = try stopwatch(f, "SetCountsSleep", ["name": .string("work"), "counts_sleep": .bool(true)])
+        #expect(back.countsSleep && back.elapsedMs == 15_000)
+        func events() -> [WatchEvent] { watch.updates.withLock { $0.map(\.event).filter { $0 != .tick } } }
+        f.settle { events().count >= 5 }
+        // Watchers: each change of the setting is told, as `target`.
+        #expect(events() == [.current, .target, .start, .stop, .target])
+        #expect(f.error("SetCountsSleep", ["name": .string("work")]) == "org.varlink.service.InvalidParameter")
+        #expect(f.error("SetCountsSleep", ["name": .string("work"), "counts_sleep": .int(0)]) == "org.varlink.service.InvalidParameter")
+    }
+
+    @Test("a countdown that skips sleep expires after its target of awake time, on the awake clock's timer")
+    func awakeCountdownExpiry() throws {
+        let f = fixture()
+        _ = f.reply("SetCountsSleep", ["name": .string("tea"), "counts_sleep": .bool(false)])
+        _ = f.reply("Countdown", ["name": .string("tea"), "target_ms": .int(60_000)])
+        #expect(f.queue.sync { f.stopwatches.expiries.count } == 1)
+        f.time.advance(by: .seconds(30))
+        f.time.suspend(for: .seconds(600))
+        f.settle()
+        #expect(!f.events.map(\.event).contains(.expired))
+        f.time.advance(by: .seconds(29))
+        f.settle()
+        #expect(!f.events.map(\.event).contains(.expired))
+        f.time.advance(by: .seconds(1))
+        f.settle { f.events.map(\.event).contains(.expired) }
+        let expired = try #require(f.events.last)
+        #expect(expired.event == .expired && expired.update.stopwatch.elapsedMs == 60_000)
+        #expect(expired.late == .zero)
+    }
+
+    @Test("a countdown started in the past whose instant has passed expires at once, late")
+    func countdownStartedInThePast() throws {
+        let f = fixture()
+        _ = f.reply("SetTarget", ["name": .string("tea"), "target_ms": .int(60_000)])
+        _ = f.reply("Start", ["name": .string("tea"), "at_ms": .int(Self.wall - 90_000)])
+        // Its instant is past: the timer is armed for it, and fires at once.
+        f.time.fireDueTimers()
+        f.settle { f.events.map(\.event).contains(.expired) }
+        let expired = try #require(f.events.last)
+        #expect(expired.event == .expired)
+        #expect(expired.late == .seconds(30))
+    }
+}
+
+/// What a state file keeps of the new fields, and that files without them load as before.
+@Suite("persistence: sleep, notes, the latest stop")
+struct StopwatchRecordAmendTests {
+    let saved = ClockReading(boot: .seconds(1000), awake: .seconds(400), wall: .seconds(1_700_000_000), bootID: "boot-a")
+
+    @Test("a stopwatch that skips sleep, with a note, is restored exactly in the same boot, on the awake clock")
+    func awakeCountingRestoredExactly() throws {
+        let snapshot = StopWatchSnapshot.counting(since: .seconds(380), now: .seconds(400), countsSleep: false, note: "deep work")
+        let record = StopwatchRecord(name: "work", snapshot: snapshot, at: saved)
+        let text = String(decoding: record.serialized, as: UTF8.self)
+        #expect(text.contains(#""counts_sleep":false"#) && text.contains(#""origin_awake_ns":380000000000"#))
+        #expect(text.contains(#""note":"deep work""#))
+        let read = try StopwatchRecord(json: JSONParser.parse(record.serialized))
+        #expect(read == record)
+        // Later in the same boot, after an hour's suspend: the awake clock moved 50 s.
+        let later = ClockReading(boot: .seconds(4650), awake: .seconds(450), wall: .seconds(1_700_003_650), bootID: "boot-a")
+        let restored = read.snapshot(restoredAt: later)
+        #expect(!restored.countsSleep && restored.note == "deep work")
+        #expect(restored.elapsed(at: later.instant) == .seconds(70))
+        // After a reboot: from the wall clock, as any stopwatch.
+        let rebooted = ClockReading(boot: .seconds(10), awake: .seconds(10), wall: .seconds(1_700_003_650), bootID: "boot-b")
+        #expect(read.snapshot(restoredAt: rebooted).elapsed(at: rebooted.instant) == .seconds(3670))
+    }
+
+    @Test("a paused one keeps when it was stopped, so a start in the past cannot precede it after a restart")
+    func pausedKeepsItsStop() throws {
+        let snapshot = StopWatchSnapshot.paused(at: .seconds(30), latestTransition: .seconds(990))
+        let record = StopwatchRecord(name: "work", snapshot: snapshot, at: saved)
+        #expect(record.latestTransitionWall == .seconds(1_699_999_990))
+        let later = ClockReading(boot: .seconds(1100), awake: .seconds(500), wall: .seconds(1_700_000_100), bootID: "boot-a")
+        let restored = try StopwatchRecord(json: JSONParser.parse(record.serialized)).snapshot(restoredAt: later)
+        #expect(restored.pausedAt == .seconds(990))
+        #expect(throws: InvalidTransition.self) {
+            try restored.applying(.transition(.start, ago: .seconds(111), note: nil), at: later.instant)
+        }
+    }
+
+    @Test("a state file without the new fields loads as it did: counts sleep, no note, no latest stop")
+    func oldFileLoads() throws {
+        let written = [
+            #"{"format":1,"name":"p","state":"pause","elapsed_ns":1500000000,"laps_ns":[1000000000]}"#,
+            #"{"format":1,"name":"c","state":"counting","elapsed_ns":5000000000,"laps_ns":[],"boot_id":"boot-a","origin_boot_ns":995000000000,"origin_wall_ns":1699999995000000000}"#,
+        ]
+        let restored = try written.map { try StopwatchRecord(json: JSONParser.parse($0)).snapshot(restoredAt: saved) }
+        #expect(restored.allSatisfy { $0.countsSleep && $0.note == nil })
+        #expect(restored[0].pausedAt == nil)
+        #expect(restored[1].elapsed(at: saved.instant) == .seconds(5))
+        // And a plain stopwatch's file is still what they wrote.
+        let plain = StopwatchRecord(name: "p", snapshot: .paused(at: .seconds(1)), at: saved)
+        #expect(!String(decoding: plain.serialized, as: UTF8.self).contains("counts_sleep"))
+    }
+
+    @Test("bad values of the new fields are bad content")
+    func badFields() {
+        let base = #"{"format":1,"name":"c","state":"counting","elapsed_ns":5000000000,"laps_ns":[],"boot_id":"boot-a","origin_boot_ns":995000000000,"origin_wall_ns":1699999995000000000"#
+        for extra in [#","counts_sleep":"no""#, #","note":"a\nb""#, #","note":5"#, #","transition_wall_ns":-1"#, #","origin_awake_ns":"x""#] {
+            #expect(throws: MalformedMessage.self) { try StopwatchRecord(json: JSONParser.parse(Array((base + extra + "}").utf8))) }
+        }
+        let future = try? StopwatchRecord(json: JSONParser.parse(Array((base + #","counts_sleep":false,"origin_awake_ns":900000000000}"#).utf8)))
+        #expect(throws: MalformedMessage.self) { try future?.checkRange(at: saved) }
+    }
+}
