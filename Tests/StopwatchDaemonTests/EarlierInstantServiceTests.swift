@@ -106,6 +106,28 @@ final class EarlierInstantServiceTests {
         #expect(toggled.state == .counting && toggled.elapsedMs == 90_000)
     }
 
+    @Test(
+        "a Start in the past overlapping an ended interval of the same name is refused, and creates nothing",
+        .disabled("needs HistoryJournal.overlapping(name:startMs:endMs:excluding:), a placeholder until the journal's format 2 lands")
+    )
+    func overlapWithHistoryRefused() throws {
+        let f = fixture()
+        _ = f.reply("Start", ["name": .string("work")])
+        pass(f, .seconds(60))
+        _ = f.reply("Remove", ["name": .string("work")])   // its interval: [wall, wall + 60 s)
+        pass(f, .seconds(60))
+        let saves = f.saves.count
+        let refused = try #require(refusal(f, "Start", ["name": .string("work"), "at_ms": .int(Self.wall + 30_000)]))
+        #expect(refused.name == VarlinkError.invalidIntervalName)
+        #expect(refused.reason.contains("from \(UTCTime.text(Self.wall + 60_000)) to now"))
+        #expect(f.saves.count == saves)
+        #expect(f.reply("List")?["stopwatches"] == .array([]))
+        // Another name may overlap it: stopwatches run side by side.
+        #expect(f.stopwatch("Start", "other")?.state == .counting)
+        let after = try stopwatch(f, "Start", ["name": .string("work"), "at_ms": .int(Self.wall + 60_000)])
+        #expect(after.elapsedMs == 60_000)
+    }
+
     @Test("a Stop before a lap, or before the interval's start, is refused")
     func stopBeforeLapRefused() throws {
         let f = fixture()

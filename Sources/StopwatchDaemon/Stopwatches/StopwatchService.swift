@@ -202,6 +202,12 @@ final class StopwatchService {
     ) throws(VarlinkError) -> VarlinkAnswer {
         let name = try name(in: call)
         let existed = registry.created(name) != nil
+        // Before anything is created: a start refused for its overlap leaves no stopwatch.
+        if let dated, case .transition(let kind, _, _) = command, kind != .stop,
+            registry.created(name)?.state.current.state.isCounting != true
+        {
+            try checkNoOverlap(name, startingAt: dated)
+        }
         // Stop, Reset and Lap create nothing: on a name never created (or removed) they are
         // refused, so a typo is told rather than taken as a no-op (SPEC §3), and nothing is
         // saved, recorded or told.
@@ -214,9 +220,6 @@ final class StopwatchService {
         // the lap is taken.
         if command == .lap, before.state.isCounting, before.laps.count >= maximumLaps {
             throw .tooManyLaps(limit: maximumLaps)
-        }
-        if let dated, case .transition(let kind, _, _) = command, kind != .stop, !before.state.isCounting {
-            try checkNoOverlap(name, startingAt: dated)
         }
         let after: StopWatchSnapshot
         do {
