@@ -53,6 +53,20 @@ struct HookTests {
         #expect(update.stopwatch.name == "x" && update.stopwatch.state == .counting)
     }
 
+    @Test("a hook gets the counting interval's note and the socket its daemon serves, so its swctl reaches it")
+    func noteAndSocket() throws {
+        try hook("record", """
+            [ "$STOPWATCHD_EVENT" = start ] || exit 0
+            printf '%s\\n%s\\n' "$STOPWATCHD_NOTE" "$STOPWATCHD_SOCKET" > \(directory.file("env.tmp"))
+            mv \(directory.file("env.tmp")) \(directory.file("env"))
+            """)
+        let daemon = try daemon()
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.call(VarlinkCall(method: "io.stopwatchd.Start", parameters: ["name": .string("x"), "note": .string("the report")]))
+        #expect(Deadline.wait { contents("env") != nil })
+        #expect(contents("env") == "the report\n\(daemon.socket)\n")
+    }
+
     @Test("a hook that hangs is stopped after --hook-timeout, and the daemon serves meanwhile")
     func hangs() throws {
         try hook("hang", "trap '' TERM; while :; do sleep 1; done")
