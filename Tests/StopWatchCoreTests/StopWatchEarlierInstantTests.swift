@@ -143,6 +143,9 @@ struct StopWatchSleepTests {
         time.move(by: .seconds(5))
         #expect(skipping.state.current.elapsed(at: time.instant()) == .seconds(15))
         #expect(counting.state.current.elapsed(at: time.instant()) == .seconds(3615))
+        // Where its interval began on the boot clock: its wall-clock length includes the sleep.
+        #expect(skipping.state.current.intervalStartBoot == .seconds(100))
+        #expect(skipping.state.current.intervalElapsed(at: time.instant()) == .seconds(15))
         let stopped = try skipping.dispatcher.perform(.stop)
         #expect(stopped.state == .pause(.seconds(15)))
     }

@@ -128,6 +128,22 @@ final class EarlierInstantServiceTests {
         #expect(after.elapsedMs == 60_000)
     }
 
+    @Test("an instant given as the very millisecond of the latest stop is taken, whatever the clocks' fractions")
+    func sameMillisecondAsLatestStop() throws {
+        let f = fixture()
+        _ = f.reply("Start", ["name": .string("work")])
+        pass(f, .seconds(60))
+        _ = try stopwatch(f, "Stop", ["name": .string("work"), "at_ms": .int(Self.wall + 30_000)])
+        // The wall clock gains half a millisecond on the stopwatch's.
+        f.wallClock.advance(by: 1)
+        f.time.advance(by: .microseconds(500))
+        let resumed = try stopwatch(f, "Start", ["name": .string("work"), "at_ms": .int(Self.wall + 30_000)])
+        #expect(resumed.state == .counting && resumed.elapsedMs == 60_000)
+        // A whole millisecond before it is still refused.
+        _ = f.reply("Stop", ["name": .string("work")])
+        #expect(refusal(f, "Start", ["name": .string("work"), "at_ms": .int(Self.wall + 60_000)])?.name == VarlinkError.invalidIntervalName)
+    }
+
     @Test("a Stop before a lap, or before the interval's start, is refused")
     func stopBeforeLapRefused() throws {
         let f = fixture()
@@ -199,6 +215,7 @@ final class EarlierInstantServiceTests {
         let interval = try #require(f.historyIntervals(["name": .string("work")]).last)
         #expect(interval.elapsedMs == 15_000)
         #expect(interval.endMs == Self.wall + 3_615_000)
+        #expect(interval.startMs == Self.wall, "its wall-clock start, the sleep between its ends")
         // Set again to the same: no change, no save, no event.
         let saves = f.saves.count
         _ = f.reply("SetCountsSleep", ["name": .string("work"), "counts_sleep": .bool(false)])
@@ -254,7 +271,9 @@ struct StopwatchRecordAmendTests {
 
     @Test("a stopwatch that skips sleep, with a note, is restored exactly in the same boot, on the awake clock")
     func awakeCountingRestoredExactly() throws {
-        let snapshot = StopWatchSnapshot.counting(since: .seconds(380), now: .seconds(400), countsSleep: false, note: "deep work")
+        let snapshot = StopWatchSnapshot.counting(
+            since: .seconds(380), now: .seconds(400), countsSleep: false, note: "deep work", intervalStartBoot: .seconds(980)
+        )
         let record = StopwatchRecord(name: "work", snapshot: snapshot, at: saved)
         let text = String(decoding: record.serialized, as: UTF8.self)
         #expect(text.contains(#""counts_sleep":false"#) && text.contains(#""origin_awake_ns":380000000000"#))
@@ -266,6 +285,9 @@ struct StopwatchRecordAmendTests {
         let restored = read.snapshot(restoredAt: later)
         #expect(!restored.countsSleep && restored.note == "deep work")
         #expect(restored.elapsed(at: later.instant) == .seconds(70))
+        // Its counting interval began 20 s before it was saved, on the wall clock too.
+        #expect(read.intervalStartWall == .seconds(1_699_999_980))
+        #expect(restored.intervalStartBoot == later.boot - .seconds(3670))
         // After a reboot: from the wall clock, as any stopwatch.
         let rebooted = ClockReading(boot: .seconds(10), awake: .seconds(10), wall: .seconds(1_700_003_650), bootID: "boot-b")
         #expect(read.snapshot(restoredAt: rebooted).elapsed(at: rebooted.instant) == .seconds(3670))

@@ -21,6 +21,11 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// start from stopped or a countdown, the paused time after a resume). Nil otherwise. The
     /// interval's own time is `intervalElapsed(at:)`; a history of intervals is built on it.
     public private(set) var elapsedAtIntervalStart: Duration?
+    /// While counting: the boot clock's reading when this counting interval began, whichever
+    /// clock it counts on; nil otherwise. The interval's length in wall-clock time (suspend
+    /// included) is the boot clock's time since, where `intervalElapsed(at:)` is what it
+    /// counted: the two differ for a stopwatch that leaves sleep out.
+    public private(set) var intervalStartBoot: Duration?
     /// Whether it counts time in suspend (the boot clock) or only time awake (the awake
     /// clock). Every clock reading of this snapshot (`origin`, `expiry`, `latestTransition`,
     /// the `now` its methods take) is one of that clock: `reading(at:)` picks it.
@@ -49,7 +54,8 @@ public struct StopWatchSnapshot: Equatable, Sendable {
 
     private init(
         state: StopWatchState, laps: [Duration], origin: Duration?, target: Duration? = nil, hasExpired: Bool = false,
-        elapsedAtIntervalStart: Duration? = nil, countsSleep: Bool = true, note: String? = nil, latestTransition: Duration? = nil
+        elapsedAtIntervalStart: Duration? = nil, countsSleep: Bool = true, note: String? = nil, latestTransition: Duration? = nil,
+        intervalStartBoot: Duration? = nil
     ) {
         self.state = state
         self.laps = laps
@@ -57,6 +63,7 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         self.target = target
         self.hasExpired = target != nil && hasExpired
         self.elapsedAtIntervalStart = origin == nil ? nil : elapsedAtIntervalStart ?? .zero
+        self.intervalStartBoot = origin.map { intervalStartBoot ?? $0 + (elapsedAtIntervalStart ?? .zero) }
         self.countsSleep = countsSleep
         self.note = origin == nil ? nil : note
         self.pausedAt = state.isPaused ? latestTransition : nil
@@ -75,15 +82,17 @@ public struct StopWatchSnapshot: Equatable, Sendable {
 
     /// A stopwatch counting since `origin` on its clock, measured `now`, whose current
     /// counting interval began at elapsed time `intervalStart` (zero: it has counted without a
-    /// pause since its origin).
+    /// pause since its origin), at boot clock reading `intervalStartBoot` (nil: where its own
+    /// clock says, `origin + intervalStart`, exact for one that counts sleep).
     public static func counting(
         since origin: Duration, laps: [Duration] = [], now: Duration, target: Duration? = nil, hasExpired: Bool = false,
-        intervalStart: Duration = .zero, countsSleep: Bool = true, note: String? = nil
+        intervalStart: Duration = .zero, countsSleep: Bool = true, note: String? = nil, intervalStartBoot: Duration? = nil
     ) -> StopWatchSnapshot {
         let elapsed = max(now - origin, .zero)
         return StopWatchSnapshot(
             state: .counting(elapsed), laps: laps, origin: origin, target: target, hasExpired: hasExpired,
-            elapsedAtIntervalStart: min(max(intervalStart, .zero), elapsed), countsSleep: countsSleep, note: note
+            elapsedAtIntervalStart: min(max(intervalStart, .zero), elapsed), countsSleep: countsSleep, note: note,
+            intervalStartBoot: intervalStartBoot
         )
     }
 
@@ -173,13 +182,13 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         let now = reading(at: instant)
         switch (command, state) {
         case (.start, _):
-            return try transition(.start, ago: .zero, note: nil, command: command, now: now)
+            return try transition(.start, ago: .zero, note: nil, command: command, now: now, boot: instant.boot)
         case (.stop, _):
-            return try transition(.stop, ago: .zero, note: nil, command: command, now: now)
+            return try transition(.stop, ago: .zero, note: nil, command: command, now: now, boot: instant.boot)
         case (.toggle, _):
-            return try transition(.toggle, ago: .zero, note: nil, command: command, now: now)
+            return try transition(.toggle, ago: .zero, note: nil, command: command, now: now, boot: instant.boot)
         case (.transition(let kind, let ago, let note), _):
-            return try transition(kind, ago: max(ago, .zero), note: note, command: command, now: now)
+            return try transition(kind, ago: max(ago, .zero), note: note, command: command, now: now, boot: instant.boot)
         case (.reset, .stopped):
             return self
         case (.reset, .pause):
@@ -200,7 +209,7 @@ public struct StopWatchSnapshot: Equatable, Sendable {
             retargeted.hasExpired = false
             return retargeted
         case (.countdown(let newTarget), _):
-            return .counting(since: now, now: now, target: newTarget, countsSleep: countsSleep)
+            return .counting(since: now, now: now, target: newTarget, countsSleep: countsSleep, intervalStartBoot: instant.boot)
         case (.expire, _):
             guard let expiry, expiry <= now else { return self }
             var expired = ticked(at: now)
@@ -220,9 +229,9 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         }
     }
 
-    /// Start, stop or toggle dated `ago` before `now`.
+    /// Start, stop or toggle dated `ago` before `now` (which the boot clock reads as `boot`).
     private func transition(
-        _ kind: StopWatchCommand.Transition, ago: Duration, note: String?, command: StopWatchCommand, now: Duration
+        _ kind: StopWatchCommand.Transition, ago: Duration, note: String?, command: StopWatchCommand, now: Duration, boot: Duration
     ) throws(InvalidTransition) -> StopWatchSnapshot {
         let starts = switch kind {
         case .start: true
@@ -238,7 +247,7 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         if starts {
             return .counting(
                 since: instant - state.elapsed, laps: laps, now: now, target: target, hasExpired: hasExpired,
-                intervalStart: state.elapsed, countsSleep: countsSleep, note: note
+                intervalStart: state.elapsed, countsSleep: countsSleep, note: note, intervalStartBoot: boot - ago
             )
         }
         return .paused(

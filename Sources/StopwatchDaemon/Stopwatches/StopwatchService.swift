@@ -224,6 +224,14 @@ final class StopwatchService {
         let after: StopWatchSnapshot
         do {
             after = try perform(command, on: useCase)
+        } catch let refusal where Self.withinAMillisecond(command, refusal) {
+            // The wall clock is read to the millisecond, the stopwatch's to the nanosecond: an
+            // instant given as the very millisecond of the latest transition may come out a
+            // fraction before it. Taken as that transition's instant.
+            guard case .transition(let kind, _, let note) = command, let latestAgo = refusal.latestAgo,
+                let retried = try? perform(.transition(kind, ago: latestAgo, note: note), on: useCase)
+            else { throw .invalidTransition(Stopwatch(name: name, snapshot: refusal.snapshot, at: clock.instant()), method: call.memberName) }
+            after = retried
         } catch {
             if let dated, let latestAgo = error.latestAgo {
                 // Rounded up to a whole second, as the text shows it: every instant it names
@@ -242,6 +250,12 @@ final class StopwatchService {
             tell(EventBatch(events: [event]))
         }
         return reply(name, after)
+    }
+
+    /// Whether `refusal` of `command` is for an instant less than a millisecond too early.
+    private static func withinAMillisecond(_ command: StopWatchCommand, _ refusal: InvalidTransition) -> Bool {
+        guard case .transition(_, let ago, _) = command, let latestAgo = refusal.latestAgo else { return false }
+        return ago - latestAgo < .milliseconds(1)
     }
 
     /// A start dated `dated.atMs` opens a counting interval [at, now): refused when an ended
@@ -413,13 +427,18 @@ final class StopwatchService {
         ))
     }
 
-    /// The interval `snapshot` counts in, as of `wallNow` (which is `ago` before now on its
-    /// clock), without an end; nil when it does not count.
+    /// The interval `snapshot` counts in, as of `wallNow` (which is `ago` before now),
+    /// without an end; nil when it does not count. Its start lies as far before `wallNow` as
+    /// the boot clock has run since it began: the time counted for one that counts sleep,
+    /// more for one that left sleep out.
     private func openInterval(_ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, ago: Duration = .zero) -> Interval? {
-        let reading = snapshot.reading(at: clock.instant()) - ago
-        guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: reading) else { return nil }
+        let instant = clock.instant()
+        guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: snapshot.reading(at: instant) - ago) else {
+            return nil
+        }
         let elapsedMs = elapsed.milliseconds
-        let (start, overflow) = wallNow.subtractingReportingOverflow(elapsedMs)
+        let spanMs = snapshot.intervalStartBoot.map { max(instant.boot - ago - $0, elapsed).milliseconds } ?? elapsedMs
+        let (start, overflow) = wallNow.subtractingReportingOverflow(spanMs)
         return Interval(name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs, note: snapshot.note)
     }
 

@@ -25,6 +25,8 @@ import Varlink
 ///   the boot and wall clocks began, so after a reboot (or for an earlier version) it goes on
 ///   from the wall clock as any other.
 /// - `note`: while counting, the note of its counting interval.
+/// - `interval_start_wall_ns` (only with `counts_sleep`): while counting, the wall-clock time
+///   its counting interval began, which its awake-clock origin cannot tell once it slept.
 /// - `transition_wall_ns`: while paused, the wall-clock time it was stopped at, which no
 ///   start dated in the past may precede (a counting one's latest transition is where its
 ///   counting interval began, which its origin and `interval_start_ns` say).
@@ -55,6 +57,8 @@ package struct StopwatchRecord: Equatable, Sendable {
     package var originAwake: Duration?
     /// While counting: the note of its counting interval.
     package var note: String?
+    /// While counting and skipping sleep: when its counting interval began, on the wall clock.
+    package var intervalStartWall: Duration?
     /// While paused: the wall-clock time it was stopped at, when known.
     package var latestTransitionWall: Duration?
 
@@ -79,6 +83,9 @@ package struct StopwatchRecord: Equatable, Sendable {
             bootID = now.bootID
             intervalStart = snapshot.elapsedAtIntervalStart
             note = snapshot.note
+            if !snapshot.countsSleep, let began = snapshot.intervalStartBoot {
+                intervalStartWall = max(now.wall - max(now.boot - began, .zero), .zero)
+            }
         }
         if let latest = snapshot.pausedAt {
             latestTransitionWall = max(now.wall - max(reading - latest, .zero), .zero)
@@ -115,7 +122,8 @@ package struct StopwatchRecord: Equatable, Sendable {
             }
             return .counting(
                 since: reading - counted, laps: laps, now: reading, target: target, hasExpired: hasExpired,
-                intervalStart: intervalStart ?? .zero, countsSleep: countsSleep, note: note
+                intervalStart: intervalStart ?? .zero, countsSleep: countsSleep, note: note,
+                intervalStartBoot: countsSleep ? nil : intervalStartWall.map { now.boot - max(now.wall - $0, .zero) }
             )
         }
     }
@@ -213,6 +221,7 @@ package struct StopwatchRecord: Equatable, Sendable {
             if let intervalStart { object["interval_start_ns"] = .int(intervalStart.nanoseconds) }
             if let originAwake { object["origin_awake_ns"] = .int(originAwake.nanoseconds) }
             if let note { object["note"] = .string(note) }
+            if let intervalStartWall { object["interval_start_wall_ns"] = .int(intervalStartWall.nanoseconds) }
         }
         if !countsSleep { object["counts_sleep"] = .bool(false) }
         if let latestTransitionWall { object["transition_wall_ns"] = .int(latestTransitionWall.nanoseconds) }
@@ -268,6 +277,11 @@ package struct StopwatchRecord: Equatable, Sendable {
             case nil, .null?: break
             case .int(let origin)?: originAwake = .nanoseconds(origin)
             default: throw MalformedMessage("origin_awake_ns is not an integer")
+            }
+            switch object["interval_start_wall_ns"] {
+            case nil, .null?: break
+            case .int(let wall)? where wall >= 0: intervalStartWall = .nanoseconds(wall)
+            default: throw MalformedMessage("interval_start_wall_ns is not a non-negative integer")
             }
             switch object["note"] {
             case nil, .null?: break
