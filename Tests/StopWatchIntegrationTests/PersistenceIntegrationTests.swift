@@ -4,6 +4,7 @@ import StopWatchCore
 import StopwatchProtocol
 import StopwatchdClient
 import Testing
+import Varlink
 
 /// Nothing lost: the real daemon killed, stopped and restarted.
 @Suite("persistence across restarts")
@@ -34,6 +35,32 @@ struct PersistenceIntegrationTests {
         let shortest = (beforeGet - afterStart).milliseconds - 2
         let longest = (afterGet - beforeStart).milliseconds + 2
         #expect(stopwatch.elapsedMs >= shortest && stopwatch.elapsedMs <= longest, "\(stopwatch.elapsedMs) not in \(shortest)...\(longest)")
+    }
+
+    @Test("kill -9: a stopwatch that skips sleep, its note and its latest stop come back as they were")
+    func sleepNoteAndStopSurviveKill() throws {
+        var daemon = try DaemonProcess(socket: directory.socket)
+        let client = StopwatchClient(socketPath: directory.socket)
+        func call(_ method: String, _ parameters: JSONObject) throws -> Stopwatch {
+            let reply = try client.call(VarlinkCall(method: "io.stopwatchd." + method, parameters: parameters))
+            return try Stopwatch(json: reply["stopwatch"] ?? .null)
+        }
+        _ = try call("SetCountsSleep", ["name": .string("work"), "counts_sleep": .bool(false)])
+        let started = try call("Start", ["name": .string("work"), "note": .string("the report")])
+        #expect(started.note == "the report" && !started.countsSleep)
+        _ = try call("Start", ["name": .string("paused")])
+        let stoppedAt = Int64(Date().timeIntervalSince1970 * 1000)
+        _ = try call("Stop", ["name": .string("paused")])
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+
+        daemon = try DaemonProcess(socket: directory.socket)
+        let work = try client.get("work")
+        #expect(work.state == .counting && !work.countsSleep && work.note == "the report")
+        // The latest stop is kept: a start in the past before it is still refused.
+        #expect(throws: ClientError.self) {
+            _ = try call("Start", ["name": .string("paused"), "at_ms": .int(stoppedAt - 60_000)])
+        }
+        #expect(try client.get("paused").state == .pause)
     }
 
     @Test("stop and start: counting, paused, lapped and reset stopwatches all come back as they were")

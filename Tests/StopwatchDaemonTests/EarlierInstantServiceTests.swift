@@ -250,6 +250,29 @@ final class EarlierInstantServiceTests {
         #expect(expired.late == .zero)
     }
 
+    @Test("countdowns on both clocks: one timer per clock, however many; a switch of clocks moves a pending expiry")
+    func oneTimerPerClock() throws {
+        let f = fixture()
+        for index in 0..<5 {
+            _ = f.reply("Countdown", ["name": .string("boot \(index)"), "target_ms": .int(60_000)])
+            _ = f.reply("SetCountsSleep", ["name": .string("awake \(index)"), "counts_sleep": .bool(false)])
+            _ = f.reply("Countdown", ["name": .string("awake \(index)"), "target_ms": .int(60_000)])
+        }
+        #expect(f.queue.sync { f.stopwatches.expiries.count } == 10)
+        #expect(f.time.timersMade == 2)
+        // One boot countdown switched to the awake clock: its expiry waits for awake time.
+        _ = f.reply("SetCountsSleep", ["name": .string("boot 0"), "counts_sleep": .bool(false)])
+        #expect(f.queue.sync { f.stopwatches.expiries.count } == 10)
+        f.time.suspend(for: .seconds(600))
+        f.settle { f.events.filter { $0.event == .expired }.count >= 4 }
+        let expiredInSleep = Set(f.events.filter { $0.event == .expired }.map(\.name))
+        #expect(expiredInSleep == ["boot 1", "boot 2", "boot 3", "boot 4"])
+        f.time.advance(by: .seconds(60))
+        f.settle { f.events.filter { $0.event == .expired }.count >= 10 }
+        #expect(f.events.filter { $0.event == .expired }.count == 10)
+        #expect(f.time.timersMade == 2)
+    }
+
     @Test("a countdown started in the past whose instant has passed expires at once, late")
     func countdownStartedInThePast() throws {
         let f = fixture()
