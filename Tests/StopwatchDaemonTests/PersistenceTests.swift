@@ -340,7 +340,20 @@ struct StateStoreTests {
     @Test("the read limit fits 10,000 laps of the widest number, and never drops below 1 MiB")
     func readLimit() {
         #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 10_000) == 1 << 20)
-        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 100_000) == 4096 + 21 * 100_000)
+        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 100_000) == 16_384 + 21 * 100_000)
         #expect(StopwatchFileReader.maximumFileSize(maximumLaps: Int.max) == Int.max)
+    }
+
+    @Test("the read limit fits the widest file: the laps, the longest name and the longest note, every field set")
+    func readLimitFitsTheWidestFile() {
+        let laps = [Duration](repeating: StopwatchRecord.maximumElapsed, count: 100_000)
+        let now = ClockReading(boot: .seconds(1000), awake: .seconds(10), wall: .seconds(1_700_000_000), bootID: "b")
+        let snapshot = StopWatchSnapshot.counting(
+            since: .seconds(5), laps: laps, now: .seconds(10), target: .seconds(60), hasExpired: true, intervalStart: .seconds(2),
+            countsSleep: false, note: String(repeating: "\"😀\\", count: 341), intervalStartBoot: .seconds(990)
+        )
+        let record = StopwatchRecord(name: String(repeating: "😀", count: 64), snapshot: snapshot, at: now)
+        #expect(record.serialized.count <= StopwatchFileReader.maximumFileSize(maximumLaps: laps.count))
+        #expect(record.serialized.count > 21 * laps.count - 100_000, "the laps are as wide as the limit assumes, nearly")
     }
 }
