@@ -106,6 +106,13 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             // A newcomer meets the default name first, in a bare `swctl stop`, never having named it.
             let starting = name == StopwatchName.defaultName ? "; 'swctl start' makes it" : ""
             return "there is no stopwatch '\(StopwatchName.printable(name))' (see 'swctl list')\(starting)"
+        case VarlinkError.noSuchIntervalName:
+            return "there is no interval '\(StopwatchName.printable(text("id") ?? ""))' (see 'swctl log')"
+        case VarlinkError.invalidIntervalName:
+            // The daemon's reason says the allowed range; printable, as it may quote a name.
+            return StopwatchName.printable(text("reason") ?? "the daemon refused the interval")
+        case VarlinkError.nothingToUndoName:
+            return "nothing to undo: every track, amend and delete of this daemon is already taken back"
         case "io.stopwatchd.InvalidName":
             return StopwatchName.invalidNameMessage(text("name") ?? "")
         case "io.stopwatchd.TooManyStopwatches":

@@ -1,13 +1,13 @@
 import StopwatchProtocol
 
-/// Reads a `History` reply of the exact shape the daemon writes,
-/// `{"parameters":{"intervals":[{"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…},…]}` and
-/// `,"continues":true` before the last `}`, keys in that order, in one pass over its bytes,
-/// without a JSON tree:
+/// Reads a `History` reply of the compact shape the daemon writes,
+/// `{"parameters":{"intervals":[{"id":…,"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…,"note":…,"device":…},…]}`
+/// and `,"continues":true` before the last `}` (an interval's keys in any order, no
+/// spaces), in one pass over its bytes, without a JSON tree:
 /// `swctl report` over a million intervals spent most of its time building and reading
 /// ten thousand dictionaries per reply.
 ///
-/// Anything else (an error reply, other spacing, keys or order, an escape in a name, a number that
+/// Anything else (an error reply, other spacing or keys, an escape in a string, a number that
 /// is not a plain integer) gives nil, and the caller reads the reply with the full
 /// `JSONParser`: the same intervals, or the same error, as before.
 enum HistoryReplyScanner {
@@ -46,24 +46,64 @@ enum HistoryReplyScanner {
             return (intervals, continues)
         }
 
-        /// One interval object, its keys in the order the daemon writes them (`end_ms` absent
-        /// for one still counting).
+        /// One interval object: `id`, `name`, `start_ms`, `end_ms` (absent for one still
+        /// counting), `elapsed_ms`, `note` and `device`, in any order, each at most once
+        /// (`name`, `start_ms` and `elapsed_ms` required, as `Interval(json:)` requires them).
+        /// Any other key gives nil: the slow path knows what to do with it.
         mutating func object() -> Interval? {
-            guard literal(#"{"name":"#), let range = plainString(),
-                let name = String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self),
-                literal(#","start_ms":"#), let start = integer()
-            else { return nil }
+            guard literal("{") else { return nil }
+            var id: String?
+            var name: String?
+            var start: Int64?
             var end: Int64?
-            if literal(#","end_ms":"#) {
-                guard let value = integer() else { return nil }
-                end = value
+            var elapsed: Int64?
+            var note: String?
+            var device: String?
+            var first = true
+            while !literal("}") {
+                guard first || literal(","), index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+                first = false
+                // Dispatched on the key's first letter, then checked whole: one comparison
+                // per key, not one per key known.
+                guard index + 1 < bytes.count else { return nil }
+                switch bytes[index + 1] {
+                case UInt8(ascii: "i"):
+                    guard id == nil, literal(#""id":"#), let value = string() else { return nil }
+                    id = value
+                case UInt8(ascii: "n") where literal(#""name":"#):
+                    guard name == nil, let value = string() else { return nil }
+                    name = value
+                case UInt8(ascii: "n"):
+                    guard note == nil, literal(#""note":"#), let value = string() else { return nil }
+                    note = value
+                case UInt8(ascii: "s"):
+                    guard start == nil, literal(#""start_ms":"#), let value = integer() else { return nil }
+                    start = value
+                case UInt8(ascii: "e") where literal(#""end_ms":"#):
+                    guard end == nil, let value = integer() else { return nil }
+                    end = value
+                case UInt8(ascii: "e"):
+                    guard elapsed == nil, literal(#""elapsed_ms":"#), let value = integer() else { return nil }
+                    elapsed = value
+                case UInt8(ascii: "d"):
+                    guard device == nil, literal(#""device":"#), let value = string() else { return nil }
+                    device = value
+                default:
+                    return nil
+                }
             }
-            guard literal(#","elapsed_ms":"#), let elapsed = integer(), literal("}") else { return nil }
+            guard let name, let start, let elapsed else { return nil }
             // The ranges `Interval(json:)` checks.
             let latest = Interval.latestMs
             guard (0...latest).contains(start), (0...latest).contains(elapsed) else { return nil }
             if let end, !(start...latest).contains(end) { return nil }
-            return Interval(name: name, startMs: start, endMs: end, elapsedMs: elapsed)
+            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note, device: device ?? "")
+        }
+
+        /// A string without escapes or control characters, valid UTF-8.
+        mutating func string() -> String? {
+            guard let range = plainString() else { return nil }
+            return String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
 
         /// Whether the bytes at `index` are `text` (then passed).
