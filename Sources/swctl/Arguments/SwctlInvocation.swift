@@ -160,6 +160,24 @@ package struct SwctlInvocation: Equatable, Sendable {
                 }
                 options.grouping = value
             case "--csv": options.csv = true
+            case "--at", "--start", "--end":
+                let text = try value()
+                guard let when = When(text) else {
+                    throw UsageError("\(name) takes \(When.forms); not '\(StopwatchName.printable(text))'")
+                }
+                switch name {
+                case "--at": options.at = when
+                case "--start": options.start = when
+                default: options.end = when
+                }
+            case "--note":
+                let text = try value()
+                guard IntervalNote.isValid(text) else { throw UsageError("--note takes \(IntervalNote.rule)") }
+                options.note = text
+            case "--name":
+                let text = try value()
+                guard StopwatchName.isValid(text) else { throw UsageError(StopwatchName.invalidNameMessage(text)) }
+                options.newName = text
             case "--":
                 words.append(contentsOf: reader.rest())
             default:
