@@ -135,6 +135,29 @@ struct IntervalNumberingTests {
         }
     }
 
+    @Test("one reading numbers the rows it kept as the second reading would; past keptRows it keeps none")
+    func keptRows() throws {
+        for (name, until) in [(nil, nil), ("tea", nil), (nil, Self.now - 35 * Self.day), ("work", Self.now - 35 * Self.day)] as [(String?, Int64?)] {
+            let numbering = LogNumbering(name: name, until: until)
+            var survey = LogNumbering.Survey()
+            numbering.survey(Array(Self.history[..<4]), into: &survey)
+            numbering.survey(Array(Self.history[4...]), into: &survey)
+            let kept = try #require(survey.numberedRows)
+            let twice = numbers(name: name, until: until, Self.history).rows
+            #expect(kept.map(\.interval.id) == twice.map(\.0))
+            #expect(kept.map(\.number) == twice.map(\.1))
+        }
+        let numbering = LogNumbering(name: nil, until: nil)
+        var few = LogNumbering.Survey(keptRows: 10)
+        numbering.survey(Self.history, into: &few)
+        #expect(few.numberedRows == nil)
+        #expect(few.ended == 10)
+        #expect(few.shown == 11)
+        var enough = LogNumbering.Survey(keptRows: 11)
+        numbering.survey(Self.history, into: &enough)
+        #expect(enough.numberedRows?.count == 11)
+    }
+
     @Test("log shows the device column only when more than one device appears, and NOTE only with a note")
     func logColumns() {
         var history = Self.history

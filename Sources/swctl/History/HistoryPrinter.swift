@@ -17,7 +17,7 @@ struct HistoryPrinter {
         guard format == .text else {
             let stream = try client.history(name, since: bounds.since, until: bounds.until)
             defer { stream.close() }
-            try log(stream)
+            try intervals(stream, json: format == .json)
             return
         }
         let numbering = LogNumbering(name: name, until: bounds.until)
@@ -27,6 +27,11 @@ struct HistoryPrinter {
         first.close()
         guard survey.shown > 0 else { return }
         let layout = survey.layout
+        if let rows = survey.numberedRows {
+            // All kept: one reading was enough.
+            Output.write(([LogText.header(layout)] + rows.map { LogText.row($0.interval, number: $0.number, layout: layout) }).map { $0 + "\n" }.joined())
+            return
+        }
         var counter = LogNumbering.Counter(ended: survey.ended)
         let rows = try client.history(nil, since: bounds.since)
         defer { rows.close() }
@@ -73,9 +78,9 @@ struct HistoryPrinter {
         return instant
     }
 
-    private func log(_ stream: HistoryStream) throws(ClientError) {
-        switch format {
-        case .json:
+    /// `log --json` (`json`) or `log --csv`: the intervals as they come, without numbers.
+    private func intervals(_ stream: HistoryStream, json: Bool) throws(ClientError) {
+        if json {
             // One array, written a batch at a time: `[`, the objects, `]`; begun only once the
             // daemon has answered, so that a refusal leaves no half array on standard output.
             var first = true
@@ -91,7 +96,7 @@ struct HistoryPrinter {
                 pending = try stream.next()
             }
             Output.line(first ? "]" : "\n]")
-        case .csv:
+        } else {
             // The header too waits for the daemon's first answer.
             var pending = try stream.next()
             Output.line(LogText.csvHeader)
@@ -100,9 +105,6 @@ struct HistoryPrinter {
                 guard !batch.isEmpty else { continue }
                 Output.write(batch.map { LogText.csv($0) + "\n" }.joined())
             }
-        case .text:
-            // `log(_:)` prints the table itself, numbered.
-            break
         }
     }
 

@@ -3,11 +3,13 @@ import StopwatchProtocol
 /// How `swctl log` numbers its rows (SPEC §5): each ended interval shown gets the `@N` that
 /// `amend`, `delete` and `LatestIntervalSearch` resolve it by, counted from the end of all
 /// ended intervals, whatever `NAME` or `--until` narrow the table to. So the table reads the
-/// unfiltered history from `--since` on (which holds every interval that ended after it)
-/// twice: a survey that counts the ended ones and measures the columns of those shown, then
-/// the rows, numbered from that count down. Filtering is done here, as the daemon would do it
-/// (`shows`), not by the daemon: with a filter the numbers would count only what it kept.
-/// Intervals still counting get no number: `@N` names ended ones only.
+/// unfiltered history from `--since` on (which holds every interval that ended after it): a
+/// survey counts the ended ones, measures the columns of those shown and keeps them, up to
+/// `Survey.keptRows`, with their place among the ended ones; the rows are numbered from
+/// the count down once it is known. A table of more rows than that is read a second time
+/// (`Counter`), so memory does not grow with the history. Filtering is done here, as the
+/// daemon would do it (`shows`), not by the daemon: with a filter the numbers would count
+/// only what it kept. Intervals still counting get no number: `@N` names ended ones only.
 package struct LogNumbering {
     /// The stopwatch shown (nil: all), compared by bytes as the daemon compares names.
     package let name: String?
@@ -39,8 +41,24 @@ package struct LogNumbering {
         /// The first device seen, and whether another was.
         var device: String?
         var devices = false
+        /// The rows shown so far, each with its place among the ended intervals (1: the
+        /// first read; nil for one still counting); nil once there were more than `keptRows`.
+        package internal(set) var rows: [(interval: Interval, place: Int?)]? = []
+        /// The most rows kept for one reading.
+        package let keptRows: Int
 
-        package init() {}
+        package init(keptRows: Int = 10_000) {
+            self.keptRows = keptRows
+        }
+
+        package static func == (lhs: Survey, rhs: Survey) -> Bool {
+            lhs.ended == rhs.ended && lhs.shown == rhs.shown && lhs.layout == rhs.layout
+        }
+
+        /// The rows kept with their `@N`, when all of them were kept; nil otherwise.
+        package var numberedRows: [(interval: Interval, number: Int?)]? {
+            rows.map { rows in rows.map { ($0.interval, $0.place.map { ended - $0 + 1 }) } }
+        }
 
         /// The table's columns: the `@N` column as wide as the largest number.
         package var layout: LogText.Layout {
@@ -56,6 +74,13 @@ package struct LogNumbering {
             if interval.endMs != nil { survey.ended += 1 }
             guard shows(interval) else { continue }
             survey.shown += 1
+            if survey.rows != nil {
+                if survey.shown > survey.keptRows {
+                    survey.rows = nil
+                } else {
+                    survey.rows?.append((interval, interval.endMs == nil ? nil : survey.ended))
+                }
+            }
             survey.nameWidth = max(survey.nameWidth, LogText.width(interval.name))
             survey.deviceWidth = max(survey.deviceWidth, LogText.width(interval.device))
             if interval.note != nil { survey.notes = true }
