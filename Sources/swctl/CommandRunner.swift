@@ -42,7 +42,9 @@ struct CommandRunner {
         case .start(let name, let at, let note): show(try client.start(name, at: at.map { instant($0, "--at") }, note: note))
         case .stop(let name, let at): show(try client.stop(name, at: at.map { instant($0, "--at") }))
         case .toggle(let name, let at, let note): show(try client.toggle(name, at: at.map { instant($0, "--at") }, note: note))
-        case .skipSleep(let name, let off): show(try client.setCountsSleep(name, off))
+        case .skipSleep(let name, let off):
+            // `skip-sleep` is counts_sleep false; its `--off`, true again.
+            show(try client.setCountsSleep(name, off))
         case .reset(let name): show(try client.reset(name))
         case .lap(let name): show(try client.lap(name))
         case .status(let name): show(try client.get(name))
