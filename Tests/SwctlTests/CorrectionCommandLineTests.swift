@@ -55,6 +55,25 @@ struct CorrectionCommandLineTests {
         #expect(Self.usageError(arguments) == message)
     }
 
+    @Test("an argument that is not UTF-8 (a note in Latin-1) is a usage error, not a note with U+FFFD in it")
+    func invalidUTF8() {
+        func check(_ arguments: [[UInt8]]) -> String? {
+            var buffers: [UnsafeBufferPointer<UInt8>] = []
+            let copies = arguments.map { bytes in
+                let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, bytes.count))
+                _ = copy.initialize(from: bytes)
+                buffers.append(UnsafeBufferPointer(start: copy.baseAddress, count: bytes.count))
+                return copy
+            }
+            defer { copies.forEach { $0.deallocate() } }
+            return SwctlInvocation.checkEncoding(buffers)?.message
+        }
+        #expect(check([Array("start".utf8), Array("--note".utf8), [0x63, 0x61, 0x66, 0xE9]]) == "argument 3 is not valid UTF-8; names and notes are text in UTF-8")
+        #expect(check([Array("start".utf8), Array("--note".utf8), Array("café".utf8)]) == nil)
+        #expect(check([Array("track".utf8), [0xC3]]) == "argument 2 is not valid UTF-8; names and notes are text in UTF-8")
+        #expect(check([[]]) == nil)
+    }
+
     @Test("track NAME FROM TO [--note]")
     func track() throws {
         #expect(try Self.command(["track", "work", "09:00", "12:30", "--note", "review"]) == .track(name: "work", from: .clock(hour: 9, minute: 0), to: .clock(hour: 12, minute: 30), note: "review"))

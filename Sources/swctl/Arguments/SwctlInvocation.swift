@@ -121,6 +121,17 @@ package struct SwctlInvocation: Equatable, Sendable {
         (or ssh failed), 70 protocol error, 77 permission denied, 124 wait timed out.
         """
 
+    /// A usage error for the first argument that is not valid UTF-8 (`arguments`: as the
+    /// kernel gave them, without the program name), nil when all are. `CommandLine.arguments`
+    /// would have replaced its bad bytes with U+FFFD, so that a note or a name would reach the
+    /// daemon, and the history, other than as typed.
+    package static func checkEncoding(_ arguments: [UnsafeBufferPointer<UInt8>]) -> UsageError? {
+        for (index, bytes) in arguments.enumerated() where String(validating: bytes, as: UTF8.self) == nil {
+            return UsageError("argument \(index + 1) is not valid UTF-8; names and notes are text in UTF-8")
+        }
+        return nil
+    }
+
     /// Reads the arguments (without the program name). Options may come before or after
     /// the command.
     package static func parse(_ arguments: [String]) throws(UsageError) -> Action {
