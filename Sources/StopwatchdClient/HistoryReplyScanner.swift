@@ -13,19 +13,27 @@ import StopwatchProtocol
 enum HistoryReplyScanner {
     /// The intervals and whether more replies follow, or nil when the reply is not of the
     /// plain shape or an interval is out of range (the slow path then says why).
-    static func scan(_ message: [UInt8]) -> (intervals: [Interval], continues: Bool)? {
+    /// `details` false: the intervals' id, note and device are checked but not kept (left
+    /// empty and nil), for a reader that adds up times (`swctl report`) and need not pay
+    /// for a string each per interval.
+    static func scan(_ message: [UInt8], details: Bool = true) -> (intervals: [Interval], continues: Bool)? {
         message.withUnsafeBytes { bytes in
-            var scanner = Scanner(bytes: bytes)
+            var scanner = Scanner(bytes: bytes, details: details)
             return scanner.reply()
         }
     }
 
     private struct Scanner {
         let bytes: UnsafeRawBufferPointer
+        let details: Bool
         var index = 0
+        /// The device of the interval before: intervals of one device in a row share it
+        /// rather than each making the same string.
+        var lastDevice = ""
 
-        init(bytes: UnsafeRawBufferPointer) {
+        init(bytes: UnsafeRawBufferPointer, details: Bool) {
             self.bytes = bytes
+            self.details = details
         }
 
         mutating func reply() -> (intervals: [Interval], continues: Bool)? {
@@ -68,13 +76,13 @@ enum HistoryReplyScanner {
                 guard index + 1 < bytes.count else { return nil }
                 switch bytes[index + 1] {
                 case UInt8(ascii: "i"):
-                    guard id == nil, literal(#""id":"#), let value = string() else { return nil }
+                    guard id == nil, literal(#""id":"#), let value = detail() else { return nil }
                     id = value
                 case UInt8(ascii: "n") where literal(#""name":"#):
                     guard name == nil, let value = string() else { return nil }
                     name = value
                 case UInt8(ascii: "n"):
-                    guard note == nil, literal(#""note":"#), let value = string() else { return nil }
+                    guard note == nil, literal(#""note":"#), let value = detail() else { return nil }
                     note = value
                 case UInt8(ascii: "s"):
                     guard start == nil, literal(#""start_ms":"#), let value = integer() else { return nil }
@@ -86,8 +94,18 @@ enum HistoryReplyScanner {
                     guard elapsed == nil, literal(#""elapsed_ms":"#), let value = integer() else { return nil }
                     elapsed = value
                 case UInt8(ascii: "d"):
-                    guard device == nil, literal(#""device":"#), let value = string() else { return nil }
-                    device = value
+                    guard device == nil, literal(#""device":"#), let range = plainString() else { return nil }
+                    let raw = UnsafeRawBufferPointer(rebasing: bytes[range])
+                    if lastDevice.utf8.elementsEqual(raw) {
+                        device = lastDevice
+                    } else if details {
+                        guard let value = String(validating: raw, as: UTF8.self) else { return nil }
+                        lastDevice = value
+                        device = value
+                    } else {
+                        guard Self.isValidUTF8(raw) else { return nil }
+                        device = ""
+                    }
                 default:
                     return nil
                 }
@@ -97,7 +115,24 @@ enum HistoryReplyScanner {
             let latest = Interval.latestMs
             guard (0...latest).contains(start), (0...latest).contains(elapsed) else { return nil }
             if let end, !(start...latest).contains(end) { return nil }
-            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note, device: device ?? "")
+            return Interval(
+                id: details ? id ?? "" : "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: details ? note : nil,
+                device: details ? device ?? "" : ""
+            )
+        }
+
+        /// An id or a note: a string as `string()` reads it, made only with `details` (else
+        /// checked and given as ""; the caller drops it).
+        mutating func detail() -> String? {
+            if details { return string() }
+            guard let range = plainString(), Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: bytes[range])) else { return nil }
+            return ""
+        }
+
+        /// Whether `raw` is valid UTF-8, without making a string of it when it is ASCII (an
+        /// id always, a device's name mostly).
+        static func isValidUTF8(_ raw: UnsafeRawBufferPointer) -> Bool {
+            raw.allSatisfy { $0 < 0x80 } || String(validating: raw, as: UTF8.self) != nil
         }
 
         /// A string without escapes or control characters, valid UTF-8.

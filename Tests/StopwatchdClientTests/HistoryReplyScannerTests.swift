@@ -71,6 +71,21 @@ struct HistoryReplyScannerTests {
         #expect(fast.intervals == [Interval(id: "0123456789abcdef", name: "tea", startMs: 1, endMs: 2, elapsedMs: 1, note: "why", device: "desk")])
     }
 
+    @Test("without details: the same names and times, no id, note or device; bad UTF-8 in them still left to the full path")
+    func withoutDetails() throws {
+        let text = #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"why ✓","device":"desk"},{"id":"fedcba9876543210","name":"café","start_ms":3,"elapsed_ms":1,"device":"desk"}]}}"#
+        let full = try #require(HistoryReplyScanner.scan(Array(text.utf8)))
+        let bare = try #require(HistoryReplyScanner.scan(Array(text.utf8), details: false))
+        #expect(full.intervals.map(\.device) == ["desk", "desk"])
+        #expect(bare.intervals == full.intervals.map { Interval(name: $0.name, startMs: $0.startMs, endMs: $0.endMs, elapsedMs: $0.elapsedMs) })
+        for field in ["note", "device", "id"] {
+            let bytes = Array(#"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,""#.utf8) + Array(field.utf8)
+                + Array(#"":"a"#.utf8) + [0xFF] + Array(#""}]}}"#.utf8)
+            #expect(HistoryReplyScanner.scan(bytes, details: false) == nil, "\(field)")
+            #expect(HistoryReplyScanner.scan(bytes) == nil, "\(field)")
+        }
+    }
+
     @Test("a name that is not UTF-8 is left to the full path")
     func invalidUTF8() {
         let bytes = Array(#"{"parameters":{"intervals":[{"name":""#.utf8) + [0xFF] + Array(#"","start_ms":1,"end_ms":2,"elapsed_ms":1}]}}"#.utf8)

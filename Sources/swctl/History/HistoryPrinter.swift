@@ -54,6 +54,8 @@ struct HistoryPrinter {
         let bounds = try resolvedRange()
         let stream = try client.history(nil, since: bounds.since, until: bounds.until)
         defer { stream.close() }
+        // Totals need no ids, notes or devices.
+        stream.details = false
         try report(stream, byDay: grouping == .day, since: bounds.since, until: bounds.until, now: bounds.now)
     }
 
