@@ -121,7 +121,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             // The daemon's reason says the allowed range; printable, as it may quote a name.
             return StopwatchName.printable(text("reason") ?? "the daemon refused the interval")
         case VarlinkError.nothingToUndoName:
-            return "nothing to undo: every track, amend and delete of this daemon is already taken back"
+            return "nothing to undo: no track, amend or delete made here is left to take back"
         case "io.stopwatchd.InvalidName":
             return StopwatchName.invalidNameMessage(text("name") ?? "")
         case "io.stopwatchd.TooManyStopwatches":
