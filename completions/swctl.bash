@@ -154,12 +154,12 @@ _swctl()
             _swctl_reply -W "name day"
             return
             ;;
-        --since | --until)
+        --since | --until | --at | --start | --end)
             _swctl_reply -W "now today yesterday monday tuesday wednesday thursday friday saturday sunday"
             return
             ;;
-        # A duration: nothing to offer.
-        --timeout) return ;;
+        # A duration, a note or amend's new name: nothing to offer.
+        --timeout | --note | --name) return ;;
     esac
 
     # What the line already has. Options may come before or after the command.
@@ -200,7 +200,7 @@ _swctl()
                 timeout=1
                 ;;
             --timeout=*) timeout=1 ;;
-            --since | --until | --by) i=$((i + 1)) ;;
+            --since | --until | --by | --at | --note | --name | --start | --end) i=$((i + 1)) ;;
         esac
     done
 
@@ -214,15 +214,21 @@ _swctl()
         [[ $command == wait ]] && ((!timeout)) && options+=" --timeout"
         [[ $command == log || $command == report ]] && options+=" --since --until --csv"
         [[ $command == report ]] && options+=" --by"
+        [[ $command == start || $command == stop || $command == toggle ]] && options+=" --at"
+        [[ $command == start || $command == toggle || $command == track || $command == amend ]] && options+=" --note"
+        [[ $command == amend ]] && options+=" --name --start --end"
+        [[ $command == skip-sleep ]] && ((!timer_option)) && options+=" --off"
         _swctl_reply -W "$options"
     elif [[ -z $command ]]; then
-        _swctl_reply -W "start stop toggle reset lap status list remove timer wait watch log report bridge"
+        _swctl_reply -W "start stop toggle reset lap status list remove timer skip-sleep wait watch log report track amend delete undo bridge"
     elif ((names == 0)); then
         # timer's first word may be a NAME or the DURATION: names are offered all the same.
         case $command in
-            start | stop | toggle | reset | lap | status | remove | timer | wait | watch | log)
+            start | stop | toggle | reset | lap | status | remove | timer | skip-sleep | wait | watch | log | track)
                 _swctl_name_reply "$(_swctl_tilde "${words[0]}")" "${socket[@]}"
                 ;;
+            # INTERVAL: ids are not completed (they are read off 'swctl log'); @1 is the latest.
+            amend | delete) _swctl_reply -W "@1" ;;
         esac
     fi
 }

@@ -10,7 +10,7 @@ function __swctl_args
     for w in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
-        else if contains -- $w --socket --host --format -f --for --timeout --since --until --by
+        else if contains -- $w --socket --host --format -f --for --timeout --since --until --by --at --note --name --start --end
             set skip 1
         else if not string match -q -- '-*' $w
             echo $w
@@ -45,7 +45,21 @@ end
 function __swctl_needs_name
     set -l args (__swctl_args); or return
     test (count $args) -eq 1
-    and contains -- $args[1] start stop toggle reset lap status remove timer wait watch log
+    and contains -- $args[1] start stop toggle reset lap status remove timer skip-sleep wait watch log track
+end
+
+# True for amend or delete without an INTERVAL yet.
+function __swctl_needs_interval
+    set -l args (__swctl_args); or return
+    test (count $args) -eq 1
+    and contains -- $args[1] amend delete
+end
+
+# True for a command among $argv, and for the value of the option being typed (fish asks
+# the option's condition for its value too).
+function __swctl_command_in
+    set -l args (__swctl_args); or return 0
+    contains -- "$args[1]" $argv
 end
 
 # True for a command that is $argv[1], and the cursor not on an option's value.
@@ -116,12 +130,19 @@ complete -c swctl -n __swctl_needs_command -a status -d 'show a stopwatch'
 complete -c swctl -n __swctl_needs_command -a list -d 'show all stopwatches'
 complete -c swctl -n __swctl_needs_command -a remove -d 'delete a stopwatch'
 complete -c swctl -n __swctl_needs_command -a timer -d 'start a countdown, or set or clear a target'
+complete -c swctl -n __swctl_needs_command -a skip-sleep -d 'count only time awake, not time in suspend'
 complete -c swctl -n __swctl_needs_command -a wait -d 'block until a countdown expires, it stops, or it changes'
 complete -c swctl -n __swctl_needs_command -a watch -d 'print each update'
 complete -c swctl -n __swctl_needs_command -a log -d 'print the counting intervals'
 complete -c swctl -n __swctl_needs_command -a report -d 'time per name, or per day and name'
+complete -c swctl -n __swctl_needs_command -a track -d 'add an interval to the history'
+complete -c swctl -n __swctl_needs_command -a amend -d 'correct an ended interval'
+complete -c swctl -n __swctl_needs_command -a delete -d 'remove an ended interval from the history'
+complete -c swctl -n __swctl_needs_command -a undo -d 'take back the latest track, amend or delete'
 complete -c swctl -n __swctl_needs_command -a bridge -d 'relay standard input and output to the daemon (ssh HOST swctl bridge)'
 complete -c swctl -n __swctl_needs_name -a '(__swctl_names)' -d stopwatch
+# INTERVAL: ids are not completed (they are read off 'swctl log'); @1 is the latest.
+complete -c swctl -n __swctl_needs_interval -a @1 -d 'the latest ended interval'
 
 # Only one of --socket, --user, --system and --host.
 complete -c swctl -n 'not __swctl_socket_option' -l socket -r -F -d "the daemon's socket"
@@ -132,7 +153,7 @@ complete -c swctl -n 'not __fish_contains_opt json' -l json -d 'print the stopwa
 complete -c swctl -s h -l help -d 'show the help'
 complete -c swctl -l version -d 'show the version'
 complete -c swctl -n __swctl_format_wanted -s f -l format -x -a 'plain json waybar i3blocks polybar' \
-    -d 'output format, or a TEMPLATE using {name} {state} {elapsed} {elapsed_ms} {laps} {last_lap} {remaining} {target}'
+    -d 'output format, or a TEMPLATE using {name} {state} {elapsed} {elapsed_ms} {laps} {last_lap} {remaining} {target} {note}'
 complete -c swctl -n __swctl_timer_option_wanted -l keep -d 'set the target and count on (a reminder)'
 complete -c swctl -n __swctl_timer_option_wanted -l off -d 'make it a plain stopwatch again'
 complete -c swctl -n '__swctl_wait_option_wanted --for' -l for -x -a 'expired stop change' -d 'what to wait for'
@@ -141,6 +162,13 @@ complete -c swctl -n '__swctl_history_option_wanted' -l until -x -a 'now today y
 complete -c swctl -n '__swctl_history_option_wanted' -l csv -d 'CSV with a header row'
 complete -c swctl -n '__swctl_history_option_wanted report' -l by -x -a 'name day' -d 'totals per name or per day and name'
 complete -c swctl -n '__swctl_wait_option_wanted --timeout' -l timeout -x -d 'give up after DURATION (exit 124)'
+set -l __swctl_when 'now today yesterday monday tuesday wednesday thursday friday saturday sunday'
+complete -c swctl -n '__swctl_command_in start stop toggle' -l at -x -a $__swctl_when -d 'it happened then (09:05, 10m)'
+complete -c swctl -n '__swctl_command_in start toggle track amend' -l note -x -d "the interval's note"
+complete -c swctl -n '__swctl_command_in amend' -l name -x -a '(__swctl_names)' -d "the interval's new name"
+complete -c swctl -n '__swctl_command_in amend' -l start -x -a $__swctl_when -d "the interval's new start"
+complete -c swctl -n '__swctl_command_in amend' -l end -x -a $__swctl_when -d "the interval's new end"
+complete -c swctl -n '__swctl_command_in skip-sleep' -l off -d 'count time in suspend again'
 
 complete -c stopwatchd -f
 complete -c stopwatchd -l socket -r -F -d 'socket to listen on'

@@ -87,6 +87,11 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         "no stopwatchd at \(path) (\(reason)); start one with \(start), or pick another with --socket"
     }
 
+    /// The methods of the latest release, which a daemon of an earlier one does not know.
+    private static let newerMethods: Set<String> = [
+        "io.stopwatchd.SetCountsSleep", "io.stopwatchd.Track", "io.stopwatchd.Amend", "io.stopwatchd.Delete", "io.stopwatchd.Undo",
+    ]
+
     private static func explain(_ error: VarlinkError) -> String {
         let text: (String) -> String? = { key in
             if case .string(let value)? = error.parameters[key] { value } else { nil }
@@ -106,6 +111,17 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             // A newcomer meets the default name first, in a bare `swctl stop`, never having named it.
             let starting = name == StopwatchName.defaultName ? "; 'swctl start' makes it" : ""
             return "there is no stopwatch '\(StopwatchName.printable(name))' (see 'swctl list')\(starting)"
+        case "org.varlink.service.MethodNotFound" where newerMethods.contains(text("method") ?? ""):
+            // A daemon of an earlier release than this client: said as such, not as a fault.
+            let method = text("method")?.split(separator: ".").last.map(String.init) ?? ""
+            return "this stopwatchd is too old for \(method); upgrade it"
+        case VarlinkError.noSuchIntervalName:
+            return "there is no interval '\(StopwatchName.printable(text("id") ?? ""))' (see 'swctl log')"
+        case VarlinkError.invalidIntervalName:
+            // The daemon's reason says the allowed range; printable, as it may quote a name.
+            return StopwatchName.printable(text("reason") ?? "the daemon refused the interval")
+        case VarlinkError.nothingToUndoName:
+            return "nothing to undo: no track, amend or delete made here is left to take back"
         case "io.stopwatchd.InvalidName":
             return StopwatchName.invalidNameMessage(text("name") ?? "")
         case "io.stopwatchd.TooManyStopwatches":

@@ -1,31 +1,39 @@
 import StopwatchProtocol
 
-/// Reads a `History` reply of the exact shape the daemon writes,
-/// `{"parameters":{"intervals":[{"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…},…]}` and
-/// `,"continues":true` before the last `}`, keys in that order, in one pass over its bytes,
-/// without a JSON tree:
+/// Reads a `History` reply of the compact shape the daemon writes,
+/// `{"parameters":{"intervals":[{"id":…,"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…,"note":…,"device":…},…]}`
+/// and `,"continues":true` before the last `}` (an interval's keys in any order, no
+/// spaces), in one pass over its bytes, without a JSON tree:
 /// `swctl report` over a million intervals spent most of its time building and reading
 /// ten thousand dictionaries per reply.
 ///
-/// Anything else (an error reply, other spacing, keys or order, an escape in a name, a number that
+/// Anything else (an error reply, other spacing or keys, an escape in a string, a number that
 /// is not a plain integer) gives nil, and the caller reads the reply with the full
 /// `JSONParser`: the same intervals, or the same error, as before.
 enum HistoryReplyScanner {
     /// The intervals and whether more replies follow, or nil when the reply is not of the
     /// plain shape or an interval is out of range (the slow path then says why).
-    static func scan(_ message: [UInt8]) -> (intervals: [Interval], continues: Bool)? {
+    /// `details` false: the intervals' id, note and device are checked but not kept (left
+    /// empty and nil), for a reader that adds up times (`swctl report`) and need not pay
+    /// for a string each per interval.
+    static func scan(_ message: [UInt8], details: Bool = true) -> (intervals: [Interval], continues: Bool)? {
         message.withUnsafeBytes { bytes in
-            var scanner = Scanner(bytes: bytes)
+            var scanner = Scanner(bytes: bytes, details: details)
             return scanner.reply()
         }
     }
 
     private struct Scanner {
         let bytes: UnsafeRawBufferPointer
+        let details: Bool
         var index = 0
+        /// The device of the interval before: intervals of one device in a row share it
+        /// rather than each making the same string.
+        var lastDevice = ""
 
-        init(bytes: UnsafeRawBufferPointer) {
+        init(bytes: UnsafeRawBufferPointer, details: Bool) {
             self.bytes = bytes
+            self.details = details
         }
 
         mutating func reply() -> (intervals: [Interval], continues: Bool)? {
@@ -46,24 +54,91 @@ enum HistoryReplyScanner {
             return (intervals, continues)
         }
 
-        /// One interval object, its keys in the order the daemon writes them (`end_ms` absent
-        /// for one still counting).
+        /// One interval object: `id`, `name`, `start_ms`, `end_ms` (absent for one still
+        /// counting), `elapsed_ms`, `note` and `device`, in any order, each at most once
+        /// (`name`, `start_ms` and `elapsed_ms` required, as `Interval(json:)` requires them).
+        /// Any other key gives nil: the slow path knows what to do with it.
         mutating func object() -> Interval? {
-            guard literal(#"{"name":"#), let range = plainString(),
-                let name = String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self),
-                literal(#","start_ms":"#), let start = integer()
-            else { return nil }
+            guard literal("{") else { return nil }
+            var id: String?
+            var name: String?
+            var start: Int64?
             var end: Int64?
-            if literal(#","end_ms":"#) {
-                guard let value = integer() else { return nil }
-                end = value
+            var elapsed: Int64?
+            var note: String?
+            var device: String?
+            var first = true
+            while !literal("}") {
+                guard first || literal(","), index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+                first = false
+                // Dispatched on the key's first letter, then checked whole: one comparison
+                // per key, not one per key known.
+                guard index + 1 < bytes.count else { return nil }
+                switch bytes[index + 1] {
+                case UInt8(ascii: "i"):
+                    guard id == nil, literal(#""id":"#), let value = detail() else { return nil }
+                    id = value
+                case UInt8(ascii: "n") where literal(#""name":"#):
+                    guard name == nil, let value = string() else { return nil }
+                    name = value
+                case UInt8(ascii: "n"):
+                    guard note == nil, literal(#""note":"#), let value = detail() else { return nil }
+                    note = value
+                case UInt8(ascii: "s"):
+                    guard start == nil, literal(#""start_ms":"#), let value = integer() else { return nil }
+                    start = value
+                case UInt8(ascii: "e") where literal(#""end_ms":"#):
+                    guard end == nil, let value = integer() else { return nil }
+                    end = value
+                case UInt8(ascii: "e"):
+                    guard elapsed == nil, literal(#""elapsed_ms":"#), let value = integer() else { return nil }
+                    elapsed = value
+                case UInt8(ascii: "d"):
+                    guard device == nil, literal(#""device":"#), let range = plainString() else { return nil }
+                    let raw = UnsafeRawBufferPointer(rebasing: bytes[range])
+                    if lastDevice.utf8.elementsEqual(raw) {
+                        device = lastDevice
+                    } else if details {
+                        guard let value = String(validating: raw, as: UTF8.self) else { return nil }
+                        lastDevice = value
+                        device = value
+                    } else {
+                        guard Self.isValidUTF8(raw) else { return nil }
+                        device = ""
+                    }
+                default:
+                    return nil
+                }
             }
-            guard literal(#","elapsed_ms":"#), let elapsed = integer(), literal("}") else { return nil }
+            guard let name, let start, let elapsed else { return nil }
             // The ranges `Interval(json:)` checks.
             let latest = Interval.latestMs
             guard (0...latest).contains(start), (0...latest).contains(elapsed) else { return nil }
             if let end, !(start...latest).contains(end) { return nil }
-            return Interval(name: name, startMs: start, endMs: end, elapsedMs: elapsed)
+            return Interval(
+                id: details ? id ?? "" : "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: details ? note : nil,
+                device: details ? device ?? "" : ""
+            )
+        }
+
+        /// An id or a note: a string as `string()` reads it, made only with `details` (else
+        /// checked and given as ""; the caller drops it).
+        mutating func detail() -> String? {
+            if details { return string() }
+            guard let range = plainString(), Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: bytes[range])) else { return nil }
+            return ""
+        }
+
+        /// Whether `raw` is valid UTF-8, without making a string of it when it is ASCII (an
+        /// id always, a device's name mostly).
+        static func isValidUTF8(_ raw: UnsafeRawBufferPointer) -> Bool {
+            raw.allSatisfy { $0 < 0x80 } || String(validating: raw, as: UTF8.self) != nil
+        }
+
+        /// A string without escapes or control characters, valid UTF-8.
+        mutating func string() -> String? {
+            guard let range = plainString() else { return nil }
+            return String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
 
         /// Whether the bytes at `index` are `text` (then passed).

@@ -9,6 +9,9 @@ import Varlink
 public final class HistoryStream {
     private let connection: VarlinkConnection
     private var finished = false
+    /// false: the intervals come without their id, note and device (empty), which costs a
+    /// reader that only adds up times (`swctl report`) a string less each.
+    package var details = true
 
     package init(connection: VarlinkConnection) {
         self.connection = connection
@@ -21,7 +24,7 @@ public final class HistoryStream {
         guard !finished else { return nil }
         do {
             let message = try connection.receiveMessage()
-            if let (intervals, continues) = HistoryReplyScanner.scan(message) {
+            if let (intervals, continues) = HistoryReplyScanner.scan(message, details: details) {
                 if !continues { finish() }
                 return intervals
             }

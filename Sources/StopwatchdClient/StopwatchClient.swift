@@ -47,11 +47,29 @@ public struct StopwatchClient: Sendable {
     /// is the daemon's default stopwatch ("default"), here and below. Stop, reset, lap and
     /// remove create nothing: of a name no stopwatch has they are refused
     /// (`io.stopwatchd.NoSuchStopwatch`), so a typo is told.
-    public func start(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Start", name) }
-    /// Pauses a counting stopwatch.
-    public func stop(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Stop", name) }
-    /// Starts when not counting, stops when counting.
-    public func toggle(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Toggle", name) }
+    ///
+    /// `at`: it began at that earlier wall-clock instant (milliseconds since the Unix epoch),
+    /// not now; refused (`io.stopwatchd.InvalidInterval`, with the allowed range) in the
+    /// future or before the stopwatch's latest transition. `note`: what the new interval is
+    /// for (`IntervalNote`'s rule: 1 to 1,024 scalars, no control character).
+    public func start(_ name: String? = nil, at: Int64? = nil, note: String? = nil) throws(ClientError) -> Stopwatch {
+        try command("Start", name, Self.transition(at: at, note: note))
+    }
+    /// Pauses a counting stopwatch; `at`: it ended at that earlier instant (as `start`'s).
+    public func stop(_ name: String? = nil, at: Int64? = nil) throws(ClientError) -> Stopwatch {
+        try command("Stop", name, Self.transition(at: at, note: nil))
+    }
+    /// Starts when not counting, stops when counting; `at` and `note` as `start`'s (a
+    /// note goes with a start only).
+    public func toggle(_ name: String? = nil, at: Int64? = nil, note: String? = nil) throws(ClientError) -> Stopwatch {
+        try command("Toggle", name, Self.transition(at: at, note: note))
+    }
+    /// Whether time in suspend counts (`true`, the default) or only time awake (`false`:
+    /// a time tracker left running over a closed lid reads the time worked); creates the
+    /// stopwatch if needed.
+    public func setCountsSleep(_ name: String? = nil, _ countsSleep: Bool) throws(ClientError) -> Stopwatch {
+        try command("SetCountsSleep", name, ["counts_sleep": .bool(countsSleep)])
+    }
     /// Back to zero, laps cleared; refused (`ClientError.refused`) while counting.
     public func reset(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Reset", name) }
     /// Records a split time; refused unless counting.
@@ -132,6 +150,48 @@ public struct StopwatchClient: Sendable {
         return HistoryStream(connection: connection)
     }
 
+    /// Adds an ended interval of `name` from `start` to `end` (wall clock, milliseconds since
+    /// the epoch) to the history; no stopwatch changes. Refused
+    /// (`io.stopwatchd.InvalidInterval`, saying why) for an end at or before the start or in
+    /// the future, more than 366 days, or an overlap with another interval of `name`.
+    public func track(_ name: String, start: Int64, end: Int64, note: String? = nil) throws(ClientError) -> Interval {
+        var parameters: JSONObject = ["name": .string(name), "start_ms": .int(start), "end_ms": .int(end)]
+        if let note { parameters["note"] = .string(note) }
+        return try intervalCall("Track", parameters)
+    }
+
+    /// Corrects the ended interval `id` (its 16 hex digits, or a unique prefix of 6 or more):
+    /// the fields given change, the others stay, and it keeps its id. Refused as `track`,
+    /// and with `io.stopwatchd.NoSuchInterval` for an id that names none.
+    public func amend(
+        _ id: String, name: String? = nil, start: Int64? = nil, end: Int64? = nil, note: String? = nil
+    ) throws(ClientError) -> Interval {
+        var parameters: JSONObject = ["id": .string(id)]
+        if let name { parameters["name"] = .string(name) }
+        if let start { parameters["start_ms"] = .int(start) }
+        if let end { parameters["end_ms"] = .int(end) }
+        if let note { parameters["note"] = .string(note) }
+        return try intervalCall("Amend", parameters)
+    }
+
+    /// Removes the ended interval `id` (as `amend` names it) from the history; the interval
+    /// as it was.
+    public func delete(_ id: String) throws(ClientError) -> Interval {
+        try intervalCall("Delete", ["id": .string(id)])
+    }
+
+    /// Takes back this daemon's latest `track`, `amend` or `delete` not yet taken back (the
+    /// one before it at the next call): the interval as it is afterwards, and what was
+    /// undone. With nothing left, refused with `io.stopwatchd.NothingToUndo`.
+    public func undo() throws(ClientError) -> (interval: Interval, undone: Correction) {
+        let reply = try call(VarlinkCall(method: "io.stopwatchd.Undo"))
+        let interval = try Self.interval(in: reply, method: "Undo")
+        guard case .string(let word)? = reply["undone"], let undone = Correction(rawValue: word) else {
+            throw .protocolViolation("Undo replied without what it undid (track, amend or delete)")
+        }
+        return (interval, undone)
+    }
+
     /// Calls any method and returns the reply's parameters.
     package func call(_ call: VarlinkCall) throws(ClientError) -> JSONObject {
         let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
@@ -169,6 +229,28 @@ public struct StopwatchClient: Sendable {
                     continuation.finish(throwing: error)
                 }
             }
+        }
+    }
+
+    /// `at_ms` and `note` of Start, Stop and Toggle, those given.
+    private static func transition(at: Int64?, note: String?) -> JSONObject {
+        var parameters: JSONObject = [:]
+        if let at { parameters["at_ms"] = .int(at) }
+        if let note { parameters["note"] = .string(note) }
+        return parameters
+    }
+
+    private func intervalCall(_ method: String, _ parameters: JSONObject) throws(ClientError) -> Interval {
+        try Self.interval(in: call(VarlinkCall(method: "io.stopwatchd.\(method)", parameters: parameters)), method: method)
+    }
+
+    /// The `interval` of a Track, Amend, Delete or Undo reply.
+    static func interval(in reply: JSONObject, method: String) throws(ClientError) -> Interval {
+        guard let item = reply["interval"] else { throw .protocolViolation("\(method) replied without an interval") }
+        do {
+            return try Interval(json: item)
+        } catch {
+            throw .protocolViolation(error.reason)
         }
     }
 

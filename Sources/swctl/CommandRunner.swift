@@ -31,7 +31,7 @@ struct CommandRunner {
     /// create nothing), as the daemon has it.
     private var namedStopwatch: String? {
         switch invocation.command {
-        case .stop(let name), .reset(let name), .lap(let name): name ?? StopwatchName.defaultName
+        case .stop(let name, _), .reset(let name), .lap(let name): name ?? StopwatchName.defaultName
         case .remove(let name): name
         default: nil
         }
@@ -39,9 +39,12 @@ struct CommandRunner {
 
     private func perform() throws(ClientError) {
         switch invocation.command {
-        case .start(let name): show(try client.start(name))
-        case .stop(let name): show(try client.stop(name))
-        case .toggle(let name): show(try client.toggle(name))
+        case .start(let name, let at, let note): show(try client.start(name, at: at.map { instant($0, "--at") }, note: note))
+        case .stop(let name, let at): show(try client.stop(name, at: at.map { instant($0, "--at") }))
+        case .toggle(let name, let at, let note): show(try client.toggle(name, at: at.map { instant($0, "--at") }, note: note))
+        case .skipSleep(let name, let off):
+            // `skip-sleep` is counts_sleep false; its `--off`, true again.
+            show(try client.setCountsSleep(name, off))
         case .reset(let name): show(try client.reset(name))
         case .lap(let name): show(try client.lap(name))
         case .status(let name): show(try client.get(name))
@@ -74,6 +77,24 @@ struct CommandRunner {
             try HistoryPrinter(client: client, range: range, format: format).log(name)
         case .report(let range, let grouping, let format):
             try HistoryPrinter(client: client, range: range, format: format).report(by: grouping)
+        case .track(let name, let from, let to, let note):
+            show(try client.track(name, start: instant(from, "FROM"), end: instant(to, "TO"), note: note), "tracked")
+        case .amend(let reference, let changes):
+            let id = try resolve(reference)
+            let amended = try client.amend(
+                id, name: changes.name, start: changes.start.map { instant($0, "--start") }, end: changes.end.map { instant($0, "--end") },
+                note: changes.note
+            )
+            show(amended, "amended")
+        case .delete(let reference):
+            show(try client.delete(try resolve(reference)), "deleted")
+        case .undo:
+            let (interval, undone) = try client.undo()
+            if invocation.json {
+                Output.line(JSONValue.object(["interval": interval.json, "undone": .string(undone.rawValue)]).text)
+            } else {
+                Output.line(CorrectionText.undone(undone, interval))
+            }
         case .bridge:
             // Bytes both ways, and no calls, to the socket here: `bridge` takes no `--host`,
             // and `$STOPWATCHD_HOST` is not for it (`SwctlInvocation.remoteHost`).
@@ -81,6 +102,44 @@ struct CommandRunner {
                 Diagnostics.fail("swctl: bridge relays to a daemon on this machine", status: 2)
             }
             Bridge(path: path).run()
+        }
+    }
+
+    /// An interval as a correction left it: `verb` and one line, or the `Interval` object.
+    private func show(_ interval: Interval, _ verb: String) {
+        Output.line(invocation.json ? interval.json.text : "\(verb) \(LogText.line(interval))")
+    }
+
+    /// A WHEN as an instant against the wall clock and the time zone now; exits 2 when it
+    /// names one this system cannot represent.
+    private func instant(_ when: When, _ option: String) -> Int64 {
+        LocalTime.reloadZone()
+        guard let instant = when.instant(now: Posix.clockTime(.realtime).milliseconds) else {
+            Diagnostics.fail("swctl: \(option) names a time this system cannot represent (see swctl --help)", status: 2)
+        }
+        return instant
+    }
+
+    /// The id (or prefix) the daemon is to take for `reference`: `@N` found in the history
+    /// now (`LatestIntervalSearch`); refused (exit 1) when there are fewer than N.
+    private func resolve(_ reference: IntervalReference) throws(ClientError) -> String {
+        switch reference {
+        case .id(let id):
+            return id
+        case .latest(let count):
+            let outcome = try LatestIntervalSearch(count: count).run(now: Posix.clockTime(.realtime).milliseconds) { since throws(ClientError) in
+                let stream = try client.history(nil, since: since)
+                return { () throws(ClientError) in try stream.next() }
+            }
+            switch outcome {
+            case .found(let interval):
+                guard !interval.id.isEmpty else {
+                    Diagnostics.fail("swctl: this stopwatchd gives its intervals no ids, so it cannot correct them; upgrade it", status: 1)
+                }
+                return interval.id
+            case .tooFew(let ended):
+                Diagnostics.fail("swctl: \(CorrectionText.tooFew(count, ended: ended))", status: 1)
+            }
         }
     }
 

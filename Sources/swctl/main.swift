@@ -1,3 +1,4 @@
+import Glibc
 import LinuxSystem
 import StopwatchProtocol
 import StopwatchdClient
@@ -11,6 +12,13 @@ CurrentProcess.openStandardDescriptorsOnDevNull()
 Signals.resetInherited()
 Signals.ignoreBrokenPipes()
 let environment = ProcessEnvironment.current
+let rawArguments = (1..<Int(CommandLine.argc)).map { index in
+    CommandLine.unsafeArgv[index].map { UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)) }
+        ?? UnsafeBufferPointer(start: nil, count: 0)
+}
+if let error = SwctlInvocation.checkEncoding(rawArguments) {
+    Diagnostics.fail("swctl: \(error.message) (see swctl --help)", status: 2)
+}
 let action: SwctlInvocation.Action
 do {
     action = try SwctlInvocation.parse(Array(CommandLine.arguments.dropFirst()))

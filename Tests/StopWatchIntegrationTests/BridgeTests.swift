@@ -76,7 +76,7 @@ struct BridgeTests {
         #expect(list.lines.contains { $0.hasPrefix("tea ") } && list.lines.contains { $0.hasPrefix("egg ") }, "\(list.output)")
         let log = try remote(["log", "tea", "--csv"], ssh: ssh)
         #expect(log.status == 0, "\(log.error)")
-        #expect(log.lines.first == "name,start,end,elapsed_ms" && log.lines.count == 2, "\(log.output)")
+        #expect(log.lines.first == "name,start,end,elapsed_ms,id,note" && log.lines.count == 2, "\(log.output)")
         // The daemon's refusal comes through the bridge with its meaning: exit 1, not 69.
         let refused = try remote(["lap", "tea"], ssh: ssh)
         #expect(refused.status == 1 && refused.error.contains("not counting"), "\(refused.error)")

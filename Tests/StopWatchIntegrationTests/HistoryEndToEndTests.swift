@@ -132,7 +132,12 @@ struct HistoryEndToEndTests {
         #expect(clipped.lines == ["name,elapsed_ms", "night,7200000", "late,4500000"])
         // The CSV log in local time with offsets, before and after the change.
         let csv = try swctl(["log", "--csv", "night"], environment: Self.berlin)
-        #expect(csv.lines == ["name,start,end,elapsed_ms", "night,2026-03-28T22:00:00+01:00,2026-03-29T03:00:00+02:00,14400000"])
+        // Then the id (derived from the line, which has none) and no note.
+        try #require(csv.lines.count == 2, "\(csv.output)")
+        #expect(csv.lines[0] == "name,start,end,elapsed_ms,id,note")
+        let fields = csv.lines[1].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        #expect(fields.prefix(4) == ["night", "2026-03-28T22:00:00+01:00", "2026-03-29T03:00:00+02:00", "14400000"], "\(csv.output)")
+        #expect(fields.count == 6 && IntervalID.isValid(fields[4]) && fields[5].isEmpty, "\(csv.output)")
         _ = daemon
     }
 

@@ -128,6 +128,9 @@ struct CommandLineTests {
         #expect(ClientError(refusal: .invalidName("a/b")).description == StopwatchName.invalidNameMessage("a/b"))
         #expect(ClientError(refusal: .tooManyStopwatches(limit: 3)).description.hasPrefix("the daemon already keeps 3 stopwatches"))
         #expect(ClientError(refusal: .methodNotFound("x.Y")).description == #"stopwatchd refused the call: org.varlink.service.MethodNotFound {"method":"x.Y"}"#)
+        // A method of this release that an older daemon lacks: said as such (still exit 70).
+        #expect(ClientError(refusal: .methodNotFound("io.stopwatchd.Undo")).description == "this stopwatchd is too old for Undo; upgrade it")
+        #expect(ClientError(refusal: .methodNotFound("io.stopwatchd.Undo")).exitStatus == 70)
         // A ProtocolError is the daemon's last word before it closes the connection: its
         // reason is the message (a month of the history the daemon cannot read).
         let unreadable = ClientError(refusal: .protocolError("cannot read the history's 2025-02.jsonl (Input/output error)"))

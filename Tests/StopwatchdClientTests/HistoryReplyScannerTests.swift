@@ -26,6 +26,9 @@ struct HistoryReplyScannerTests {
         #"{"parameters":{"intervals":[]}}"#,
         #"{"parameters":{"intervals":[]},"continues":true}"#,
         #"{"parameters":{"intervals":[{"name":"a b","start_ms":253402300799999,"end_ms":253402300799999,"elapsed_ms":253402300799999}]}}"#,
+        #"{"parameters":{"intervals":[{"start_ms":1,"name":"tea","end_ms":2,"elapsed_ms":1}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"fix the parser ✓","device":"desk"},{"id":"fedcba9876543210","name":"tea","start_ms":5,"elapsed_ms":1,"note":"n","device":"desk"}]}}"#,
+        #"{"parameters":{"intervals":[{"device":"laptop","note":"x","elapsed_ms":1,"end_ms":2,"start_ms":1,"name":"tea","id":"0123456789abcdef"}]}}"#,
     ])
     func plain(text: String) throws {
         let fast = try #require(HistoryReplyScanner.scan(Array(text.utf8)))
@@ -37,8 +40,13 @@ struct HistoryReplyScannerTests {
     @Test("anything else is left to the full path", arguments: [
         #"{"error":"io.stopwatchd.TooManyResults","parameters":{"limit":10000}}"#,
         #"{"parameters":{"intervals":[{"name":"t\"ea","start_ms":1,"end_ms":2,"elapsed_ms":1}]}}"#,
-        #"{"parameters":{"intervals":[{"start_ms":1,"name":"tea","end_ms":2,"elapsed_ms":1}]}}"#,
         #"{"parameters": {"intervals":[]}}"#,
+        #"{"parameters":{"intervals":[{"name":"tea","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","start_ms":1,"end_ms":2,"elapsed_ms":1}]}}"#,
+        #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"a\nb"}]}}"#,
+        #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":null}]}}"#,
+        #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"phase":"focus"}]}}"#,
+        #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":7}]}}"#,
         #"{"parameters":{"intervals":[{"name":"tea","start_ms":1.0,"end_ms":2,"elapsed_ms":1}]}}"#,
         #"{"parameters":{"intervals":[{"name":"tea","start_ms":01,"end_ms":2,"elapsed_ms":1}]}}"#,
         #"{"parameters":{"intervals":[{"name":"tea","start_ms":1e3,"end_ms":2000,"elapsed_ms":1}]}}"#,
@@ -54,6 +62,28 @@ struct HistoryReplyScannerTests {
     ])
     func other(text: String) {
         #expect(HistoryReplyScanner.scan(Array(text.utf8)) == nil)
+    }
+
+    @Test("id, note and device are read, not dropped")
+    func newFields() throws {
+        let text = #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"why","device":"desk"}]}}"#
+        let fast = try #require(HistoryReplyScanner.scan(Array(text.utf8)))
+        #expect(fast.intervals == [Interval(id: "0123456789abcdef", name: "tea", startMs: 1, endMs: 2, elapsedMs: 1, note: "why", device: "desk")])
+    }
+
+    @Test("without details: the same names and times, no id, note or device; bad UTF-8 in them still left to the full path")
+    func withoutDetails() throws {
+        let text = #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"why ✓","device":"desk"},{"id":"fedcba9876543210","name":"café","start_ms":3,"elapsed_ms":1,"device":"desk"}]}}"#
+        let full = try #require(HistoryReplyScanner.scan(Array(text.utf8)))
+        let bare = try #require(HistoryReplyScanner.scan(Array(text.utf8), details: false))
+        #expect(full.intervals.map(\.device) == ["desk", "desk"])
+        #expect(bare.intervals == full.intervals.map { Interval(name: $0.name, startMs: $0.startMs, endMs: $0.endMs, elapsedMs: $0.elapsedMs) })
+        for field in ["note", "device", "id"] {
+            let bytes = Array(#"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,""#.utf8) + Array(field.utf8)
+                + Array(#"":"a"#.utf8) + [0xFF] + Array(#""}]}}"#.utf8)
+            #expect(HistoryReplyScanner.scan(bytes, details: false) == nil, "\(field)")
+            #expect(HistoryReplyScanner.scan(bytes) == nil, "\(field)")
+        }
     }
 
     @Test("a name that is not UTF-8 is left to the full path")

@@ -95,11 +95,11 @@ struct FormatTests {
         "template errors name the problem and say what to write",
         arguments: [
             ("{foo}", "unknown placeholder {foo} in the format;"
-                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}"),
+                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}"),
             ("{name} {Elapsed}", "unknown placeholder {Elapsed} in the format;"
-                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}"),
+                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}"),
             ("{}", "unknown placeholder {} in the format;"
-                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}"),
+                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}"),
             ("{name} {elapsed", "unclosed placeholder {elapsed in the format;"
                 + " close it with } or write {{ for a literal {"),
             ("{name {elapsed}", "unclosed placeholder {name  in the format;"
@@ -428,6 +428,21 @@ struct FormatTests {
                 "  lap 3  0:01:01.2  (+0:00:35.7)",
             ]
         )
+    }
+
+    @Test("status: the note of the interval counting, quoted and printable; a clock that skips sleep is said beside the laps")
+    func statusNoteAndSleep() {
+        var work = Stopwatch(name: "work", state: .counting, elapsedMs: 83_456, lapsMs: [10_000], countsSleep: false, note: "fix \"it\"\u{1B}")
+        #expect(StatusText.summary(of: work, tenths: false) == #"work counting 0:01:23 (1 lap, skips sleep) "fix "it"\u{1B}""#)
+        work.lapsMs = []
+        work.note = nil
+        #expect(StatusText.summary(of: work, tenths: false) == "work counting 0:01:23 (skips sleep)")
+        #expect(StatusText.summary(of: Self.counting, tenths: false) == "default counting 0:01:23")
+        work.note = "review"
+        #expect(WatchFormat.plain.line(for: work, tenths: false) == #"work counting 0:01:23 (skips sleep) "review""#)
+        #expect((try? WatchTemplate("{name}: {note}").render(work, tenths: false)) == "work: review")
+        #expect((try? WatchTemplate("{name}: {note}").render(Self.counting, tenths: false)) == "default: ")
+        #expect(WatchFormat.waybar.line(for: work, tenths: false).contains(#""tooltip":"work: counting at 0:01:23\nreview""#))
     }
 
     @Test("status without laps is one line, as plain")

@@ -25,6 +25,8 @@ struct HistoryOutputTests {
         "", "tomorrow", "mond", "d", "7", "7w", "-3d", "1234567d", "3.5h", "2026-13-01", "2026-00-10", "2026-02-29",
         "2026-04-31", "2026-11-24T24:00", "2026-11-24T09:60", "2026-11-24T9:15", "26-11-24", "2026/11/24",
         "2026-11-24T09:15:00", "1969-12-31", "２０２６-11-24",
+        // HH:MM's bad forms.
+        "24:00", "9:60", "09:5", "123:00", ":30", "09:", "09:30:00", "-9:30", "9h30", "0９:30",
     ])
     func badWhen(text: String) {
         #expect(When(text) == nil)
@@ -50,7 +52,10 @@ struct HistoryOutputTests {
     func csvFormulaNeutralised(name: String, field: String) {
         let interval = Interval(name: name, startMs: 0, endMs: 1_000, elapsedMs: 1_000)
         #expect(LogText.csv(interval).hasPrefix(field + ","))
-        #expect(LogText.csv(interval).hasSuffix(",1000"))
+        #expect(LogText.csv(interval).hasSuffix(",1000,,"))
+        // A note is text a user wrote too.
+        let noted = Interval(id: "0123456789abcdef", name: "x", startMs: 0, endMs: 1_000, elapsedMs: 1_000, note: name)
+        #expect(LogText.csv(noted).hasSuffix(",1000,0123456789abcdef," + field))
         let totals = ReportTotals(
             names: [.init(name: name, milliseconds: 1_000)],
             days: [.init(day: "2026-11-24", names: [.init(name: name, milliseconds: 1_000)], total: 1_000)],

@@ -73,13 +73,56 @@ struct LocalTimeTests {
 
     @Test func logRows() {
         inZone(Self.berlin) {
-            let closed = Interval(name: "a \"b\", c", startMs: 1_795_508_100_000, endMs: 1_795_511_700_000, elapsedMs: 3_600_000)
-            let open = Interval(name: "タイマー", startMs: 1_795_508_100_000, endMs: nil, elapsedMs: 61_000)
-            #expect(LogText.csv(closed) == "\"a \"\"b\"\", c\",2026-11-24T09:15:00+01:00,2026-11-24T10:15:00+01:00,3600000")
-            #expect(LogText.csv(open) == "タイマー,2026-11-24T09:15:00+01:00,,61000")
-            #expect(LogText.header(nameWidth: 8) == "NAME      START                END                  ELAPSED")
-            #expect(LogText.row(open, nameWidth: 8) == "タイマー  2026-11-24 09:15:00  counting             0:01:01")
-            #expect(LogText.row(closed, nameWidth: 8) == "a \"b\", c  2026-11-24 09:15:00  2026-11-24 10:15:00  1:00:00")
+            let closed = Interval(
+                id: "0123456789abcdef", name: "a \"b\", c", startMs: 1_795_508_100_000, endMs: 1_795_511_700_000, elapsedMs: 3_600_000
+            )
+            let open = Interval(id: "fedcba9876543210", name: "タイマー", startMs: 1_795_508_100_000, endMs: nil, elapsedMs: 61_000, note: "=why, \"so\"")
+            #expect(LogText.csv(closed) == "\"a \"\"b\"\", c\",2026-11-24T09:15:00+01:00,2026-11-24T10:15:00+01:00,3600000,0123456789abcdef,")
+            #expect(LogText.csv(open) == "タイマー,2026-11-24T09:15:00+01:00,,61000,fedcba9876543210,\"'=why, \"\"so\"\"\"")
+            let layout = LogText.Layout(numberWidth: 3, nameWidth: 8)
+            #expect(LogText.header(layout) == "  #  ID        NAME      START                END                    ELAPSED")
+            #expect(LogText.row(open, number: nil, layout: layout) == "     fedcba98  タイマー  2026-11-24 09:15:00  counting               0:01:01")
+            #expect(LogText.row(closed, number: 12, layout: layout) == "@12  01234567  a \"b\", c  2026-11-24 09:15:00  2026-11-24 10:15:00    1:00:00")
+            let wide = LogText.Layout(numberWidth: 2, nameWidth: 8, deviceWidth: 6, notes: true)
+            #expect(LogText.header(wide) == " #  ID        NAME      START                END                    ELAPSED  DEVICE  NOTE")
+            var noted = closed
+            noted.note = "fix\u{1B}[2J"
+            noted.device = "desk"
+            #expect(LogText.row(noted, number: 1, layout: wide) == "@1  01234567  a \"b\", c  2026-11-24 09:15:00  2026-11-24 10:15:00    1:00:00  desk    fix\\u{1B}[2J")
+            #expect(LogText.line(noted) == "01234567 a \"b\", c 2026-11-24 09:15:00 to 2026-11-24 10:15:00 (1:00:00) \"fix\\u{1B}[2J\"")
+            #expect(LogText.line(Interval(name: "x", startMs: 0, endMs: 1_000, elapsedMs: 1_000)).hasPrefix("- x "))
+        }
+    }
+
+    @Test("HH:MM is the latest such local time not in the future: today's, else yesterday's")
+    func clockTimes() {
+        inZone(Self.berlin) {
+            let now = Self.thursday  // 2026-11-26 10:00 CET
+            #expect(When("09:30") == .clock(hour: 9, minute: 30))
+            #expect(When("9:30") == .clock(hour: 9, minute: 30))
+            #expect(When("09:30")?.instant(now: now) == now - 30 * 60_000)
+            #expect(When("10:00")?.instant(now: now) == now)
+            #expect(When("10:01")?.instant(now: now) == now - 24 * Self.hour + 60_000)
+            #expect(When("00:00")?.instant(now: now) == When("today")?.instant(now: now))
+            #expect(When("23:59")?.instant(now: now) == now - 10 * Self.hour - 60_000)
+            // Just after midnight, 23:50 is yesterday's, ten minutes ago; 00:05 is not yet.
+            let midnight: Int64 = 1_795_647_600_000
+            #expect(When("23:50")?.instant(now: midnight + 5 * 60_000) == midnight - 10 * 60_000)
+            #expect(When("00:05")?.instant(now: midnight + 4 * 60_000) == midnight + 5 * 60_000 - 24 * Self.hour)
+            #expect(When("00:05")?.instant(now: midnight + 5 * 60_000) == midnight + 5 * 60_000)
+            // The first of the month: yesterday is the last day of the one before.
+            let december: Int64 = 1_796_079_600_000  // 2026-12-01 00:00 CET
+            #expect(When("18:00")?.instant(now: december + Self.hour) == december - 6 * Self.hour)
+        }
+    }
+
+    @Test("HH:MM across the clocks' change: yesterday's is by the calendar, 23 or 25 hours back")
+    func clockTimesAcrossDaylightSaving() {
+        inZone(Self.berlin) {
+            // Monday 2026-03-30 01:00 CEST; Sunday the 29th had 23 hours (02:00 CET → 03:00 CEST).
+            let mondayOne: Int64 = 1_774_825_200_000
+            #expect(When("01:30")?.instant(now: mondayOne) == mondayOne + 30 * 60_000 - 23 * Self.hour)
+            #expect(When("00:30")?.instant(now: mondayOne) == mondayOne - 30 * 60_000)
         }
     }
 

@@ -82,8 +82,8 @@ struct TimerAndWaitCommandLineTests {
         // Not after timer, or not a duration: an option unknown, as ever.
         (["start", "-1m"], "unknown option '-1m'"),
         (["timer", "tea", "-x"], "unknown option '-x'"),
-        (["start", "--keep"], "--keep and --off go with timer"),
-        (["status", "--off"], "--keep and --off go with timer"),
+        (["start", "--keep"], "--keep goes with timer"),
+        (["status", "--off"], "--off goes with timer and skip-sleep"),
     ])
     func timerUsage(arguments: [String], message: String) {
         #expect(Self.usageError(arguments) == message)
@@ -117,7 +117,7 @@ struct TimerAndWaitCommandLineTests {
         (["wait", "a", "b"], "wait takes at most one name, got 2"),
         (["watch", "--for", "stop"], "--for and --timeout go with wait"),
         (["status", "--timeout", "1s"], "--for and --timeout go with wait"),
-        (["wait", "--keep"], "--keep and --off go with timer"),
+        (["wait", "--keep"], "--keep goes with timer"),
         (["wait", "--format", "json"], "--format goes with watch"),
     ])
     func waitUsage(arguments: [String], message: String) {

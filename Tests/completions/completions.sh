@@ -250,6 +250,17 @@ swctl wait --for |change expired stop
 swctl wait --timeout 1s --for |change expired stop
 stopwatchd --log|--log-level
 stopwatchd --log-level |debug error info notice warning
+swctl un|undo
+swctl sk|skip-sleep
+swctl skip-sleep w|walk work
+swctl skip-sleep --o|--off
+swctl track w|walk work
+swctl stop --a|--at
+swctl start --at |friday monday now saturday sunday thursday today tuesday wednesday yesterday
+swctl amend @1 --end |friday monday now saturday sunday thursday today tuesday wednesday yesterday
+swctl amend @1 --no|--note
+swctl amend @1 --st|--start
+swctl toggle --n|--note
 EOF
     STOPWATCHD_SOCKET=$work/none.sock check "$shell" <<EOF
 swctl --socket $socket status w|walk work
@@ -299,6 +310,9 @@ swctl timer tea 4m --keep -|--help --host --json --socket --system --user --vers
 swctl wait -|--for --help --host --json --socket --system --timeout --user --version
 swctl wait --for stop -|--help --host --json --socket --system --timeout --user --version
 swctl wait --for=e|expired
+swctl amend |@1
+swctl delete |@1
+swctl --user delete 0a|
 EOF
 done
 
@@ -322,7 +336,9 @@ swctl |$commands
 swctl watch --format=p|plain polybar
 swctl --socket $work/fi|fish
 swctl list |--help --host --json --socket --system --user --version -h
-swctl start work |--help --host --json --socket --system --user --version -h
+swctl start work |--at --help --host --json --note --socket --system --user --version -h
+swctl delete @1 |--help --host --json --socket --system --user --version -h
+swctl delete |@1
 swctl -|--help --host --json --socket --system --user --version -h
 swctl --user watch -|--format --help --json --version -f -h
 swctl timer -|--help --host --json --keep --off --socket --system --user --version -h
@@ -360,6 +376,9 @@ swctl timer tea 4m --keep -|--help --host --json --socket --system --user --vers
 swctl wait -|--for --help --host --json --socket --system --timeout --user --version -h
 swctl wait --for stop -|--help --host --json --socket --system --timeout --user --version -h
 swctl wait --for=e|--for=expired
+swctl amend |@1
+swctl delete |@1
+swctl --user delete 0a|
 EOF
 fi
 

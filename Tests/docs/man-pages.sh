@@ -161,7 +161,7 @@ swctl_text="$work/$(basename "$SWCTL_PAGE").txt"
 # shellcheck disable=SC2046
 expect_entries "$swctl_text" "$SWCTL_PAGE" COMMANDS "swctl --help" "commands" \
     $(awk '/^commands:/ { inside = 1; next } /^[^ ]/ { inside = 0 } inside' <<<"$swctl_help" |
-        grep -oE '^  [a-z]+' | tr -d ' ' || true)
+        grep -oE '^  [a-z][a-z-]*' | tr -d ' ' || true)
 
 # Every exit status in swctl --help ("Exit status: 0 done, 1 refused, ...") has an entry
 # under EXIT STATUS.

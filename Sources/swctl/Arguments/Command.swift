@@ -5,15 +5,18 @@ import StopwatchProtocol
 /// word in `Word`, its arm in `init`, its arm in `CommandRunner` and its lines in the usage.
 package enum Command: Equatable, Sendable {
     /// A nil name is the daemon's default stopwatch, in every case below.
-    case start(name: String?)
-    case stop(name: String?)
-    case toggle(name: String?)
+    /// `--at` (nil: now) and `--note`.
+    case start(name: String?, at: When? = nil, note: String? = nil)
+    case stop(name: String?, at: When? = nil)
+    case toggle(name: String?, at: When? = nil, note: String? = nil)
     case reset(name: String?)
     case lap(name: String?)
     case status(name: String?)
     case list
     case remove(name: String)
     case timer(name: String?, TimerAction)
+    /// `skip-sleep`: `SetCountsSleep(false)`; `--off`: true again.
+    case skipSleep(name: String?, off: Bool)
     /// `--for` (nil: decided by the stopwatch's first state) and `--timeout`.
     case wait(name: String?, for: WaitCondition?, timeout: Duration?)
     /// `--format`, else JSON with `--json`, else plain.
@@ -21,11 +24,19 @@ package enum Command: Equatable, Sendable {
     /// A nil name is every stopwatch's intervals.
     case log(name: String?, HistoryRange, HistoryFormat)
     case report(HistoryRange, by: ReportGrouping, HistoryFormat)
+    /// `track NAME FROM TO [--note TEXT]`.
+    case track(name: String, from: When, to: When, note: String?)
+    /// `amend INTERVAL`: what is given changes (at least one of them).
+    case amend(IntervalReference, IntervalChanges)
+    case delete(IntervalReference)
+    case undo
     case bridge
 
     /// The commands as written, in the order the usage lists them.
     package enum Word: String, CaseIterable, Sendable {
-        case start, stop, toggle, reset, lap, status, list, remove, timer, wait, watch, log, report, bridge
+        case start, stop, toggle, reset, lap, status, list, remove, timer
+        case skipSleep = "skip-sleep"
+        case wait, watch, log, report, track, amend, delete, undo, bridge
     }
 
     /// The command `word` names, with the words after it (its NAME, and `timer`'s DURATION)
@@ -44,9 +55,9 @@ package enum Command: Equatable, Sendable {
             if try name() != nil { throw UsageError(message) }
         }
         switch word {
-        case .start: self = .start(name: try name())
-        case .stop: self = .stop(name: try name())
-        case .toggle: self = .toggle(name: try name())
+        case .start: self = .start(name: try name(), at: options.at, note: options.note)
+        case .stop: self = .stop(name: try name(), at: options.at)
+        case .toggle: self = .toggle(name: try name(), at: options.at, note: options.note)
         case .reset: self = .reset(name: try name())
         case .lap: self = .lap(name: try name())
         case .status: self = .status(name: try name())
@@ -60,6 +71,24 @@ package enum Command: Equatable, Sendable {
             // The duration first: it is the last word, and the name the one before it.
             let action = try Self.timerAction(&words, keep: options.keep, off: options.off)
             self = .timer(name: try name(), action)
+        case .skipSleep: self = .skipSleep(name: try name(), off: options.off)
+        case .track:
+            guard words.count == 3 else {
+                throw UsageError("track takes NAME FROM TO, like 'swctl track work 09:00 12:30'; got \(words.count) words")
+            }
+            let values = Array(words)
+            guard StopwatchName.isValid(values[0]) else { throw UsageError(StopwatchName.invalidNameMessage(values[0])) }
+            self = .track(name: values[0], from: try Self.when(values[1], "FROM"), to: try Self.when(values[2], "TO"), note: options.note)
+        case .amend:
+            let changes = IntervalChanges(name: options.newName, start: options.start, end: options.end, note: options.note)
+            guard changes != IntervalChanges() else {
+                throw UsageError("amend needs something to change: --name NAME, --start WHEN, --end WHEN or --note TEXT")
+            }
+            self = .amend(try Self.interval(words, word), changes)
+        case .delete: self = .delete(try Self.interval(words, word))
+        case .undo:
+            guard words.isEmpty else { throw UsageError("undo takes nothing: it takes back the latest track, amend or delete") }
+            self = .undo
         case .wait: self = .wait(name: try name(), for: options.waitFor, timeout: options.waitTimeout)
         case .watch: self = .watch(name: try name(), format: options.format ?? (options.json ? .json : .plain))
         case .log: self = .log(name: try name(), options.historyRange, options.historyFormat)
@@ -76,6 +105,20 @@ package enum Command: Equatable, Sendable {
         }
         // After the words: a line with more than one mistake is told the same one as ever.
         if options.format != nil, word != .watch { throw UsageError("--format goes with watch") }
+    }
+
+    /// The one INTERVAL `amend` and `delete` take.
+    private static func interval(_ words: ArraySlice<String>, _ word: Word) throws(UsageError) -> IntervalReference {
+        guard words.count == 1, let text = words.first else {
+            throw UsageError("\(word.rawValue) takes one INTERVAL: \(IntervalReference.forms)")
+        }
+        return try IntervalReference(text)
+    }
+
+    /// A WHEN word of `track`.
+    private static func when(_ text: String, _ role: String) throws(UsageError) -> When {
+        guard let when = When(text) else { throw UsageError("track's \(role) takes \(When.forms); not '\(StopwatchName.printable(text))'") }
+        return when
     }
 
     /// `timer`'s words after the command: `[NAME] DURATION`, or `[NAME]` with `--off`. One
@@ -108,6 +151,21 @@ package enum TimerAction: Equatable, Sendable {
     case keepCounting(Duration)
     /// `timer [NAME] --off`: `SetTarget` null, a plain stopwatch again.
     case off
+}
+
+/// What `amend` changes; nil: as it is.
+package struct IntervalChanges: Equatable, Sendable {
+    package var name: String?
+    package var start: When?
+    package var end: When?
+    package var note: String?
+
+    package init(name: String? = nil, start: When? = nil, end: When? = nil, note: String? = nil) {
+        self.name = name
+        self.start = start
+        self.end = end
+        self.note = note
+    }
 }
 
 /// `log`/`report --since`, `--until`: nil leaves that end of the history open.
@@ -146,11 +204,25 @@ struct CommandLineOptions {
     var until: When?
     var grouping: ReportGrouping?
     var csv = false
+    var at: When?
+    var note: String?
+    /// `amend --name`.
+    var newName: String?
+    /// `amend --start`, `--end`.
+    var start: When?
+    var end: When?
 
     /// Refuses an option given to a command that does not take it, before anything about
     /// the command's words.
     func check(for word: Command.Word) throws(UsageError) {
-        if keep || off, word != .timer { throw UsageError("--keep and --off go with timer") }
+        if keep, word != .timer { throw UsageError("--keep goes with timer") }
+        if off, word != .timer, word != .skipSleep { throw UsageError("--off goes with timer and skip-sleep") }
+        if at != nil, word != .start, word != .stop, word != .toggle { throw UsageError("--at goes with start, stop and toggle") }
+        if note != nil, word != .start, word != .toggle, word != .track, word != .amend {
+            let hint = word == .stop ? ": a note goes with the start of an interval ('swctl amend @1 --note TEXT' adds one after)" : ""
+            throw UsageError("--note goes with start, toggle, track and amend\(hint)")
+        }
+        if newName != nil || start != nil || end != nil, word != .amend { throw UsageError("--name, --start and --end go with amend") }
         if waitFor != nil || waitTimeout != nil, word != .wait { throw UsageError("--for and --timeout go with wait") }
         // Not a `Set`: `Set<Command.Word>`'s metadata and the search for its `Hashable`
         // conformance would be paid by every swctl at start (docs/PERFORMANCE.md).

@@ -32,9 +32,13 @@ package struct SwctlInvocation: Equatable, Sendable {
         usage: swctl [--socket PATH | --user | --system | --host [USER@]HOST] [--json] COMMAND [NAME]
 
         commands:
-          start [NAME]     start counting, or resume (creates NAME)
-          stop [NAME]      pause
-          toggle [NAME]    start when not counting, stop when counting
+          start [NAME] [--at WHEN] [--note TEXT]
+                           start counting, or resume (creates NAME); --at: it began
+                           then (09:05, 10m); --note: what the interval is for
+          stop [NAME] [--at WHEN]
+                           pause; --at: it stopped then (17:30), the time since taken off
+          toggle [NAME] [--at WHEN] [--note TEXT]
+                           start when not counting, stop when counting
           reset [NAME]     back to zero (only when not counting)
           lap [NAME]       record a split time (only while counting)
           status [NAME]    show a stopwatch (a countdown: the time left, or +overtime)
@@ -45,19 +49,32 @@ package struct SwctlInvocation: Equatable, Sendable {
                            2d, 1d12h; 1ms to 366 days), clearing any laps; --keep sets
                            the target and counts on (a reminder); --off makes it a
                            plain stopwatch again
+          skip-sleep [NAME] [--off]
+                           count only time awake, not time in suspend (a lid closed on
+                           a running stopwatch); --off counts it again (the default)
           wait [NAME] [--for expired|stop|change] [--timeout DURATION]
                            block until it is done: a countdown expires (the default for
                            a countdown), a stopwatch stops (the default otherwise; at
                            once if it is not counting), or anything changes
           watch [NAME] [--format plain|json|waybar|i3blocks|polybar|'TEMPLATE']
                            print each update; TEMPLATE uses {name} {state} {elapsed}
-                           {elapsed_ms} {laps} {last_lap} {remaining} {target}
+                           {elapsed_ms} {laps} {last_lap} {remaining} {target} {note}
           log [NAME] [--since WHEN] [--until WHEN] [--csv]
                            the counting intervals (all stopwatches without NAME), in
-                           the order they ended, those still counting last
+                           the order they ended, those still counting last; each
+                           ended one numbered @N as amend and delete take it (@1 the
+                           latest of all, with or without NAME and --until), with its
+                           id's first 8 digits and its note
           report [--since WHEN] [--until WHEN] [--by name|day] [--csv]
                            time per name (longest first), or per day and name,
                            with totals; intervals are clipped to the range
+          track NAME FROM TO [--note TEXT]
+                           add an interval of NAME from FROM to TO (WHENs) to the history
+          amend INTERVAL [--name NAME] [--start WHEN] [--end WHEN] [--note TEXT]
+                           correct an ended interval: what is given changes
+          delete INTERVAL  remove an ended interval from the history
+          undo             take back the latest track, amend or delete (again: the one
+                           before it)
           bridge           relay standard input to the daemon's socket and the socket to
                            standard output (for 'ssh HOST swctl bridge': --host, and
                            varlink clients that speak through a command)
@@ -77,23 +94,43 @@ package struct SwctlInvocation: Equatable, Sendable {
           --since WHEN, --until WHEN
                            with log and report: from/until WHEN (default: all history);
                            WHEN is now, today, yesterday, monday … sunday (the latest,
-                           00:00), Nd, Nh, Nm (ago), YYYY-MM-DD or YYYY-MM-DDTHH:MM (local)
+                           00:00), Nd, Nh, Nm (ago), HH:MM (the latest such time, today
+                           or yesterday), YYYY-MM-DD or YYYY-MM-DDTHH:MM (local)
+          --at WHEN        with start, stop and toggle: it happened then, not now
+          --note TEXT      with start, toggle, track and amend: the interval's note
+                           (1 to 1024 characters, one line)
+          --name NAME, --start WHEN, --end WHEN
+                           with amend: the interval's new name, start, end
           --by name|day    with report: totals per name (default) or per day and name
           --csv            with log and report: CSV with a header row
-          --keep, --off    with timer: keep counting / clear the target
+          --keep, --off    with timer: keep counting / clear the target; --off with
+                           skip-sleep: count time in suspend again
           --for EVENT      with wait: expired, stop or change
           --timeout DURATION
                            with wait: give up after DURATION (exit 124)
           -h, --help       show this help
           --version        show the version
 
-        NAME defaults to "default". Elapsed time shows tenths in watch once updates come
-        faster than once a second, and always when $STOPWATCHD_TICK is under a second.
+        INTERVAL is an id as log shows it (6 to 16 hex digits, unique) or @N, the Nth
+        latest ended interval of all (@1 the latest). NAME defaults to "default".
+        Elapsed time shows tenths in watch once updates come faster than once a second,
+        and always when $STOPWATCHD_TICK is under a second.
         Exit status: 0 done, 1 refused by the daemon (no such stopwatch, reset while
-        counting, …; wait: the stopwatch was removed, or never created),
-        2 usage error, 69 no daemon reachable (or ssh failed), 70 protocol error,
-        77 permission denied, 124 wait timed out.
+        counting, a time out of range, no such interval, nothing to undo, …; wait: the
+        stopwatch was removed, or never created), 2 usage error, 69 no daemon reachable
+        (or ssh failed), 70 protocol error, 77 permission denied, 124 wait timed out.
         """
+
+    /// A usage error for the first argument that is not valid UTF-8 (`arguments`: as the
+    /// kernel gave them, without the program name), nil when all are. `CommandLine.arguments`
+    /// would have replaced its bad bytes with U+FFFD, so that a note or a name would reach the
+    /// daemon, and the history, other than as typed.
+    package static func checkEncoding(_ arguments: [UnsafeBufferPointer<UInt8>]) -> UsageError? {
+        for (index, bytes) in arguments.enumerated() where String(validating: bytes, as: UTF8.self) == nil {
+            return UsageError("argument \(index + 1) is not valid UTF-8; names and notes are text in UTF-8")
+        }
+        return nil
+    }
 
     /// Reads the arguments (without the program name). Options may come before or after
     /// the command.
@@ -160,6 +197,24 @@ package struct SwctlInvocation: Equatable, Sendable {
                 }
                 options.grouping = value
             case "--csv": options.csv = true
+            case "--at", "--start", "--end":
+                let text = try value()
+                guard let when = When(text) else {
+                    throw UsageError("\(name) takes \(When.forms); not '\(StopwatchName.printable(text))'")
+                }
+                switch name {
+                case "--at": options.at = when
+                case "--start": options.start = when
+                default: options.end = when
+                }
+            case "--note":
+                let text = try value()
+                guard IntervalNote.isValid(text) else { throw UsageError("--note takes \(IntervalNote.rule)") }
+                options.note = text
+            case "--name":
+                let text = try value()
+                guard StopwatchName.isValid(text) else { throw UsageError(StopwatchName.invalidNameMessage(text)) }
+                options.newName = text
             case "--":
                 words.append(contentsOf: reader.rest())
             default:

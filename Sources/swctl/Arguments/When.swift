@@ -11,9 +11,12 @@ package enum When: Equatable, Sendable {
     case ago(milliseconds: Int64)
     /// A local wall-clock time.
     case local(year: Int, month: Int, day: Int, hour: Int, minute: Int)
+    /// `HH:MM`: the latest instant not in the future at which local clocks read that time
+    /// (today's, or yesterday's when today's is still to come).
+    case clock(hour: Int, minute: Int)
 
     package static let forms =
-        "now, today, yesterday, a weekday (monday … sunday, or mon … sun), Nd, Nh or Nm ago (7d, 3h, 90m; N of at most 6 digits), YYYY-MM-DD or YYYY-MM-DDTHH:MM (local time)"
+        "now, today, yesterday, a weekday (monday … sunday, or mon … sun), Nd, Nh or Nm ago (7d, 3h, 90m; N of at most 6 digits), HH:MM (the latest such time, today or yesterday), YYYY-MM-DD or YYYY-MM-DDTHH:MM (local time)"
 
     private static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 
@@ -31,6 +34,8 @@ package enum When: Equatable, Sendable {
                 self = .ago(milliseconds: ago)
             } else if let local = Self.local(text) {
                 self = local
+            } else if let clock = Self.clock(text) {
+                self = clock
             } else {
                 return nil
             }
@@ -53,6 +58,13 @@ package enum When: Equatable, Sendable {
             instant = max(0, now - milliseconds)
         case .local(let year, let month, let day, let hour, let minute):
             instant = LocalTime.instant(year: year, month: month, day: day, hour: hour, minute: minute)
+        case .clock(let hour, let minute):
+            // Today's, else yesterday's: the one before today's is a day earlier by the
+            // calendar (23 or 25 hours across a change of the clocks, not 24).
+            guard let today = LocalTime.dateTime(now),
+                let todays = LocalTime.instant(year: today.year, month: today.month, day: today.day, hour: hour, minute: minute)
+            else { return nil }
+            instant = todays <= now ? todays : LocalTime.instant(year: today.year, month: today.month, day: today.day - 1, hour: hour, minute: minute)
         }
         return instant.map { max(0, $0) }
     }
@@ -91,6 +103,17 @@ package enum When: Equatable, Sendable {
             let hour = number(11..<13), let minute = number(14..<16), hour < 24, minute < 60
         else { return nil }
         return .local(year: year, month: month, day: day, hour: hour, minute: minute)
+    }
+
+    /// `HH:MM` or `H:MM`, 00:00 to 23:59.
+    private static func clock(_ text: String) -> When? {
+        let parts = text.utf8.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
+            parts.allSatisfy({ $0.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }),
+            let hour = Int(String(decoding: parts[0], as: UTF8.self)), let minute = Int(String(decoding: parts[1], as: UTF8.self)),
+            hour < 24, minute < 60
+        else { return nil }
+        return .clock(hour: hour, minute: minute)
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

@@ -10,12 +10,43 @@ struct HistoryPrinter {
     let range: HistoryRange
     let format: HistoryFormat
 
-    /// `log`: the intervals of `name` (nil: of every stopwatch), as they come.
+    /// `log`: the intervals of `name` (nil: of every stopwatch), as they come. The table is
+    /// numbered as `@N` resolves (`LogNumbering`); CSV and JSON are the intervals alone.
     func log(_ name: String?) throws(ClientError) {
         let bounds = try resolvedRange()
-        let stream = try client.history(name, since: bounds.since, until: bounds.until)
-        defer { stream.close() }
-        try log(stream)
+        guard format == .text else {
+            let stream = try client.history(name, since: bounds.since, until: bounds.until)
+            defer { stream.close() }
+            try intervals(stream, json: format == .json)
+            return
+        }
+        let numbering = LogNumbering(name: name, until: bounds.until)
+        var survey = LogNumbering.Survey()
+        let first = try client.history(nil, since: bounds.since)
+        while let batch = try first.next() { numbering.survey(batch, into: &survey) }
+        first.close()
+        guard survey.shown > 0 else { return }
+        let layout = survey.layout
+        if let rows = survey.numberedRows {
+            // All kept: one reading was enough.
+            Output.write(([LogText.header(layout)] + rows.map { LogText.row($0.interval, number: $0.number, layout: layout) }).map { $0 + "\n" }.joined())
+            return
+        }
+        var counter = LogNumbering.Counter(ended: survey.ended)
+        let rows = try client.history(nil, since: bounds.since)
+        defer { rows.close() }
+        Output.line(LogText.header(layout))
+        while let batch = try rows.next() {
+            var text = ""
+            for interval in batch {
+                let number = counter.number(of: interval)
+                if numbering.shows(interval) { text += LogText.row(interval, number: number, layout: layout) + "\n" }
+            }
+            if !text.isEmpty { Output.write(text) }
+        }
+        if !counter.matchedSurvey {
+            Diagnostics.warn("swctl: the history changed while log read it, so its @N numbers may be off; run it again before using them")
+        }
     }
 
     /// `report`: every stopwatch's time in the range, added up.
@@ -23,6 +54,8 @@ struct HistoryPrinter {
         let bounds = try resolvedRange()
         let stream = try client.history(nil, since: bounds.since, until: bounds.until)
         defer { stream.close() }
+        // Totals need no ids, notes or devices.
+        stream.details = false
         try report(stream, byDay: grouping == .day, since: bounds.since, until: bounds.until, now: bounds.now)
     }
 
@@ -47,9 +80,9 @@ struct HistoryPrinter {
         return instant
     }
 
-    private func log(_ stream: HistoryStream) throws(ClientError) {
-        switch format {
-        case .json:
+    /// `log --json` (`json`) or `log --csv`: the intervals as they come, without numbers.
+    private func intervals(_ stream: HistoryStream, json: Bool) throws(ClientError) {
+        if json {
             // One array, written a batch at a time: `[`, the objects, `]`; begun only once the
             // daemon has answered, so that a refusal leaves no half array on standard output.
             var first = true
@@ -65,7 +98,7 @@ struct HistoryPrinter {
                 pending = try stream.next()
             }
             Output.line(first ? "]" : "\n]")
-        case .csv:
+        } else {
             // The header too waits for the daemon's first answer.
             var pending = try stream.next()
             Output.line(LogText.csvHeader)
@@ -73,17 +106,6 @@ struct HistoryPrinter {
                 pending = try stream.next()
                 guard !batch.isEmpty else { continue }
                 Output.write(batch.map { LogText.csv($0) + "\n" }.joined())
-            }
-        case .text:
-            // Aligned within what has been seen: the column only widens, between batches of
-            // 10,000 at most (a history of one batch is aligned whole).
-            var nameWidth = 0
-            while let batch = try stream.next() {
-                let width = max(nameWidth, batch.map { LogText.width($0.name) }.max() ?? 4, 4)
-                if nameWidth == 0, !batch.isEmpty { Output.line(LogText.header(nameWidth: width)) }
-                nameWidth = batch.isEmpty ? nameWidth : width
-                guard !batch.isEmpty else { continue }
-                Output.write(batch.map { LogText.row($0, nameWidth: width) + "\n" }.joined())
             }
         }
     }

@@ -58,7 +58,8 @@ package enum StatusText {
         }
     }
 
-    /// `default counting 0:01:23`, with ` (3 laps)` when there are laps. A countdown shows
+    /// `default counting 0:01:23`, with ` (3 laps)` when there are laps, ` (skips sleep)` for
+    /// one that counts only time awake, and the note of the interval counting, quoted. A countdown shows
     /// the time left instead, and its target: `tea counting 0:03:59 left of 0:04:00`, then
     /// `tea counting +0:00:12 over 0:04:00`.
     static func summary(of stopwatch: Stopwatch, tenths: Bool) -> String {
@@ -73,9 +74,13 @@ package enum StatusText {
         // Printable: the name comes from the daemon, which another program may play, and
         // a control character in it could move the terminal's cursor.
         var text = "\(StopwatchName.printable(stopwatch.name)) \(stateWord(stopwatch.state)) \(time)"
-        if !stopwatch.lapsMs.isEmpty {
-            text += " (\(lapCount(stopwatch.lapsMs.count)))"
-        }
+        // Remarks in one pair of parentheses: laps, and a clock that leaves sleep out (the
+        // default, counting it, goes unsaid).
+        var remarks: [String] = []
+        if !stopwatch.lapsMs.isEmpty { remarks.append(lapCount(stopwatch.lapsMs.count)) }
+        if !stopwatch.countsSleep { remarks.append("skips sleep") }
+        if !remarks.isEmpty { text += " (\(remarks.joined(separator: ", ")))" }
+        if let note = stopwatch.note { text += " \"\(StopwatchName.printable(note))\"" }
         return text
     }
 

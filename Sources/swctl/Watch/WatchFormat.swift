@@ -52,6 +52,7 @@ package enum WatchFormat: Equatable, Sendable {
             if !stopwatch.lapsMs.isEmpty {
                 tooltip += ", \(StatusText.lapCount(stopwatch.lapsMs.count))"
             }
+            if let note = stopwatch.note { tooltip += "\n\(note)" }
             // `expired` from the expiry on, while it counts past the target and also when
             // paused there: the bar keeps saying the time is up until it is reset or restarted.
             let className = stopwatch.hasReachedTarget ? "expired" : stopwatch.state.rawValue
@@ -84,7 +85,7 @@ package enum WatchFormat: Equatable, Sendable {
                 case .name: name
                 case .state: "unavailable"
                 case .elapsed: Self.noElapsed
-                case .elapsedMs, .laps, .lastLap, .remaining, .target: ""
+                case .elapsedMs, .laps, .lastLap, .remaining, .target, .note: ""
                 }
             }
         }

@@ -6,7 +6,8 @@ import StopwatchProtocol
 /// Placeholders: `{name}`, `{state}` (the wire word: stopped, counting, pause), `{elapsed}`
 /// (`H:MM:SS[.t]`), `{elapsed_ms}`, `{laps}` (how many), `{last_lap}` (`H:MM:SS[.t]`, empty
 /// when there is none), `{remaining}` (a countdown's time left, `+H:MM:SS` in overtime) and
-/// `{target}` (its length), both empty for a plain stopwatch. `{{` and `}}` stand for
+/// `{target}` (its length), both empty for a plain stopwatch, and `{note}` (the note of the
+/// interval counting, empty without one). `{{` and `}}` stand for
 /// literal braces.
 package struct WatchTemplate: Equatable, Sendable {
     enum Placeholder: String, CaseIterable, Sendable {
@@ -14,7 +15,7 @@ package struct WatchTemplate: Equatable, Sendable {
         case elapsedMs = "elapsed_ms"
         case laps
         case lastLap = "last_lap"
-        case remaining, target
+        case remaining, target, note
     }
 
     enum Piece: Equatable, Sendable {
@@ -70,6 +71,7 @@ package struct WatchTemplate: Equatable, Sendable {
             case .lastLap: stopwatch.lapsMs.last.map { ElapsedText.string(milliseconds: $0, tenths: tenths) } ?? ""
             case .remaining: RemainingText.string(for: stopwatch, tenths: tenths) ?? ""
             case .target: RemainingText.target(of: stopwatch, tenths: tenths) ?? ""
+            case .note: stopwatch.note ?? ""
             }
         }
     }
