@@ -189,7 +189,7 @@ struct BridgeTests {
     }
 
     @Test("the Python varlink CLI calls through --bridge \"swctl bridge\"",
-          .enabled(if: InteropTests.enabled, "the Python varlink package is not installed (pip install varlink)"))
+          .enabled(if: InteropTests.enabled, "the Python varlink package is not installed (python3 -m pip install varlink, in a venv)"))
     func pythonBridge() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket)

@@ -27,7 +27,7 @@ struct InteropTests {
     }
 
     @Test("python3 -m varlink.cli: info, help (parses our IDL), call Start and Get",
-          .enabled(if: enabled, "the Python varlink package is not installed (pip install varlink)"))
+          .enabled(if: enabled, "the Python varlink package is not installed (python3 -m pip install varlink, in a venv)"))
     func pythonCLI() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket)
@@ -54,7 +54,7 @@ struct InteropTests {
     }
 
     @Test("python3 -m varlink.cli: Countdown and SetTarget, and their InvalidParameter",
-          .enabled(if: enabled, "the Python varlink package is not installed (pip install varlink)"))
+          .enabled(if: enabled, "the Python varlink package is not installed (python3 -m pip install varlink, in a venv)"))
     func pythonCountdowns() throws {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket)
@@ -74,6 +74,38 @@ struct InteropTests {
         #expect(try StopwatchClient(socketPath: daemon.socket).get("tea").targetMs == 240_000)
         let refused = try python(["call", "\(address)/io.stopwatchd.Countdown", #"{"name":"tea","target_ms":0}"#])
         #expect(refused.output.contains("org.varlink.service.InvalidParameter"), "\(refused.output)")
+    }
+
+    @Test("python3 -m varlink.cli: Track, Amend and Undo, and Undo's NothingToUndo",
+          .enabled(if: enabled, "the Python varlink package is not installed (python3 -m pip install varlink, in a venv)"))
+    func pythonCorrections() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let address = "unix:\(daemon.socket)"
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let start = now - 3 * 3_600_000, end = now - 2 * 3_600_000
+
+        let track = try python(["call", "\(address)/io.stopwatchd.Track", #"{"name":"py","start_ms":\#(start),"end_ms":\#(end),"note":"from python"}"#])
+        #expect(track.status == 0, "\(track.output)")
+        let tracked = try Interval(json: try #require(try objectIn(track.output)["interval"]))
+        #expect(tracked.name == "py" && tracked.elapsedMs == 3_600_000 && tracked.note == "from python", "\(tracked)")
+        #expect(IntervalID.isValid(tracked.id), "\(tracked.id)")
+
+        // By a prefix of its id, as a person would copy it from `swctl log`.
+        let prefix = String(tracked.id.prefix(8))
+        let amend = try python(["call", "\(address)/io.stopwatchd.Amend", #"{"id":"\#(prefix)","end_ms":\#(end + 1_800_000)}"#])
+        #expect(amend.status == 0, "\(amend.output)")
+        let amended = try Interval(json: try #require(try objectIn(amend.output)["interval"]))
+        #expect(amended.id == tracked.id && amended.elapsedMs == 5_400_000 && amended.note == "from python", "\(amended)")
+
+        let undo = try python(["call", "\(address)/io.stopwatchd.Undo", "{}"])
+        let undoReply = try objectIn(undo.output)
+        #expect(undoReply["undone"] == .string("amend"), "\(undo.output)")
+        #expect(try Interval(json: try #require(undoReply["interval"])).elapsedMs == 3_600_000, "\(undo.output)")
+        let undoTrack = try python(["call", "\(address)/io.stopwatchd.Undo", "{}"])
+        #expect(try objectIn(undoTrack.output)["undone"] == .string("track"), "\(undoTrack.output)")
+        let nothing = try python(["call", "\(address)/io.stopwatchd.Undo", "{}"])
+        #expect(nothing.output.contains("io.stopwatchd.NothingToUndo"), "\(nothing.output)")
     }
 
     /// The JSON object in the CLI's (pretty-printed) output.
