@@ -41,7 +41,7 @@ struct StopWatchEarlierInstantTests {
         // Counting since 400, a lap at elapsed 550 (clock 950).
         let counting = StopWatchSnapshot.counting(since: .seconds(400), laps: [.seconds(550)], now: Self.now)
         let command = StopWatchCommand.transition(.stop, ago: .seconds(60), note: nil)
-        #expect(throws: InvalidTransition(command: command, snapshot: counting, latestAgo: .seconds(50))) {
+        #expect(throws: InvalidTransition(command: command, snapshot: counting, earliestAgo: .seconds(50))) {
             try counting.applying(command, at: Self.now)
         }
         // At the lap itself: allowed.
@@ -53,13 +53,13 @@ struct StopWatchEarlierInstantTests {
     func stopBeforeIntervalStartRefused() throws {
         let started = try StopWatchSnapshot.paused(at: .seconds(30)).applying(.start, at: .seconds(900))
         let command = StopWatchCommand.transition(.toggle, ago: .seconds(101), note: nil)
-        #expect(throws: InvalidTransition(command: command, snapshot: started, latestAgo: .seconds(100))) {
+        #expect(throws: InvalidTransition(command: command, snapshot: started, earliestAgo: .seconds(100))) {
             try started.applying(command, at: Self.now)
         }
         // Restored from a file that did not keep the latest transition: the interval's start
         // (elapsed 30 s into a count whose origin is at 870) still bounds it.
         let restored = StopWatchSnapshot.counting(since: .seconds(870), now: Self.now, intervalStart: .seconds(30))
-        #expect(throws: InvalidTransition(command: command, snapshot: restored, latestAgo: .seconds(100))) {
+        #expect(throws: InvalidTransition(command: command, snapshot: restored, earliestAgo: .seconds(100))) {
             try restored.applying(command, at: Self.now)
         }
     }
@@ -69,7 +69,7 @@ struct StopWatchEarlierInstantTests {
         let counting = StopWatchSnapshot.counting(since: .seconds(400), now: Self.now)
         let stopped = try counting.applying(.transition(.stop, ago: .seconds(100), note: nil), at: Self.now)
         let command = StopWatchCommand.transition(.start, ago: .seconds(200), note: nil)
-        #expect(throws: InvalidTransition(command: command, snapshot: stopped, latestAgo: .seconds(100))) {
+        #expect(throws: InvalidTransition(command: command, snapshot: stopped, earliestAgo: .seconds(100))) {
             try stopped.applying(command, at: Self.now)
         }
     }

@@ -71,7 +71,7 @@ final class EarlierInstantServiceTests {
         #expect(interval.endMs == stopAt)
         #expect(interval.startMs == Self.wall)
         #expect(interval.elapsedMs == 3_480_000)
-        // Restarted: the pause's time stays what the stop left.
+        // Later: the pause's time stays what the stop left.
         pass(f, .seconds(10))
         #expect(f.stopwatch("Get", "work")?.elapsedMs == 3_480_000)
     }
@@ -160,6 +160,53 @@ final class EarlierInstantServiceTests {
         #expect(f.saves.count == saves)
         #expect(f.stopwatch("Get", "work")?.state == .counting)
         #expect(f.events.map(\.event) == [.start, .lap])
+    }
+
+    @Test("a stopwatch that skips sleep: at_ms after a suspend is checked on the wall clock's time, stops before the sleep, starts after it")
+    func skipSleepAcrossSuspend() throws {
+        let f = fixture()
+        _ = f.reply("SetCountsSleep", ["name": .string("work"), "counts_sleep": .bool(false)])
+        _ = f.reply("Start", ["name": .string("work")])   // "09:00"
+        pass(f, .seconds(31_200))                            // lid closed at "17:40"
+        f.time.suspend(for: .seconds(54_000))                // 15 hours asleep
+        f.wallClock.advance(by: 54_000_000)
+        pass(f, .seconds(1200))                              // 20 minutes awake
+        // "I stopped at 17:30, then closed the lid": 8 h 30 min counted, none of the night.
+        let stopped = try stopwatch(f, "Stop", ["name": .string("work"), "at_ms": .int(Self.wall + 30_600_000)])
+        #expect(stopped.state == .pause && stopped.elapsedMs == 30_600_000)
+        let interval = try #require(f.historyIntervals(["name": .string("work")]).last)
+        #expect(interval.startMs == Self.wall && interval.endMs == Self.wall + 30_600_000 && interval.elapsedMs == 30_600_000)
+        // "I slept, then started 10 minutes ago": those 10 minutes count.
+        let now = Self.wall + 86_400_000
+        let started = try stopwatch(f, "Start", ["name": .string("work"), "at_ms": .int(now - 600_000)])
+        #expect(started.state == .counting && started.elapsedMs == 31_200_000)
+        // Before that start: refused, and the range it names is true.
+        let refused = try #require(refusal(f, "Stop", ["name": .string("work"), "at_ms": .int(now - 700_000)]))
+        #expect(refused.name == VarlinkError.invalidIntervalName)
+        #expect(refused.reason.contains("from \(UTCTime.text(now - 600_000)) to now, \(UTCTime.text(now))"))
+        let stoppedAgain = try stopwatch(f, "Stop", ["name": .string("work"), "at_ms": .int(now - 300_000)])
+        #expect(stoppedAgain.elapsedMs == 30_900_000)
+    }
+
+    @Test("at_ms more than 366 days ago is refused with the range, like Track's longest interval")
+    func moreThan366DaysAgoRefused() throws {
+        let f = fixture()
+        let earliest = Self.wall - 366 * 86_400_000
+        let refused = try #require(refusal(f, "Start", ["name": .string("work"), "at_ms": .int(earliest - 1)]))
+        #expect(refused.name == VarlinkError.invalidIntervalName)
+        #expect(refused.reason.contains("from \(UTCTime.text(earliest)) to now, \(UTCTime.text(Self.wall))"))
+        #expect(f.reply("List")?["stopwatches"] == .array([]))
+        let oldest = try stopwatch(f, "Start", ["name": .string("work"), "at_ms": .int(earliest)])
+        #expect(oldest.elapsedMs == 366 * 86_400_000)
+    }
+
+    @Test("UTCTime names any millisecond, Int64.min and Int64.max included, without trapping")
+    func utcTimeOfExtremes() {
+        #expect(UTCTime.text(0) == "1970-01-01 00:00:00 UTC")
+        #expect(UTCTime.text(-1) == "1969-12-31 23:59:59 UTC")
+        #expect(UTCTime.text(Self.wall) == "2023-11-14 22:13:20 UTC")
+        #expect(UTCTime.text(Int64.min).hasSuffix("UTC") && UTCTime.text(Int64.min).hasPrefix("-"))
+        #expect(UTCTime.text(Int64.max).hasSuffix("UTC"))
     }
 
     @Test("wrong types of at_ms and note are InvalidParameter; so are notes of 1,025 scalars or a newline")
@@ -327,6 +374,21 @@ struct StopwatchRecordAmendTests {
         #expect(throws: InvalidTransition.self) {
             try restored.applying(.transition(.start, ago: .seconds(111), note: nil), at: later.instant)
         }
+    }
+
+    @Test("a paused one restored in the same boot after a step of the wall clock keeps its latest stop, from the boot clock")
+    func pausedStopSurvivesWallStep() throws {
+        let snapshot = StopWatchSnapshot.paused(at: .seconds(30), latestTransition: .seconds(990))
+        let record = StopwatchRecord(name: "work", snapshot: snapshot, at: saved)
+        #expect(record.latestTransitionBoot == .seconds(990) && record.bootID == "boot-a")
+        // 100 s later, the wall clock set back an hour meanwhile.
+        let stepped = ClockReading(boot: .seconds(1100), awake: .seconds(500), wall: .seconds(1_699_996_500), bootID: "boot-a")
+        let restored = try StopwatchRecord(json: JSONParser.parse(record.serialized)).snapshot(restoredAt: stepped)
+        #expect(restored.pausedAt == .seconds(990) && restored.pausedAtBoot == .seconds(990))
+        // After a reboot: from the wall clock.
+        let rebooted = ClockReading(boot: .seconds(50), wall: .seconds(1_700_000_040), bootID: "boot-b")
+        let afterReboot = try StopwatchRecord(json: JSONParser.parse(record.serialized)).snapshot(restoredAt: rebooted)
+        #expect(afterReboot.pausedAt == .seconds(0))
     }
 
     @Test("a state file without the new fields loads as it did: counts sleep, no note, no latest stop")

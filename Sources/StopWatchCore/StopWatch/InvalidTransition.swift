@@ -6,12 +6,13 @@ public struct InvalidTransition: Error, Equatable, Sendable {
     public let snapshot: StopWatchSnapshot
     /// For a transition at an earlier instant refused as too early (before the latest
     /// transition, the counting interval's start or a lap): how far back it may be at most,
-    /// from the moment of the command. Nil for a command refused whenever it comes.
-    public let latestAgo: Duration?
+    /// from the moment of the command, in wall-clock time (the boot clock's, suspend
+    /// included). Nil for a command refused whenever it comes.
+    public let earliestAgo: Duration?
 
-    public init(command: StopWatchCommand, snapshot: StopWatchSnapshot, latestAgo: Duration? = nil) {
+    public init(command: StopWatchCommand, snapshot: StopWatchSnapshot, earliestAgo: Duration? = nil) {
         self.command = command
         self.snapshot = snapshot
-        self.latestAgo = latestAgo
+        self.earliestAgo = earliestAgo
     }
 }

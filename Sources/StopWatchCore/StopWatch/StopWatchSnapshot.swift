@@ -36,6 +36,13 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// stop in the past); nil otherwise, or when unknown (restored from a file that did not
     /// say). See `latestTransition`.
     public private(set) var pausedAt: Duration?
+    /// While paused: the boot clock's reading of `pausedAt`, whichever clock it counts on;
+    /// nil when unknown. A stop in the past is checked and dated on the boot clock, which
+    /// runs with the wall clock through a suspend (see `transition`).
+    public private(set) var pausedAtBoot: Duration?
+    /// While counting: the boot clock's reading when its latest lap was taken, if known (for
+    /// one that counts sleep, `origin + laps.last` says it anyway).
+    public private(set) var latestLapBoot: Duration?
 
     /// The clock reading of its latest start or stop, which no start or stop may be dated
     /// before: while counting, where its counting interval began; while paused, `pausedAt`;
@@ -49,13 +56,23 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         }
     }
 
+    /// `latestTransition` on the boot clock: where its counting interval began while counting
+    /// (`intervalStartBoot`), `pausedAtBoot` while paused; nil when stopped or unknown.
+    public var latestTransitionBoot: Duration? {
+        switch state {
+        case .stopped: nil
+        case .counting: intervalStartBoot
+        case .pause: pausedAtBoot ?? (countsSleep ? pausedAt : nil)
+        }
+    }
+
     /// A stopwatch never started: stopped, at zero, no laps.
     public static let stopped = StopWatchSnapshot(state: .stopped, laps: [], origin: nil)
 
     private init(
         state: StopWatchState, laps: [Duration], origin: Duration?, target: Duration? = nil, hasExpired: Bool = false,
         elapsedAtIntervalStart: Duration? = nil, countsSleep: Bool = true, note: String? = nil, latestTransition: Duration? = nil,
-        intervalStartBoot: Duration? = nil
+        intervalStartBoot: Duration? = nil, latestTransitionBoot: Duration? = nil, latestLapBoot: Duration? = nil
     ) {
         self.state = state
         self.laps = laps
@@ -67,32 +84,39 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         self.countsSleep = countsSleep
         self.note = origin == nil ? nil : note
         self.pausedAt = state.isPaused ? latestTransition : nil
+        self.pausedAtBoot = state.isPaused && latestTransition != nil ? latestTransitionBoot ?? (countsSleep ? latestTransition : nil) : nil
+        self.latestLapBoot = origin == nil || laps.isEmpty ? nil : latestLapBoot
     }
 
-    /// A paused stopwatch, as restored from storage; `latestTransition`: when it was stopped.
+    /// A paused stopwatch, as restored from storage; `latestTransition`: when it was stopped,
+    /// on its clock, and `latestTransitionBoot` on the boot clock (nil: the same reading, for
+    /// one that counts sleep; unknown for one that does not).
     public static func paused(
         at elapsed: Duration, laps: [Duration] = [], target: Duration? = nil, hasExpired: Bool = false, countsSleep: Bool = true,
-        latestTransition: Duration? = nil
+        latestTransition: Duration? = nil, latestTransitionBoot: Duration? = nil
     ) -> StopWatchSnapshot {
         StopWatchSnapshot(
             state: .pause(max(elapsed, .zero)), laps: laps, origin: nil, target: target, hasExpired: hasExpired,
-            countsSleep: countsSleep, latestTransition: latestTransition
+            countsSleep: countsSleep, latestTransition: latestTransition, latestTransitionBoot: latestTransitionBoot
         )
     }
 
     /// A stopwatch counting since `origin` on its clock, measured `now`, whose current
     /// counting interval began at elapsed time `intervalStart` (zero: it has counted without a
     /// pause since its origin), at boot clock reading `intervalStartBoot` (nil: where its own
-    /// clock says, `origin + intervalStart`, exact for one that counts sleep).
+    /// clock says, `origin + intervalStart`, exact for one that counts sleep), whose latest lap
+    /// was taken at boot clock reading `latestLapBoot` (nil: unknown, or where its own clock
+    /// says).
     public static func counting(
         since origin: Duration, laps: [Duration] = [], now: Duration, target: Duration? = nil, hasExpired: Bool = false,
-        intervalStart: Duration = .zero, countsSleep: Bool = true, note: String? = nil, intervalStartBoot: Duration? = nil
+        intervalStart: Duration = .zero, countsSleep: Bool = true, note: String? = nil, intervalStartBoot: Duration? = nil,
+        latestLapBoot: Duration? = nil
     ) -> StopWatchSnapshot {
         let elapsed = max(now - origin, .zero)
         return StopWatchSnapshot(
             state: .counting(elapsed), laps: laps, origin: origin, target: target, hasExpired: hasExpired,
             elapsedAtIntervalStart: min(max(intervalStart, .zero), elapsed), countsSleep: countsSleep, note: note,
-            intervalStartBoot: intervalStartBoot
+            intervalStartBoot: intervalStartBoot, latestLapBoot: latestLapBoot
         )
     }
 
@@ -174,7 +198,7 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// a start 10 minutes ago reads 10 minutes now; a stop in the past pauses at the elapsed
     /// time of then, taking off the time since. One dated before the latest transition, or (a
     /// stop) before the counting interval's start or its latest lap, is refused, with how far
-    /// back it may be (`InvalidTransition.latestAgo`). A countdown started in the past whose
+    /// back it may be (`InvalidTransition.earliestAgo`). A countdown started in the past whose
     /// instant has passed is due at once (`expiry` is in the past); one already expired stays
     /// so. The note goes with a start (a resume without one has none) and ends with the
     /// interval.
@@ -198,6 +222,7 @@ public struct StopWatchSnapshot: Equatable, Sendable {
             var lapped = self
             lapped.state = .counting(split)
             lapped.laps.append(split)
+            lapped.latestLapBoot = instant.boot
             return lapped
         case (.reset, .counting), (.lap, .stopped), (.lap, .pause):
             throw InvalidTransition(command: command, snapshot: self)
@@ -219,17 +244,28 @@ public struct StopWatchSnapshot: Equatable, Sendable {
             guard counts != countsSleep else { return self }
             // Every reading moves onto the other clock by the difference between the two now:
             // nothing counted so far changes, and from here on only the other clock's time
-            // counts.
+            // counts. The boot clock's readings stay: the latest stop, when known there, is
+            // that reading on the boot clock (the shift would add the sleep since); on the
+            // awake clock it is placed as if nothing slept since (the awake clock cannot tell).
             let shift = instant.reading(countingSleep: counts) - now
             var switched = ticked(at: now)
             switched.countsSleep = counts
             switched.origin = origin.map { $0 + shift }
-            switched.pausedAt = pausedAt.map { $0 + shift }
+            switched.pausedAt = counts ? pausedAtBoot ?? pausedAt.map { $0 + shift } : pausedAt.map { $0 + shift }
             return switched
         }
     }
 
     /// Start, stop or toggle dated `ago` before `now` (which the boot clock reads as `boot`).
+    ///
+    /// `ago` is wall-clock time, which the boot clock keeps through a suspend: the instant is
+    /// checked against the latest transition on the boot clock. A stopwatch that leaves sleep
+    /// out then needs the instant on its awake clock, which cannot say when it slept; with S
+    /// the sleep since the latest transition (what the boot clock ran since it beyond the
+    /// awake clock), a stop is taken as having come before the sleep ("I stopped, then closed
+    /// the lid": it counts up to `now − max(ago − S, 0)`), a start as having come after it
+    /// ("I slept, then started": from `now − min(ago, awake time since the latest)`), both
+    /// within [the latest transition, now] on the awake clock.
     private func transition(
         _ kind: StopWatchCommand.Transition, ago: Duration, note: String?, command: StopWatchCommand, now: Duration, boot: Duration
     ) throws(InvalidTransition) -> StopWatchSnapshot {
@@ -240,9 +276,16 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         }
         // A start while counting, a stop while not: nothing to do, whenever it is dated.
         guard starts != state.isCounting else { return self }
-        let instant = now - ago
-        if ago > .zero, let earliest = earliestTransition(stopping: !starts), instant < earliest {
-            throw InvalidTransition(command: command, snapshot: self, latestAgo: max(now - earliest, .zero))
+        let earliest = ago > .zero ? earliestTransition(stopping: !starts, now: now, boot: boot) : nil
+        if let earliest, boot - ago < earliest.boot {
+            throw InvalidTransition(command: command, snapshot: self, earliestAgo: max(boot - earliest.boot, .zero))
+        }
+        var instant = now - ago
+        if !countsSleep, let earliest {
+            let awakeSince = max(now - earliest.own, .zero)
+            let asleepSince = max((boot - earliest.boot) - awakeSince, .zero)
+            instant = starts ? now - min(ago, awakeSince) : now - max(ago - asleepSince, .zero)
+            instant = min(max(instant, earliest.own), now)
         }
         if starts {
             return .counting(
@@ -252,16 +295,25 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         }
         return .paused(
             at: elapsed(at: instant), laps: laps, target: target, hasExpired: hasExpired, countsSleep: countsSleep,
-            latestTransition: instant
+            latestTransition: instant, latestTransitionBoot: boot - ago
         )
     }
 
-    /// The earliest clock reading a transition may be dated at: not before the latest one
-    /// (for a stop, where its counting interval began), nor a stop before its latest lap
-    /// (the lap would then lie after the stop).
-    private func earliestTransition(stopping: Bool) -> Duration? {
-        guard stopping, let origin, let lap = laps.last else { return latestTransition }
-        return max(latestTransition ?? origin + lap, origin + lap)
+    /// The earliest instant a transition may be dated at, on its own clock and on the boot
+    /// clock: not before the latest one (for a stop, where its counting interval began), nor
+    /// a stop before a lap of its counting interval (the lap would then lie after the stop).
+    /// A reading not known on the boot clock (a lap or stop restored from a file of an earlier
+    /// version) is placed there as if nothing slept since.
+    private func earliestTransition(stopping: Bool, now: Duration, boot: Duration) -> (own: Duration, boot: Duration)? {
+        func onBoot(_ own: Duration, _ known: Duration?) -> Duration {
+            known ?? (countsSleep ? own : boot - (now - own))
+        }
+        var earliest = latestTransition.map { (own: $0, boot: onBoot($0, latestTransitionBoot)) }
+        if stopping, let origin, let intervalStart = elapsedAtIntervalStart, let lap = laps.last, lap > intervalStart {
+            let lapBoot = onBoot(origin + lap, latestLapBoot)
+            if earliest.map({ lapBoot > $0.boot }) ?? true { earliest = (origin + lap, lapBoot) }
+        }
+        return earliest
     }
 
     /// The snapshot a tick at `now` publishes: the elapsed time brought up to date while

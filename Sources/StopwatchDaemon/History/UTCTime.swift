@@ -2,10 +2,11 @@
 /// UTC`. The daemon knows no time zone (a system service's is not its user's); swctl shows
 /// local times.
 enum UTCTime {
-    /// `milliseconds` since the epoch as `YYYY-MM-DD HH:MM:SS UTC`; negative ones too.
+    /// `milliseconds` since the epoch as `YYYY-MM-DD HH:MM:SS UTC`; negative ones too, down to
+    /// `Int64.min` (floor divisions that never overflow: any value given in a call is named).
     static func text(_ milliseconds: Int64) -> String {
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let seconds = milliseconds / 1000 - (milliseconds % 1000 < 0 ? 1 : 0)
+        let days = seconds / 86_400 - (seconds % 86_400 < 0 ? 1 : 0)
         let secondOfDay = seconds - days * 86_400
         // Hinnant's civil_from_days.
         let z = days + 719_468

@@ -61,6 +61,9 @@ final class StopwatchService {
     /// How far in the future an `at_ms` may be and still be taken as now: the client's
     /// clock read a moment before the daemon's, or on another machine near it.
     static let atSkewMs: Int64 = 100
+    /// How far back an `at_ms` may be: as long as Track's longest interval (SPEC §3), so a
+    /// typo of a year is told rather than taken.
+    static let atMaximumAgoMs: Int64 = 366 * 86_400_000
 
     /// - Parameters:
     ///   - expiryTimers: the timer countdowns expire on: `BootTimerFactory` in production.
@@ -184,17 +187,40 @@ final class StopwatchService {
         guard atMs <= wallNow + Self.atSkewMs else {
             throw .invalidInterval("at_ms \(UTCTime.text(atMs)) is in the future: it may be at most now, \(UTCTime.text(wallNow))")
         }
-        guard atMs >= 0 else {
-            throw .invalidInterval("at_ms \(atMs) is before 1970: it may be from 1970-01-01 00:00:00 UTC to now, \(UTCTime.text(wallNow))")
+        let earliestMs = max(wallNow - Self.atMaximumAgoMs, 0)
+        guard atMs >= earliestMs else {
+            throw .invalidInterval(
+                "at_ms \(UTCTime.text(atMs)) is more than 366 days ago: it may be from \(UTCTime.text(earliestMs)) to now, \(UTCTime.text(wallNow))"
+            )
         }
         let dated = DatedTransition(atMs: min(atMs, wallNow), wallNow: wallNow)
-        return try command(.transition(kind, ago: .milliseconds(dated.wallNow - dated.atMs), note: note), call, creating: kind != .stop, dated: dated)
+        return try command(.transition(kind, ago: dated.ago, note: note), call, creating: kind != .stop, dated: dated)
     }
 
     /// A transition dated in the past: when, and the wall clock it was measured against.
-    private struct DatedTransition {
+    struct DatedTransition {
         let atMs: Int64
         let wallNow: Int64
+
+        /// How long before the command it is dated.
+        var ago: Duration { .milliseconds(wallNow - atMs) }
+
+        /// The refusal of an instant earlier than `earliestAgo` before the command allows,
+        /// saying the range that is allowed.
+        func tooEarly(_ name: String, earliestAgo: Duration) -> VarlinkError {
+            let earliest = Self.roundedUpToASecond(wallNow - earliestAgo.milliseconds)
+            return .invalidInterval(
+                "at_ms \(UTCTime.text(atMs)) is before '\(name)' last started, stopped or took a lap: "
+                    + "it may be from \(UTCTime.text(min(earliest, wallNow))) to now, \(UTCTime.text(wallNow))"
+            )
+        }
+
+        /// `milliseconds` rounded up to a whole second, as `UTCTime.text` shows it: every
+        /// instant a refusal names is then allowed.
+        static func roundedUpToASecond(_ milliseconds: Int64) -> Int64 {
+            let intoSecond = ((milliseconds % 1000) + 1000) % 1000
+            return intoSecond == 0 ? milliseconds : milliseconds + 1000 - intoSecond
+        }
     }
 
     private func command(
@@ -228,34 +254,35 @@ final class StopwatchService {
             // The wall clock is read to the millisecond, the stopwatch's to the nanosecond: an
             // instant given as the very millisecond of the latest transition may come out a
             // fraction before it. Taken as that transition's instant.
-            guard case .transition(let kind, _, let note) = command, let latestAgo = refusal.latestAgo,
-                let retried = try? perform(.transition(kind, ago: latestAgo, note: note), on: useCase)
-            else { throw .invalidTransition(Stopwatch(name: name, snapshot: refusal.snapshot, at: clock.instant()), method: call.memberName) }
+            guard case .transition(let kind, _, let note) = command, let earliestAgo = refusal.earliestAgo,
+                let retried = try? perform(.transition(kind, ago: earliestAgo, note: note), on: useCase)
+            else { throw refused(refusal, name, call, dated) }
             after = retried
         } catch {
-            if let dated, let latestAgo = error.latestAgo {
-                // Rounded up to a whole second, as the text shows it: every instant it names
-                // is allowed.
-                let earliest = dated.wallNow - latestAgo.milliseconds
-                let shown = earliest % 1000 == 0 ? earliest : earliest + 1000 - ((earliest % 1000) + 1000) % 1000
-                throw .invalidInterval(
-                    "at_ms \(UTCTime.text(dated.atMs)) is before '\(name)' last started, stopped or took a lap: "
-                        + "it may be from \(UTCTime.text(min(shown, dated.wallNow))) to now, \(UTCTime.text(dated.wallNow))"
-                )
-            }
-            throw .invalidTransition(Stopwatch(name: name, snapshot: error.snapshot, at: clock.instant()), method: call.memberName)
+            throw refused(error, name, call, dated)
         }
-        let ended = dated.map { (ago: Duration.milliseconds($0.wallNow - $0.atMs), endMs: $0.atMs) }
-        if after != before || !existed, let event = record(name, from: before, to: after, ended: ended) {
+        if after != before || !existed, let event = record(name, from: before, to: after, ended: dated) {
             tell(EventBatch(events: [event]))
+        }
+        // A countdown started in the past whose instant has passed: due now, and late because
+        // of when it was started, not because the daemon was away.
+        if dated != nil, let due = after.expiry, due <= after.reading(at: clock.instant()) {
+            expire([(name, due)], startedInThePast: true)
         }
         return reply(name, after)
     }
 
     /// Whether `refusal` of `command` is for an instant less than a millisecond too early.
     private static func withinAMillisecond(_ command: StopWatchCommand, _ refusal: InvalidTransition) -> Bool {
-        guard case .transition(_, let ago, _) = command, let latestAgo = refusal.latestAgo else { return false }
-        return ago - latestAgo < .milliseconds(1)
+        guard case .transition(_, let ago, _) = command, let earliestAgo = refusal.earliestAgo else { return false }
+        return ago - earliestAgo < .milliseconds(1)
+    }
+
+    /// What the client is told of `refusal`: for an instant too early, `InvalidInterval` with
+    /// the allowed range; else `InvalidTransition`.
+    private func refused(_ refusal: InvalidTransition, _ name: String, _ call: VarlinkCall, _ dated: DatedTransition?) -> VarlinkError {
+        if let dated, let earliestAgo = refusal.earliestAgo { return dated.tooEarly(name, earliestAgo: earliestAgo) }
+        return .invalidTransition(Stopwatch(name: name, snapshot: refusal.snapshot, at: clock.instant()), method: call.memberName)
     }
 
     /// A start dated `dated.atMs` opens a counting interval [at, now): refused when an ended
@@ -284,7 +311,9 @@ final class StopwatchService {
     /// page cache, which outlives the daemon, and after a reboot an instant on the boot
     /// clock means nothing. So only a crash of the machine before the file is written has
     /// the expiry told again at the next start, late, never lost.
-    private func expire(_ expiries: [(name: String, instant: Duration)]) {
+    /// `startedInThePast`: the countdown was just started at an earlier instant (`at_ms`)
+    /// that its target has already passed, which is why it is late.
+    private func expire(_ expiries: [(name: String, instant: Duration)], startedInThePast: Bool = false) {
         var expired: [String] = []
         var late: [(name: String, late: Duration)] = []
         var batch = EventBatch()
@@ -301,7 +330,7 @@ final class StopwatchService {
             batch.expiries.append(ToldExpiry(name: name, instant: before.expiry ?? instant))
             expired.append(name)
         }
-        logLate(late)
+        logLate(late, startedInThePast: startedInThePast)
         if !batch.isEmpty { tell(batch) }
         storage.saveSoon(expired)
     }
@@ -311,9 +340,11 @@ final class StopwatchService {
     /// would run into journald's rate limit for this service, which would then drop the
     /// daemon's other lines (hook failures, errors) too. Lateness in whole seconds: only a
     /// second or more is logged, and "2400123ms" helps nobody.
-    private func logLate(_ late: [(name: String, late: Duration)]) {
+    private func logLate(_ late: [(name: String, late: Duration)], startedInThePast: Bool) {
         let namedAtMost = 3
-        let why = "(stopwatchd was not running, the system was suspended, or stopwatchd was busy); told now"
+        let why = startedInThePast
+            ? "(it was started in the past, at_ms); told now"
+            : "(stopwatchd was not running, the system was suspended, or stopwatchd was busy); told now"
         func text(_ lateness: Duration) -> String { DurationText.string(.seconds(lateness.components.seconds)) }
         guard late.count > namedAtMost else {
             for (name, lateness) in late {
@@ -345,16 +376,19 @@ final class StopwatchService {
     }
 
     /// A change made: saved, counted and scheduled; the event to tell, if it is one.
-    /// `ended`: for a stop dated in the past, how long ago, and when on the wall clock.
+    /// `ended`: for a stop dated in the past, when.
     private func record(
         _ name: String,
         from before: StopWatchSnapshot,
         to after: StopWatchSnapshot,
         late: Duration = .zero,
         saving order: SaveOrder = .beforeTelling,
-        ended: (ago: Duration, endMs: Int64)? = nil
+        ended: DatedTransition? = nil
     ) -> StopwatchEvent? {
-        if before.endsInterval(goingTo: after) { recordInterval(name, before, ended: ended) }
+        if before.endsInterval(goingTo: after) {
+            // A stop in the past: where it paused, on its own clock, is where the interval ends.
+            recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) })
+        }
         if order == .beforeTelling { storage.save(name, after) }
         changed()
         expiries.update(name, after)
@@ -416,24 +450,31 @@ final class StopwatchService {
     }
 
     /// Appends the counting interval `snapshot` is in to the history, ending now, or for a
-    /// stop dated in the past, `ended.ago` before now at wall-clock `ended.endMs`. Its id is
-    /// left empty: the journal gives it one.
-    private func recordInterval(_ name: String, _ snapshot: StopWatchSnapshot, ended: (ago: Duration, endMs: Int64)? = nil) {
-        let endMs = ended?.endMs ?? wallClock.nowMilliseconds()
-        guard let history, let interval = openInterval(name, snapshot, wallNow: endMs, ago: ended?.ago ?? .zero) else { return }
+    /// stop dated in the past, `ended.at.ago` before now at wall-clock `ended.at.atMs`, where
+    /// its own clock read `ended.reading` (nil: `ago` before now). Its id is left empty: the
+    /// journal gives it one.
+    private func recordInterval(_ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil) {
+        let endMs = ended?.at.atMs ?? wallClock.nowMilliseconds()
+        guard let history,
+            let interval = openInterval(name, snapshot, wallNow: endMs, ago: ended?.at.ago ?? .zero, endReading: ended?.reading)
+        else { return }
         history.append(Interval(
             name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
             note: interval.note
         ))
     }
 
-    /// The interval `snapshot` counts in, as of `wallNow` (which is `ago` before now),
-    /// without an end; nil when it does not count. Its start lies as far before `wallNow` as
-    /// the boot clock has run since it began: the time counted for one that counts sleep,
-    /// more for one that left sleep out.
-    private func openInterval(_ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, ago: Duration = .zero) -> Interval? {
+    /// The interval `snapshot` counts in, as of `wallNow` (which is `ago` before now, when its
+    /// own clock read `endReading`, by default `ago` before now on it), without an end; nil
+    /// when it does not count. Its start lies as far before `wallNow` as the boot clock has
+    /// run since it began: the time counted for one that counts sleep, more for one that left
+    /// sleep out.
+    private func openInterval(
+        _ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, ago: Duration = .zero, endReading: Duration? = nil
+    ) -> Interval? {
         let instant = clock.instant()
-        guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: snapshot.reading(at: instant) - ago) else {
+        let end = endReading ?? snapshot.reading(at: instant) - ago
+        guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: end) else {
             return nil
         }
         let elapsedMs = elapsed.milliseconds

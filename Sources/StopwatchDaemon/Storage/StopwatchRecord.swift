@@ -18,18 +18,26 @@ import Varlink
 /// for a plain stopwatch, so its file is what earlier versions wrote and read.)
 ///
 /// Fields added since, each absent where it says nothing, so files of earlier versions load
-/// as they are and a plain stopwatch's file is what they wrote:
+/// as they are (and earlier versions read these, skipping members they do not know; a
+/// stopped plain stopwatch's file is still what they wrote):
 /// - `counts_sleep` (only `false`): it counts only time awake. A counting one then also keeps
 ///   its origin on the awake clock (`origin_awake_ns`), exact in the same boot; its
 ///   `origin_boot_ns` and `origin_wall_ns` are where a count of the same elapsed time on
 ///   the boot and wall clocks began, so after a reboot (or for an earlier version) it goes on
 ///   from the wall clock as any other.
 /// - `note`: while counting, the note of its counting interval.
-/// - `interval_start_wall_ns` (only with `counts_sleep`): while counting, the wall-clock time
-///   its counting interval began, which its awake-clock origin cannot tell once it slept.
-/// - `transition_wall_ns`: while paused, the wall-clock time it was stopped at, which no
-///   start dated in the past may precede (a counting one's latest transition is where its
-///   counting interval began, which its origin and `interval_start_ns` say).
+/// - `interval_start_boot_ns` and `interval_start_wall_ns` (only with `counts_sleep`): while
+///   counting, when its counting interval began on the boot clock (exact in the same boot)
+///   and on the wall clock (after a reboot), which its awake-clock origin cannot tell once
+///   it slept; `lap_boot_ns`, when its latest lap was taken on the boot clock (same boot).
+/// - `transition_boot_ns`, `transition_wall_ns` and (with `counts_sleep`) `transition_awake_ns`:
+///   while paused, when it was stopped, which no start dated in the past may precede: on the
+///   boot clock, with `boot_id`, exact in the same boot, on the awake clock, to tell the sleep
+///   since, and on the wall clock for after a reboot (a counting one's latest transition is
+///   where its counting interval began, which its origin and `interval_start_ns` say).
+///
+/// Boot and awake clock readings count only in the boot they were written in (`boot_id`);
+/// after a reboot the wall-clock ones stand in for them.
 package struct StopwatchRecord: Equatable, Sendable {
     package static let format: Int64 = 1
     /// The most elapsed time (or lap) a record may hold: 100 years. Anything beyond is a
@@ -57,9 +65,15 @@ package struct StopwatchRecord: Equatable, Sendable {
     package var originAwake: Duration?
     /// While counting: the note of its counting interval.
     package var note: String?
-    /// While counting and skipping sleep: when its counting interval began, on the wall clock.
+    /// While counting and skipping sleep: when its counting interval began, on the boot clock
+    /// and on the wall clock, and when its latest lap was taken on the boot clock (if known).
+    package var intervalStartBoot: Duration?
     package var intervalStartWall: Duration?
-    /// While paused: the wall-clock time it was stopped at, when known.
+    package var latestLapBoot: Duration?
+    /// While paused: when it was stopped, when known: on the boot clock, the awake clock (for
+    /// one that skips sleep) and the wall clock.
+    package var latestTransitionBoot: Duration?
+    package var latestTransitionAwake: Duration?
     package var latestTransitionWall: Duration?
 
     /// The record of `snapshot` at `now`.
@@ -83,12 +97,23 @@ package struct StopwatchRecord: Equatable, Sendable {
             bootID = now.bootID
             intervalStart = snapshot.elapsedAtIntervalStart
             note = snapshot.note
-            if !snapshot.countsSleep, let began = snapshot.intervalStartBoot {
-                intervalStartWall = max(now.wall - max(now.boot - began, .zero), .zero)
+            if !snapshot.countsSleep, let began = snapshot.intervalStartBoot, let originWall {
+                intervalStartBoot = began
+                // Never after where its origin places it (what a reader checks): the clocks
+                // are read one after the other.
+                let wall = min(now.wall - max(now.boot - began, .zero), originWall + (intervalStart ?? .zero))
+                if wall > .zero { intervalStartWall = wall }
+                latestLapBoot = snapshot.latestLapBoot
             }
         }
         if let latest = snapshot.pausedAt {
-            latestTransitionWall = max(now.wall - max(reading - latest, .zero), .zero)
+            // On the boot clock: as far back as on its own clock, when not known there (a file
+            // of an earlier version's stop of one that skips sleep).
+            let boot = min(snapshot.pausedAtBoot ?? now.boot - max(reading - latest, .zero), now.boot)
+            bootID = now.bootID
+            latestTransitionBoot = boot
+            if !snapshot.countsSleep { latestTransitionAwake = min(latest, now.awake) }
+            latestTransitionWall = max(now.wall - (now.boot - boot), .zero)
         }
     }
 
@@ -97,17 +122,23 @@ package struct StopwatchRecord: Equatable, Sendable {
     /// what was already counted.
     package func snapshot(restoredAt now: ClockReading) -> StopWatchSnapshot {
         let reading = countsSleep ? now.boot : now.awake
-        // When it was paused, as far back on its clock as it is on the wall clock: exact but
-        // for a clock step, or time asleep for one that skips it (which only widens what a
-        // start in the past may be dated at, by that much).
-        let latestTransition = latestTransitionWall.map { reading - max(now.wall - $0, .zero) }
+        let sameBoot = bootID == now.bootID
         switch state {
         case .stopped:
             return .stopped(target: target, countsSleep: countsSleep)
         case .pause:
+            // When it was stopped: exactly in the same boot; after a reboot, as far back as on
+            // the wall clock (nothing tells sleep from shutdown then).
+            var latest: (own: Duration, boot: Duration)?
+            if sameBoot, let boot = latestTransitionBoot {
+                latest = (countsSleep ? boot : latestTransitionAwake ?? now.awake - max(now.boot - boot, .zero), boot)
+            } else if let wall = latestTransitionWall {
+                let since = max(now.wall - wall, .zero)
+                latest = (reading - since, now.boot - since)
+            }
             return .paused(
                 at: elapsed, laps: laps, target: target, hasExpired: hasExpired, countsSleep: countsSleep,
-                latestTransition: latestTransition
+                latestTransition: latest?.own, latestTransitionBoot: latest?.boot
             )
         case .counting:
             let counted: Duration
@@ -120,10 +151,12 @@ package struct StopwatchRecord: Equatable, Sendable {
             } else {
                 counted = elapsed
             }
+            let intervalStartBoot = sameBoot ? self.intervalStartBoot : nil
             return .counting(
                 since: reading - counted, laps: laps, now: reading, target: target, hasExpired: hasExpired,
                 intervalStart: intervalStart ?? .zero, countsSleep: countsSleep, note: note,
-                intervalStartBoot: countsSleep ? nil : intervalStartWall.map { now.boot - max(now.wall - $0, .zero) }
+                intervalStartBoot: countsSleep ? nil : intervalStartBoot ?? intervalStartWall.map { now.boot - max(now.wall - $0, .zero) },
+                latestLapBoot: sameBoot && !countsSleep ? latestLapBoot : nil
             )
         }
     }
@@ -154,6 +187,19 @@ package struct StopwatchRecord: Equatable, Sendable {
     /// more than 100 years back. A wall-clock origin later than now is not an error: after a
     /// reboot that is a clock set back, and `snapshot(restoredAt:)` keeps the stored elapsed.
     package func checkRange(at now: ClockReading) throws(MalformedMessage) {
+        if let latestTransitionWall, now.wall - latestTransitionWall > Self.maximumElapsed {
+            throw MalformedMessage("transition_wall_ns is more than 100 years ago")
+        }
+        if bootID == now.bootID {
+            for (key, value, clock) in [
+                ("transition_boot_ns", latestTransitionBoot, now.boot), ("transition_awake_ns", latestTransitionAwake, now.awake),
+                ("interval_start_boot_ns", intervalStartBoot, now.boot), ("lap_boot_ns", latestLapBoot, now.boot),
+            ] {
+                guard let value else { continue }
+                guard value <= clock else { throw MalformedMessage("\(key) is in the future") }
+                guard clock - value <= Self.maximumElapsed else { throw MalformedMessage("\(key) is more than 100 years ago") }
+            }
+        }
         guard state == .counting, let originBoot, let originWall else { return }
         if bootID == now.bootID {
             guard originBoot <= now.boot else { throw MalformedMessage("origin_boot_ns is in the future") }
@@ -169,6 +215,15 @@ package struct StopwatchRecord: Equatable, Sendable {
         }
         guard now.wall - originWall <= Self.maximumElapsed else {
             throw MalformedMessage("origin_wall_ns is more than 100 years ago")
+        }
+    }
+
+    /// An optional integer member, as a duration of nanoseconds (its range is `checkRange`'s).
+    private static func optionalInteger(_ object: JSONObject, _ key: String) throws(MalformedMessage) -> Duration? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .int(let value)?: return .nanoseconds(value)
+        default: throw MalformedMessage("\(key) is not an integer")
         }
     }
 
@@ -214,16 +269,20 @@ package struct StopwatchRecord: Equatable, Sendable {
             "elapsed_ns": .int(elapsed.nanoseconds),
             Self.lapsKey: lapsValue ?? .array([]),
         ]
-        if let bootID, let originBoot, let originWall {
-            object["boot_id"] = .string(bootID)
+        if let bootID { object["boot_id"] = .string(bootID) }
+        if bootID != nil, let originBoot, let originWall {
             object["origin_boot_ns"] = .int(originBoot.nanoseconds)
             object["origin_wall_ns"] = .int(originWall.nanoseconds)
             if let intervalStart { object["interval_start_ns"] = .int(intervalStart.nanoseconds) }
             if let originAwake { object["origin_awake_ns"] = .int(originAwake.nanoseconds) }
             if let note { object["note"] = .string(note) }
+            if let intervalStartBoot { object["interval_start_boot_ns"] = .int(intervalStartBoot.nanoseconds) }
             if let intervalStartWall { object["interval_start_wall_ns"] = .int(intervalStartWall.nanoseconds) }
+            if let latestLapBoot { object["lap_boot_ns"] = .int(latestLapBoot.nanoseconds) }
         }
         if !countsSleep { object["counts_sleep"] = .bool(false) }
+        if let latestTransitionBoot { object["transition_boot_ns"] = .int(latestTransitionBoot.nanoseconds) }
+        if let latestTransitionAwake { object["transition_awake_ns"] = .int(latestTransitionAwake.nanoseconds) }
         if let latestTransitionWall { object["transition_wall_ns"] = .int(latestTransitionWall.nanoseconds) }
         if let target {
             object["target_ns"] = .int(target.nanoseconds)
@@ -278,11 +337,16 @@ package struct StopwatchRecord: Equatable, Sendable {
             case .int(let origin)?: originAwake = .nanoseconds(origin)
             default: throw MalformedMessage("origin_awake_ns is not an integer")
             }
+            // Its counting interval began no later than where its origin places it: the awake
+            // clock runs no faster than the wall clock.
+            let latestStart = Duration.nanoseconds(originWall) + (intervalStart ?? .zero)
             switch object["interval_start_wall_ns"] {
             case nil, .null?: break
-            case .int(let wall)? where wall >= 0: intervalStartWall = .nanoseconds(wall)
-            default: throw MalformedMessage("interval_start_wall_ns is not a non-negative integer")
+            case .int(let wall)? where wall > 0 && .nanoseconds(wall) <= latestStart: intervalStartWall = .nanoseconds(wall)
+            default: throw MalformedMessage("interval_start_wall_ns is not a time from the epoch to origin_wall_ns + interval_start_ns")
             }
+            intervalStartBoot = try Self.optionalInteger(object, "interval_start_boot_ns")
+            latestLapBoot = try Self.optionalInteger(object, "lap_boot_ns")
             switch object["note"] {
             case nil, .null?: break
             case .string(let note)? where IntervalNote.isValid(note): self.note = note
@@ -294,11 +358,20 @@ package struct StopwatchRecord: Equatable, Sendable {
         case .bool(let counts)?: countsSleep = counts
         default: throw MalformedMessage("counts_sleep is not true or false")
         }
+        if state != .counting {
+            switch object["boot_id"] {
+            case nil, .null?: break
+            case .string(let bootID)?: self.bootID = bootID
+            default: throw MalformedMessage("boot_id is not a string")
+            }
+        }
         switch object["transition_wall_ns"] {
         case nil, .null?: break
         case .int(let wall)? where wall >= 0: latestTransitionWall = .nanoseconds(wall)
         default: throw MalformedMessage("transition_wall_ns is not a non-negative integer")
         }
+        latestTransitionBoot = try Self.optionalInteger(object, "transition_boot_ns")
+        latestTransitionAwake = try Self.optionalInteger(object, "transition_awake_ns")
         switch object["target_ns"] {
         case nil, .null?:
             break
