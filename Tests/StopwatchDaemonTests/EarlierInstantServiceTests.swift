@@ -200,6 +200,23 @@ final class EarlierInstantServiceTests {
         #expect(oldest.elapsedMs == 366 * 86_400_000)
     }
 
+    @Test("a stop event carries the note of the interval it ended, for the hooks' STOPWATCHD_NOTE")
+    func stopEventCarriesEndedNote() throws {
+        let f = fixture()
+        _ = f.reply("Start", ["name": .string("work"), "note": .string("the report")])
+        pass(f, .seconds(10))
+        _ = f.reply("Stop", ["name": .string("work")])
+        let stop = try #require(f.events.last)
+        #expect(stop.event == .stop && stop.update.stopwatch.note == nil)
+        #expect(HookEnvironment.variables(for: stop).contains { $0.name == "STOPWATCHD_NOTE" && $0.value == "the report" })
+        // Through the outbox's line too (a run that waits across a restart).
+        let line = OutboxLine.run(OutboxRun(number: 1, atMs: 5, lateMs: 0, update: stop.update, endedNote: stop.endedNote))
+        #expect(try OutboxLine(decoding: line.bytes.dropLast()[...]) == line)
+        _ = f.reply("Start", ["name": .string("work")])
+        _ = f.reply("Stop", ["name": .string("work")])
+        #expect(f.events.last.map { HookEnvironment.variables(for: $0).contains { $0.name == "STOPWATCHD_NOTE" } } == false)
+    }
+
     @Test("UTCTime names any millisecond, Int64.min and Int64.max included, without trapping")
     func utcTimeOfExtremes() {
         #expect(UTCTime.text(0) == "1970-01-01 00:00:00 UTC")

@@ -210,7 +210,7 @@ final class EventOutbox: @unchecked Sendable {
                     state.nextNumber += 1
                     let start = bytes.count
                     let lateMs = max(event.late.milliseconds, 0)
-                    OutboxLine.run(OutboxRun(number: number, atMs: max(wallNow - lateMs, 0), lateMs: lateMs, update: event.update))
+                    OutboxLine.run(OutboxRun(number: number, atMs: max(wallNow - lateMs, 0), lateMs: lateMs, update: event.update, endedNote: event.endedNote))
                         .encode(into: &bytes)
                     runs.append((number, start, bytes.count - start - 1, event))
                 }
@@ -307,7 +307,7 @@ final class EventOutbox: @unchecked Sendable {
                         let late: Duration = restored
                             ? .milliseconds(max(wallClock.nowMilliseconds() - line.atMs, 1))
                             : .milliseconds(line.lateMs)
-                        return (run, StopwatchEvent(update: line.update, late: late))
+                        return (run, StopwatchEvent(update: line.update, late: late, endedNote: line.endedNote))
                     case .failure(let reason):
                         messages.append((.warning, "hooks: run \(run.number) in \(Self.fileName) cannot be read back (\(reason)); skipped"))
                         return (run, nil)

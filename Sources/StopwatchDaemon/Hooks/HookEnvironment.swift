@@ -17,7 +17,8 @@ enum HookEnvironment {
 
     /// The event's variables: `STOPWATCHD_TARGET_MS` only for a countdown,
     /// `STOPWATCHD_LATE_MS` for an expiry, and for any event whose hooks waited in the
-    /// outbox across a restart, `STOPWATCHD_NOTE` when the counting interval has a note, and
+    /// outbox across a restart, `STOPWATCHD_NOTE` when the counting interval has a note (for a
+    /// stop or remove, the interval it ended), and
     /// `STOPWATCHD_SOCKET` (the socket this daemon serves, so that a hook's `swctl` reaches
     /// it) when known.
     static func variables(for event: StopwatchEvent, socket: String? = nil) -> [(name: String, value: String)] {
@@ -30,8 +31,9 @@ enum HookEnvironment {
         ]
         if let target = stopwatch.targetMs { variables.append(("STOPWATCHD_TARGET_MS", String(target))) }
         if event.event == .expired || event.late > .zero { variables.append(("STOPWATCHD_LATE_MS", String(max(event.late.milliseconds, 0)))) }
-        // A note holds no control character (`IntervalNote`), so it is one line of text.
-        if let note = stopwatch.note { variables.append(("STOPWATCHD_NOTE", note)) }
+        // A note holds no control character (`IntervalNote`), so it is one line of text. For a
+        // stop, the note of the interval it ended: the stopwatch no longer has one.
+        if let note = stopwatch.note ?? event.endedNote { variables.append(("STOPWATCHD_NOTE", note)) }
         if let socket { variables.append(("STOPWATCHD_SOCKET", socket)) }
         return variables.map { (name: $0.0, value: $0.1) }
     }

@@ -4,12 +4,14 @@ import Varlink
 /// One line of the outbox (`outbox.jsonl` in the state directory), a JSON object:
 ///
 ///     {"run":12,"at_ms":1732600000123,"late_ms":0,"update":{"stopwatch":{…},"event":"expired"}}
+///     {"run":13,"at_ms":1732600000456,"late_ms":0,"update":{…,"event":"stop"},"ended_note":"the report"}
 ///     {"told":"tea","boot_id":"…","instant_ns":123456789000}
 ///     {"started":12}
 ///
 /// - `run`: an event whose hooks are still to run, numbered in the order written; `update`
 ///   is the `Watch` reply a hook reads, `at_ms` the wall-clock instant of the event (for an
-///   expiry, the instant it fell), `late_ms` how late it was told.
+///   expiry, the instant it fell), `late_ms` how late it was told, `ended_note` (absent when
+///   none) the note of the counting interval the event ended.
 /// - `told`: an expiry told (watchers and hooks) before its stopwatch's file says so.
 /// - `started`: the hooks of every run numbered up to this one have been started (or
 ///   dropped, logged).
@@ -31,7 +33,7 @@ enum OutboxLine: Equatable {
     }
 
     func encode(into bytes: inout [UInt8]) {
-        let object: JSONObject
+        var object: JSONObject
         switch self {
         case .run(let run):
             object = [
@@ -40,6 +42,7 @@ enum OutboxLine: Equatable {
                 "late_ms": .int(run.lateMs),
                 "update": run.update.json,
             ]
+            if let endedNote = run.endedNote { object["ended_note"] = .string(endedNote) }
         case .told(let expiry, let bootID):
             object = ["told": .string(expiry.name), "boot_id": .string(bootID), "instant_ns": .int(expiry.instant.nanoseconds)]
         case .started(let through):
@@ -71,7 +74,13 @@ enum OutboxLine: Equatable {
             let update = try WatchUpdate(json: parameters)
             // What reaches a hook's environment: a name as the daemon accepts it, nothing else.
             guard StopwatchName.isValid(update.stopwatch.name) else { throw MalformedMessage("a run of an invalid name") }
-            self = .run(OutboxRun(number: number, atMs: atMs, lateMs: lateMs, update: update))
+            var endedNote: String?
+            switch object["ended_note"] {
+            case nil, .null?: break
+            case .string(let note)? where IntervalNote.isValid(note): endedNote = note
+            default: throw MalformedMessage("ended_note is not a valid note")
+            }
+            self = .run(OutboxRun(number: number, atMs: atMs, lateMs: lateMs, update: update, endedNote: endedNote))
         } else if let told = object["told"] {
             guard case .string(let name) = told, StopwatchName.isValid(name) else { throw MalformedMessage("told is not a name") }
             guard case .string(let bootID)? = object["boot_id"], !bootID.isEmpty, bootID.utf8.count <= 64 else {
@@ -103,4 +112,6 @@ struct OutboxRun: Equatable {
     /// How late it was told when it happened (an expiry's), in milliseconds.
     var lateMs: Int64
     var update: WatchUpdate
+    /// The note of the counting interval the event ended, if any (`StopwatchEvent.endedNote`).
+    var endedNote: String?
 }

@@ -8,6 +8,9 @@ struct StopwatchEvent: Equatable, Sendable {
     /// daemon runs, the time it was down after a restart. For any other event, zero, but
     /// for one whose hooks waited in the outbox across a restart: the time since it happened.
     var late: Duration = .zero
+    /// For an event that ended a counting interval (a stop, a remove): that interval's note,
+    /// which the stopwatch after it no longer shows. A hook gets it as `STOPWATCHD_NOTE`.
+    var endedNote: String?
 
     var name: String { update.stopwatch.name }
     var event: WatchEvent { update.event }

@@ -396,7 +396,8 @@ final class StopwatchService {
         let update = WatchUpdate(
             stopwatch: Stopwatch(name: name, snapshot: after, at: clock.instant()), event: WatchEvent(from: before, to: after)
         )
-        return StopwatchEvent(update: update, late: late)
+        let endedNote = after.state.isCounting ? nil : before.note
+        return StopwatchEvent(update: update, late: late, endedNote: endedNote)
     }
 
     private func perform(_ command: StopWatchCommand, on useCase: StopWatchUseCase) throws(InvalidTransition) -> StopWatchSnapshot {
@@ -439,7 +440,7 @@ final class StopwatchService {
         changed()
         expiries.update(name, nil)
         let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.instant()), event: .removed)
-        tell(EventBatch(events: [StopwatchEvent(update: removed)]))
+        tell(EventBatch(events: [StopwatchEvent(update: removed, endedNote: before.note)]))
         return .reply([:])
     }
 
