@@ -13,10 +13,13 @@ struct HostileStateFileTests {
     enum Case: String, CaseIterable, CustomTestStringConvertible {
         case overflowingElapsed, originBootMinSameBoot, negativeLap, farFutureBootOrigin
         case fifo, symlinkOutside, directory, twoMebibytes, tenThousandLaps
+        case transitionWallMin, transitionWallMax, transitionBootFuture, intervalStartWallZero, intervalStartWallMax
+        case intervalStartWallBeyondOrigin, originAwakeMinSameBoot, originAwakeMaxSameBoot
 
         var testDescription: String { rawValue }
-        /// Whether the file is kept and loads: the writer can produce it.
-        var loads: Bool { self == .tenThousandLaps }
+        /// Whether the file is kept and loads: the writer can produce it (or, for a stop's
+        /// wall-clock time in the future, a clock set back since: taken as now).
+        var loads: Bool { self == .tenThousandLaps || self == .transitionWallMax }
     }
 
     static let hundredYears: Int64 = 3_155_760_000_000_000_000
@@ -38,6 +41,22 @@ struct HostileStateFileTests {
         case .farFutureBootOrigin:
             let future = now.boot.nanoseconds + 86_400_000_000_000
             try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(future),"origin_wall_ns":\#(now.wall.nanoseconds)"#))
+        case .transitionWallMin, .transitionWallMax:
+            let wall = hostile == .transitionWallMin ? Int64.min : Int64.max
+            try write(record(#""state":"pause","elapsed_ns":5,"laps_ns":[],"transition_wall_ns":\#(wall)"#))
+        case .transitionBootFuture:
+            let future = now.boot.nanoseconds + 86_400_000_000_000
+            try write(record(#""state":"pause","elapsed_ns":5,"laps_ns":[],"boot_id":"\#(now.bootID)","transition_boot_ns":\#(future)"#))
+        case .intervalStartWallZero, .intervalStartWallMax, .intervalStartWallBeyondOrigin:
+            let wall = switch hostile {
+            case .intervalStartWallZero: Int64(0)
+            case .intervalStartWallMax: Int64.max
+            default: now.wall.nanoseconds + 1
+            }
+            try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(now.boot.nanoseconds),"origin_wall_ns":\#(now.wall.nanoseconds),"counts_sleep":false,"interval_start_wall_ns":\#(wall)"#))
+        case .originAwakeMinSameBoot, .originAwakeMaxSameBoot:
+            let awake = hostile == .originAwakeMinSameBoot ? Int64.min : Int64.max
+            try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(now.boot.nanoseconds),"origin_wall_ns":\#(now.wall.nanoseconds),"counts_sleep":false,"origin_awake_ns":\#(awake)"#))
         case .fifo:
             #expect(mkfifo(path, 0o600) == 0)
         case .symlinkOutside:
@@ -77,8 +96,12 @@ struct HostileStateFileTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: stopwatches)
         if hostile.loads {
             let kept = try client.get("bad")
-            #expect(kept.lapsMs.count == 10_000)
-            #expect(kept.elapsedMs == Self.hundredYears / 1_000_000)
+            if hostile == .tenThousandLaps {
+                #expect(kept.lapsMs.count == 10_000)
+                #expect(kept.elapsedMs == Self.hundredYears / 1_000_000)
+            } else {
+                #expect(kept.state == .pause && kept.elapsedMs == 0)
+            }
             #expect(!files.contains { $0.contains("corrupt") })
         } else {
             #expect(try client.list().map(\.name) == ["good"])
