@@ -150,6 +150,26 @@ struct StopWatchSleepTests {
         #expect(stopped.state == .pause(.seconds(15)))
     }
 
+    @Test("a watched stopwatch that skips sleep publishes no tick while suspended, and ticks on its grid of awake time after")
+    func noTicksWhileSuspended() throws {
+        let time = ManualTime(now: .seconds(100))
+        let stopWatch = StopWatchUseCase(clock: time, timers: time)
+        _ = try stopWatch.dispatcher.perform(.setCountsSleep(false))
+        let recorder = StateRecorder(stopWatch.state)
+        _ = try stopWatch.dispatcher.perform(.start)
+        time.advance(by: .milliseconds(2500))
+        #expect(recorder.wait { $0.last?.state == .counting(.seconds(2)) })
+        let fired = time.timers.map(\.fireCount).reduce(0, +)
+        time.suspend(for: .seconds(3600))
+        #expect(time.timers.map(\.fireCount).reduce(0, +) == fired, "no tick fired in the suspend")
+        #expect(stopWatch.state.current.elapsed(at: time.instant()) == .milliseconds(2500))
+        time.advance(by: .milliseconds(500))
+        #expect(recorder.wait { $0.last?.state == .counting(.seconds(3)) })
+        #expect(recorder.states.map(\.state) == [
+            .stopped, .counting(.zero), .counting(.seconds(1)), .counting(.seconds(2)), .counting(.seconds(3)),
+        ])
+    }
+
     @Test("switching clocks keeps the elapsed time, and only the new clock counts from then")
     func switchingKeepsElapsed() throws {
         let time = ManualTime(now: .seconds(100))

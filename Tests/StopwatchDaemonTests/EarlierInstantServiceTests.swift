@@ -337,9 +337,32 @@ final class EarlierInstantServiceTests {
         #expect(f.time.timersMade == 2)
     }
 
+    @Test("a told expiry of a countdown that skips sleep is matched across a restart by its awake-clock instant")
+    func toldAwakeExpiryAcrossRestart() throws {
+        // Both skip sleep, counting since 100 s awake with 60 s targets: due at 160 s awake.
+        // Restarted at 170 s awake, after 600 s asleep: the boot clock reads 770 s.
+        let due = StopWatchSnapshot.counting(since: .seconds(100), now: .seconds(170), target: .seconds(60), countsSleep: false)
+        let f = StopwatchServiceFixture(
+            now: .seconds(170), asleep: .seconds(600),
+            restored: [("told", due), ("untold", due), ("boot instant", due)],
+            toldBeforeRestart: [
+                ToldExpiry(name: "told", instant: .seconds(160)),
+                // The same moment on the boot clock is not this countdown's instant.
+                ToldExpiry(name: "boot instant", instant: .seconds(760)),
+            ]
+        )
+        #expect(f.time.awakeNow() == .seconds(170) && f.time.now() == .seconds(770))
+        #expect(f.saves.map(\.name) == ["told"] && f.saves.first?.snapshot?.hasExpired == true)
+        f.time.fireDueTimers()
+        f.settle { f.events.count >= 2 }
+        #expect(f.events.map(\.name).sorted() == ["boot instant", "untold"])
+        #expect(f.events.allSatisfy { $0.event == .expired && $0.late == .seconds(10) })
+    }
+
     @Test("a countdown started in the past whose instant has passed expires at once, late")
     func countdownStartedInThePast() throws {
-        let f = fixture()
+        let logged = Locked<[String]>([])
+        let f = StopwatchServiceFixture(now: .seconds(1000), historyDirectory: root, wallClock: ManualWallClock(Self.wall), logged: logged)
         _ = f.reply("SetTarget", ["name": .string("tea"), "target_ms": .int(60_000)])
         _ = f.reply("Start", ["name": .string("tea"), "at_ms": .int(Self.wall - 90_000)])
         // Its instant is past: the timer is armed for it, and fires at once.
@@ -348,6 +371,8 @@ final class EarlierInstantServiceTests {
         let expired = try #require(f.events.last)
         #expect(expired.event == .expired)
         #expect(expired.late == .seconds(30))
+        // Logged as late because it was started in the past, not because the daemon was away.
+        #expect(logged.withLock { $0.contains { $0.contains("expired 30s ago (it was started in the past") } }, "\(logged.withLock { $0 })")
     }
 }
 

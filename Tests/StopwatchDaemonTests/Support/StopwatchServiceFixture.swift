@@ -58,11 +58,14 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     /// - Parameters:
     ///   - now: where the manual clock starts.
     ///   - restored: the stopwatches a daemon would have read at start.
+    ///   - asleep: how long the machine was suspended before (the boot clock reads `now +
+    ///     asleep`, the awake clock `now`).
     init(
         maximumStopwatches: Int = 100,
         maximumLaps: Int = 1000,
         maximumPendingEvents: Int = 1024,
         now: Duration = .zero,
+        asleep: Duration = .zero,
         restored: [(name: String, snapshot: StopWatchSnapshot)] = [],
         toldBeforeRestart: [ToldExpiry] = [],
         historyDirectory: String? = nil,
@@ -87,6 +90,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             )
         }
         time = ManualTime(now: now)
+        if asleep > .zero { time.suspend(for: asleep) }
         storage = SavedSnapshots(queue: queue)
         let time = self.time
         registry = StopwatchRegistry(limit: maximumStopwatches, queue: queue) { snapshot in
