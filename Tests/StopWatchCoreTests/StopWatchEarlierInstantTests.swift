@@ -170,6 +170,35 @@ struct StopWatchSleepTests {
         ])
     }
 
+    @Test("skipping sleep: dated on the boot clock; a stop before the sleep since, a start after it, unless the sleep cannot lie there")
+    func skipSleepDatedAcrossSuspend() throws {
+        // Started at 100 s on both clocks; 100 s awake (to 200 s), 1000 s asleep, 50 s awake.
+        let started = try StopWatchSnapshot.stopped.applying(.setCountsSleep(false), at: .seconds(100))
+            .applying(.start, at: .seconds(100))
+        let now = StopWatchInstant(boot: .seconds(1250), awake: .seconds(250))
+        // "I stopped, then closed the lid": a stop 1100 s ago came 50 s after the start.
+        let beforeSleep = try started.applying(.transition(.stop, ago: .seconds(1100), note: nil), at: now)
+        #expect(beforeSleep.state == .pause(.seconds(50)))
+        #expect(beforeSleep.pausedAtBoot == .seconds(150) && beforeSleep.pausedAt == .seconds(150))
+        // 30 s ago the sleep cannot lie after it: after the wake, leaving out those 30 s.
+        let afterWake = try started.applying(.transition(.stop, ago: .seconds(30), note: nil), at: now)
+        #expect(afterWake.state == .pause(.seconds(120)))
+        // Before its start on the boot clock: refused, 1150 s back at most.
+        #expect(throws: InvalidTransition(command: .transition(.stop, ago: .seconds(1151), note: nil), snapshot: started, earliestAgo: .seconds(1150))) {
+            try started.applying(.transition(.stop, ago: .seconds(1151), note: nil), at: now)
+        }
+        // "I slept, then started": 20 s ago counts 20 s.
+        let resumed = try beforeSleep.applying(.transition(.start, ago: .seconds(20), note: nil), at: now)
+        #expect(resumed.elapsed(at: now) == .seconds(70))
+        #expect(resumed.intervalStartBoot == .seconds(1230))
+        // 1080 s ago the sleep cannot lie before it: the 30 s before the sleep count, and the 50 s after.
+        let resumedBeforeSleep = try beforeSleep.applying(.transition(.start, ago: .seconds(1080), note: nil), at: now)
+        #expect(resumedBeforeSleep.elapsed(at: now) == .seconds(130))
+        // Switched to the boot clock, the stop stays where the boot clock had it.
+        let switched = try beforeSleep.applying(.setCountsSleep(true), at: now)
+        #expect(switched.pausedAt == .seconds(150) && switched.latestTransition == .seconds(150))
+    }
+
     @Test("switching clocks keeps the elapsed time, and only the new clock counts from then")
     func switchingKeepsElapsed() throws {
         let time = ManualTime(now: .seconds(100))

@@ -95,6 +95,37 @@ struct RangeTests {
         }
     }
 
+    @Test("transitions dated in the past, on either clock, at any clock readings: never trap; their records neither")
+    func datedTransitionArithmetic() {
+        for countsSleep in [true, false] {
+            for origin in Self.extremes {
+                for clock in Self.extremes {
+                    let instant = StopWatchInstant(boot: clock, awake: origin)
+                    let counting = StopWatchSnapshot.counting(
+                        since: origin, laps: [.nanoseconds(Int64.max)], now: clock, countsSleep: countsSleep, intervalStartBoot: origin,
+                        latestLapBoot: clock
+                    )
+                    let paused = StopWatchSnapshot.paused(
+                        at: .seconds(5), countsSleep: countsSleep, latestTransition: origin, latestTransitionBoot: clock
+                    )
+                    for ago in Self.extremes {
+                        for snapshot in [counting, paused, .stopped] {
+                            for kind in [StopWatchCommand.Transition.start, .stop, .toggle] {
+                                guard let after = try? snapshot.applying(.transition(kind, ago: ago, note: nil), at: instant) else { continue }
+                                let reading = ClockReading(boot: clock, awake: origin, wall: origin, bootID: "boot-a")
+                                let record = StopwatchRecord(name: "a", snapshot: after, at: reading)
+                                _ = try? record.checkRange(at: reading)
+                                _ = record.snapshot(restoredAt: reading)
+                                _ = record.snapshot(restoredAt: ClockReading(boot: origin, wall: clock, bootID: "boot-b"))
+                            }
+                        }
+                    }
+                    _ = try? paused.applying(.setCountsSleep(!countsSleep), at: instant)
+                }
+            }
+        }
+    }
+
     @Test("a stopwatch ~292 years in gets no next tick instead of overflowing")
     func noTickPastInt64() {
         let snapshot = StopWatchSnapshot.counting(since: .zero, now: .nanoseconds(Int64.max - 10))

@@ -260,11 +260,13 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     ///
     /// `ago` is wall-clock time, which the boot clock keeps through a suspend: the instant is
     /// checked against the latest transition on the boot clock. A stopwatch that leaves sleep
-    /// out then needs the instant on its awake clock, which cannot say when it slept; with S
-    /// the sleep since the latest transition (what the boot clock ran since it beyond the
-    /// awake clock), a stop is taken as having come before the sleep ("I stopped, then closed
-    /// the lid": it counts up to `now − max(ago − S, 0)`), a start as having come after it
-    /// ("I slept, then started": from `now − min(ago, awake time since the latest)`), both
+    /// out then needs the instant on its awake clock, which cannot say when it slept. With A
+    /// the awake time since the latest transition and S the sleep since (what the boot clock
+    /// ran beyond A), a stop is taken as having come before the sleep ("I stopped, then closed
+    /// the lid": A − max(ago − S, 0) counted since), a start as having come after it ("I
+    /// slept, then started": min(ago, A) counted since) — each unless the sleep cannot lie
+    /// there: a stop less than S ago but at most A ago came after the sleep (awake `ago`
+    /// since), a start more than A ago but at least S ago before it (`ago − S` since). Always
     /// within [the latest transition, now] on the awake clock.
     private func transition(
         _ kind: StopWatchCommand.Transition, ago: Duration, note: String?, command: StopWatchCommand, now: Duration, boot: Duration
@@ -284,7 +286,11 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         if !countsSleep, let earliest {
             let awakeSince = max(now - earliest.own, .zero)
             let asleepSince = max((boot - earliest.boot) - awakeSince, .zero)
-            instant = starts ? now - min(ago, awakeSince) : now - max(ago - asleepSince, .zero)
+            // Whether all the sleep fits after the instant (ago ≥ S), or before it (ago ≤ A).
+            let sleepFitsAfter = ago >= asleepSince
+            let sleepFitsBefore = ago <= awakeSince
+            let sleptBefore = starts ? sleepFitsBefore || !sleepFitsAfter : sleepFitsBefore && !sleepFitsAfter
+            instant = sleptBefore ? now - min(ago, awakeSince) : now - max(ago - asleepSince, .zero)
             instant = min(max(instant, earliest.own), now)
         }
         if starts {
