@@ -67,6 +67,21 @@ struct HookTests {
         #expect(contents("env") == "the report\n\(daemon.socket)\n")
     }
 
+    @Test("a hook of a stop gets the note of the interval it ended")
+    func stopGetsEndedNote() throws {
+        try hook("record", """
+            [ "$STOPWATCHD_EVENT" = stop ] || exit 0
+            printf '%s\\n' "$STOPWATCHD_NOTE" > \(directory.file("env.tmp"))
+            mv \(directory.file("env.tmp")) \(directory.file("env"))
+            """)
+        let daemon = try daemon()
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.call(VarlinkCall(method: "io.stopwatchd.Start", parameters: ["name": .string("x"), "note": .string("the report")]))
+        #expect(try Swctl.run(["stop", "x"], socket: daemon.socket).status == 0)
+        #expect(Deadline.wait { contents("env") != nil })
+        #expect(contents("env") == "the report\n")
+    }
+
     @Test("a hook that hangs is stopped after --hook-timeout, and the daemon serves meanwhile")
     func hangs() throws {
         try hook("hang", "trap '' TERM; while :; do sleep 1; done")
