@@ -198,7 +198,7 @@ final class StopwatchService {
     }
 
     /// A transition dated in the past: when, and the wall clock it was measured against.
-    struct DatedTransition {
+    private struct DatedTransition {
         let atMs: Int64
         let wallNow: Int64
 
