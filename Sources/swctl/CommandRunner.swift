@@ -133,9 +133,8 @@ struct CommandRunner {
             }
             switch outcome {
             case .found(let interval):
-                guard !interval.id.isEmpty else {
-                    Diagnostics.fail("swctl: this stopwatchd gives its intervals no ids, so it cannot correct them; upgrade it", status: 1)
-                }
+                // A daemon of the previous release gives no ids: too old, as for `--at` (70).
+                guard !interval.id.isEmpty else { throw .daemonTooOld(feature: "@\(count)") }
                 return interval.id
             case .tooFew(let ended):
                 Diagnostics.fail("swctl: \(CorrectionText.tooFew(count, ended: ended))", status: 1)
