@@ -91,7 +91,9 @@ struct CommandRunner {
         case .undo:
             let (interval, undone) = try client.undo()
             if invocation.json {
-                Output.line(JSONValue.object(["interval": interval.json, "undone": .string(undone.rawValue)]).text)
+                // SPEC §5: `--json` is the `Interval`, as for track, amend and delete; what
+                // was undone is said in the text output.
+                Output.line(interval.json.text)
             } else {
                 Output.line(CorrectionText.undone(undone, interval))
             }
