@@ -116,7 +116,12 @@ struct CommandRunner {
     /// names one this system cannot represent.
     private func instant(_ when: When, _ option: String) -> Int64 {
         LocalTime.reloadZone()
-        guard let instant = when.instant(now: Posix.clockTime(.realtime).milliseconds) else {
+        let now = Posix.clockTime(.realtime).milliseconds
+        guard let instant = when.instant(now: now) else {
+            if when.isSkippedToday(now: now), case .clock(let hour, let minute) = when {
+                let time = "\(hour < 10 ? "0" : "")\(hour):\(minute < 10 ? "0" : "")\(minute)"
+                Diagnostics.fail("swctl: \(option) \(time) did not happen today (the clocks skipped it); give YYYY-MM-DDTHH:MM, or Nm ago", status: 2)
+            }
             Diagnostics.fail("swctl: \(option) names a time this system cannot represent (see swctl --help)", status: 2)
         }
         return instant
