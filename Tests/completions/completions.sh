@@ -101,8 +101,8 @@ fi
 
 # --- drivers: each prints, for each LINE given, the candidates on one line, sorted -----
 # bash: sets COMP_WORDS as bash would for a line typed with the cursor at its end (words
-# split at blanks outside quotes and backslash escapes, each kept as typed; `=` a word of
-# its own), calls the function.
+# split at blanks outside quotes and backslash escapes, each kept as typed; `=` and `:`
+# words of their own, as in bash's COMP_WORDBREAKS), calls the function.
 cat >"$work/bash-driver.bash" <<'EOF'
 [ "$1" = with-bash-completion ] && source /usr/share/bash-completion/bash_completion
 shift
@@ -126,10 +126,11 @@ for line; do
     done
     [[ -n $part ]] && parts+=("$part")
     for w in "${parts[@]}"; do
-        while [[ $w == *=* ]]; do
-            [[ -n ${w%%=*} ]] && COMP_WORDS+=("${w%%=*}")
-            COMP_WORDS+=("=")
-            w=${w#*=}
+        while [[ $w == *[=:]* ]]; do
+            head=${w%%[=:]*}
+            [[ -n $head ]] && COMP_WORDS+=("$head")
+            COMP_WORDS+=("${w:${#head}:1}")
+            w=${w:${#head}+1}
         done
         [[ -n $w ]] && COMP_WORDS+=("$w")
     done
@@ -261,6 +262,8 @@ swctl amend @1 --end |friday monday now saturday sunday thursday today tuesday w
 swctl amend @1 --no|--note
 swctl amend @1 --st|--start
 swctl toggle --n|--note
+swctl stop --at 17:30 w|walk work
+swctl start --at 9:05 --no|--note
 EOF
     STOPWATCHD_SOCKET=$work/none.sock check "$shell" <<EOF
 swctl --socket $socket status w|walk work
