@@ -135,8 +135,7 @@ struct CommandRunner {
             return id
         case .latest(let count):
             let outcome = try LatestIntervalSearch(count: count).run(now: Posix.clockTime(.realtime).milliseconds) { since throws(ClientError) in
-                let stream = try client.history(nil, since: since)
-                return { () throws(ClientError) in try stream.next() }
+                HistoryReading(try client.history(nil, since: since))
             }
             switch outcome {
             case .found(let interval):
