@@ -136,7 +136,9 @@ for line; do
     done
     [[ $line == *' ' ]] && COMP_WORDS+=("")
     COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    start=$EPOCHREALTIME
     "_${COMP_WORDS[0]}"
+    [[ -z ${DURATION_FILE-} ]] || echo $((${EPOCHREALTIME/./} - ${start/./})) >>"$DURATION_FILE"
     printf '%s\n' "${COMPREPLY[@]}" | sort -u | completion-join
 done
 EOF
@@ -159,6 +161,7 @@ zpty -w z 'compadd() {
 }'
 zpty -w z 'tab() { zle complete-word; print -r -- "=DONE=" >>$capture; }; zle -N tab; bindkey "^I" tab'
 for line; do
+  start=$EPOCHREALTIME
   zpty -w -n z "$line"$'\t'
   deadline=$(( EPOCHREALTIME + 10 ))
   until grep -qx '=DONE=' $capture; do
@@ -167,6 +170,7 @@ for line; do
     zpty -r -t z junk 2>/dev/null # drain the terminal so zsh never blocks writing to it
     sleep 0.05
   done
+  [[ -z ${DURATION_FILE-} ]] || printf '%.0f\n' $(( (EPOCHREALTIME - start) * 1000000 )) >>$DURATION_FILE
   grep -vx '=DONE=' $capture | sort -u | completion-join
   : >$capture
   zpty -w -n z $'\C-u' # clear the line for the next one
@@ -180,7 +184,10 @@ ln -s "$PWD/completions/swctl.fish" "$work/fish/swctl.fish"
 ln -s "$PWD/completions/swctl.fish" "$work/fish/stopwatchd.fish"
 fish_driver='set -g fish_complete_path $FISH_DIR
 for line in $argv
-    complete -C $line | string replace -r "\t.*" "" | sort -u | completion-join
+    set -l start (date +%s%6N)
+    set -l found (complete -C $line)
+    set -q DURATION_FILE; and math -s0 (date +%s%6N) - $start >>$DURATION_FILE
+    printf "%s\n" $found | string replace -r "\t.*" "" | sort -u | completion-join
 end'
 
 complete_in() { # SHELL LINE...
@@ -274,10 +281,15 @@ swctl --socket $work/none.sock status |
 swctl --user status |
 EOF
     if [ -S "$hang" ]; then
-        local start=$EPOCHREALTIME
-        check "$shell" <<<"swctl --socket $hang status |"
-        ((${EPOCHREALTIME/./} - ${start/./} < 3000000)) && pass \
-            || fail "$shell: completing names from a daemon that never answers took more than 3 s"
+        # The completion's own time, as the driver measures it around the call: the shell's
+        # start (an interactive zsh with compinit, bash-completion sourced) is not the
+        # completion's, and under load took more than the 3 s on its own.
+        : >"$work/durations"
+        DURATION_FILE=$work/durations check "$shell" <<<"swctl --socket $hang status |"
+        local took
+        took=$(tail -n 1 "$work/durations")
+        [[ $took =~ ^[0-9]+$ ]] && ((took < 3000000)) && pass \
+            || fail "$shell: completing names from a daemon that never answers took ${took:-?} µs, not under 3 s"
     fi
 }
 
