@@ -12,7 +12,8 @@ package enum When: Equatable, Sendable {
     /// A local wall-clock time.
     case local(year: Int, month: Int, day: Int, hour: Int, minute: Int)
     /// `HH:MM`: the latest instant not in the future at which local clocks read that time
-    /// (today's, or yesterday's when today's is still to come).
+    /// (today's, or yesterday's when today's is still to come; of two on the night the
+    /// clocks go back, the later one past; none when the clocks skipped it today).
     case clock(hour: Int, minute: Int)
 
     package static let forms =
