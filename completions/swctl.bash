@@ -5,24 +5,29 @@
 
 _swctl_formats="plain json waybar i3blocks polybar"
 
-# Sets cur, prev, words and cword, with `--opt=value` kept in one word.
+# Sets cur, prev, words and cword, with `--opt=value` and `17:30` kept in one word.
 _swctl_init()
 {
     if declare -F _init_completion >/dev/null; then
-        _init_completion -n = || return
+        _init_completion -n =: || return
     else
-        # Bash alone splits `--format=js` into `--format` `=` `js`: glue them back. An
-        # empty word after `=` means a space was typed there (`--format= `), so it stays.
-        local i w glue=0
+        # Bash alone splits `--format=js` into `--format` `=` `js`, and `17:30` into `17`
+        # `:` `30`: glue back the words typed with no blank between them, as the line
+        # shows. (`--format= js` keeps its space: `js` stays a word of its own.)
+        local i w glue=0 rest=$COMP_LINE trimmed spaced
         words=() cword=0
         for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
             w=${COMP_WORDS[i]}
-            if ((i > 0)) && [[ ($w == = && ${words[-1]} == --*) || ($glue == 1 && -n $w) ]]; then
+            trimmed=${rest#"${rest%%[![:blank:]]*}"}
+            [[ $trimmed != "$rest" ]] && spaced=1 || spaced=0
+            # Each word is in the line as typed; should it not be, it counts as apart.
+            if [[ $trimmed == "$w"* ]]; then rest=${trimmed:${#w}}; else spaced=1; fi
+            if ((i > 0 && !spaced)) && [[ $w == [=:] || $glue == 1 ]]; then
                 words[-1]+=$w
             else
                 words+=("$w")
             fi
-            [[ $w == = ]] && glue=1 || glue=0
+            [[ $w == [=:] ]] && glue=1 || glue=0
             ((i == COMP_CWORD)) && cword=$((${#words[@]} - 1))
         done
         cur=${words[cword]}
@@ -44,6 +49,13 @@ _swctl_reply()
 {
     mapfile -t COMPREPLY < <(compgen "$@" -- "$cur")
     [[ -z $eqprefix ]] || COMPREPLY=("${COMPREPLY[@]/#/$eqprefix}")
+    # readline replaces only what follows the last `:` of the word (a name `a:b`, a path):
+    # that much of each reply goes, as bash-completion's __ltrim_colon_completions does.
+    local typed=$eqprefix$cur
+    if [[ $typed == *:* && $COMP_WORDBREAKS == *:* ]]; then
+        local colon=${typed%"${typed##*:}"}
+        COMPREPLY=("${COMPREPLY[@]#"$colon"}")
+    fi
 }
 
 # Prints the names of the running daemon's stopwatches, one per line. $1 is swctl, the

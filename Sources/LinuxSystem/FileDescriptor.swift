@@ -184,6 +184,14 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         isatty(rawValue) == 1
     }
 
+    /// The width of the terminal this descriptor is, in cells (`TIOCGWINSZ`); nil when it is
+    /// no terminal or does not say. Asked afresh each time: the window may have been resized.
+    package var terminalColumns: Int? {
+        var size = winsize()
+        guard ioctl(rawValue, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     /// Waits until the descriptor is readable (or `events` happen), at most `timeout`
     /// (forever when nil). Returns false on timeout.
     package func poll(for events: Int16 = Int16(POLLIN), timeout: Duration?) throws(Errno) -> Bool {

@@ -20,6 +20,10 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The daemon answered the call with an error: its varlink name (such as
     /// `io.stopwatchd.InvalidTransition`), and what it means for the user.
     case refused(errorName: String, explanation: String)
+    /// The daemon is of an earlier release than this client and would ignore or cannot do
+    /// what `feature` (as `swctl` spells it: `--at`, `--note`, `@N`) asks; nothing was sent
+    /// that changes anything.
+    case daemonTooOld(feature: String)
 
     /// The exit status `swctl` gives this error: 69 unreachable (here or through a bridge,
     /// or gone in mid-answer), 77 permission denied, 70 a protocol error, 1 a command the
@@ -33,7 +37,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable, .connectionClosed, .bridgeFailed: 69
         case .permissionDenied: 77
-        case .protocolViolation: 70
+        case .protocolViolation, .daemonTooOld: 70
         case .refused(let errorName, _):
             switch errorName {
             case VarlinkError.permissionDenied.name: 77
@@ -76,6 +80,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             return "stopwatchd answered something unexpected (\(reason)); check that the socket belongs to stopwatchd"
         case .refused(_, let explanation):
             return explanation
+        case .daemonTooOld(let feature):
+            // Most often a daemon still running from before the upgrade of both.
+            return "this stopwatchd is too old for \(feature) (restart it after the upgrade)"
         }
     }
 

@@ -259,7 +259,32 @@ public struct StopwatchClient: Sendable {
         if let name { parameters["name"] = .string(name) }
         let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
         defer { connection.close() }
+        if let feature = Self.featureOfThisRelease(in: arguments) { try Self.requireTimesInThePast(on: connection, for: feature) }
         try connection.send(VarlinkCall(method: "io.stopwatchd.\(method)", parameters: parameters))
         return try connection.receive().stopwatch(from: connection, method: method)
+    }
+
+    /// The option of `arguments` that a daemon of the previous release would ignore without a
+    /// word (`at_ms`, `note`: varlink lets a service skip parameters it does not know), as
+    /// `swctl` spells it; nil when there is none.
+    private static func featureOfThisRelease(in arguments: JSONObject) -> String? {
+        if arguments["at_ms"] != nil { return "--at" }
+        if arguments["note"] != nil { return "--note" }
+        return nil
+    }
+
+    /// Throws `daemonTooOld(feature)` unless the daemon's `io.stopwatchd` has `at_ms` (it came
+    /// with notes, in the same release): asked on `connection` before the command, so a daemon
+    /// too old changes nothing. It cannot be sent with the command in one write, as the
+    /// command would then run whatever the answer: one round trip more, on the same connection,
+    /// and only for a command that gives `at_ms` or `note`.
+    private static func requireTimesInThePast(on connection: VarlinkConnection, for feature: String) throws(ClientError) {
+        let reply = try connection.call(
+            VarlinkCall(method: "org.varlink.service.GetInterfaceDescription", parameters: ["interface": .string(StopwatchdInterface.name)])
+        )
+        guard case .string(let description)? = reply["description"] else {
+            throw .protocolViolation("GetInterfaceDescription replied without a description")
+        }
+        guard description.contains("at_ms:") else { throw .daemonTooOld(feature: feature) }
     }
 }

@@ -91,7 +91,9 @@ struct CommandRunner {
         case .undo:
             let (interval, undone) = try client.undo()
             if invocation.json {
-                Output.line(JSONValue.object(["interval": interval.json, "undone": .string(undone.rawValue)]).text)
+                // SPEC §5: `--json` is the `Interval`, as for track, amend and delete; what
+                // was undone is said in the text output.
+                Output.line(interval.json.text)
             } else {
                 Output.line(CorrectionText.undone(undone, interval))
             }
@@ -114,7 +116,12 @@ struct CommandRunner {
     /// names one this system cannot represent.
     private func instant(_ when: When, _ option: String) -> Int64 {
         LocalTime.reloadZone()
-        guard let instant = when.instant(now: Posix.clockTime(.realtime).milliseconds) else {
+        let now = Posix.clockTime(.realtime).milliseconds
+        guard let instant = when.instant(now: now) else {
+            if when.isSkippedToday(now: now), case .clock(let hour, let minute) = when {
+                let time = "\(hour < 10 ? "0" : "")\(hour):\(minute < 10 ? "0" : "")\(minute)"
+                Diagnostics.fail("swctl: \(option) \(time) did not happen today (the clocks skipped it); give YYYY-MM-DDTHH:MM, or Nm ago", status: 2)
+            }
             Diagnostics.fail("swctl: \(option) names a time this system cannot represent (see swctl --help)", status: 2)
         }
         return instant
@@ -128,14 +135,12 @@ struct CommandRunner {
             return id
         case .latest(let count):
             let outcome = try LatestIntervalSearch(count: count).run(now: Posix.clockTime(.realtime).milliseconds) { since throws(ClientError) in
-                let stream = try client.history(nil, since: since)
-                return { () throws(ClientError) in try stream.next() }
+                HistoryReading(try client.history(nil, since: since))
             }
             switch outcome {
             case .found(let interval):
-                guard !interval.id.isEmpty else {
-                    Diagnostics.fail("swctl: this stopwatchd gives its intervals no ids, so it cannot correct them; upgrade it", status: 1)
-                }
+                // A daemon of the previous release gives no ids: too old, as for `--at` (70).
+                guard !interval.id.isEmpty else { throw .daemonTooOld(feature: "@\(count)") }
                 return interval.id
             case .tooFew(let ended):
                 Diagnostics.fail("swctl: \(CorrectionText.tooFew(count, ended: ended))", status: 1)

@@ -127,8 +127,9 @@ struct CorrectionEndToEndTests {
         let kept = try log(["--since", day])
         #expect(kept.count == 1 && kept.first?.id == tracked.id && kept.first?.endMs == amended.endMs && kept.first?.note == "planning", "\(kept)")
         // The undo history outlives the restart too: the amend is next.
+        // `--json`: the Interval alone, as track, amend and delete print it.
         let undone = try succeed(["--json", "undo"])
-        #expect(undone.output.contains(tracked.id), "\(undone.output)")
+        #expect(try interval(undone).id == tracked.id, "\(undone.output)")
         #expect(try reportTotal(since: day) == hour)
         _ = daemon
     }

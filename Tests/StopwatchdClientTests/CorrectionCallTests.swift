@@ -9,17 +9,22 @@ import Varlink
 /// and refusals, against a socket that answers one call with a canned reply.
 @Suite("correction calls")
 struct CorrectionCallTests {
-    /// A socket that takes one connection, reads one call up to its NUL, answers `reply` and
-    /// closes. `call` is the call it read, parsed.
+    /// A socket that takes one connection, and answers each call it reads (up to its NUL)
+    /// with the next of `replies`; after the last it reads on until the client closes, so
+    /// that a call sent after it is seen too. `calls` are the calls it read, parsed.
     final class OneCallDaemon: @unchecked Sendable {
         // @unchecked: `received` is written by the accepting thread before it signals
         // `done`, and read only after `done` is waited on.
         let path: String
         private let listener: CInt
-        private var received: [UInt8] = []
+        private var received: [[UInt8]] = []
         private let done = DispatchSemaphore(value: 0)
 
-        init(reply: String) throws {
+        convenience init(reply: String) throws {
+            try self.init(replies: [reply])
+        }
+
+        init(replies: [String]) throws {
             let path = "/tmp/swcorr-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).sock"
             let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_un()
@@ -37,56 +42,109 @@ struct CorrectionCallTests {
                 let connection = accept(listener, nil, nil)
                 var buffer = [UInt8](repeating: 0, count: 65_536)
                 var bytes: [UInt8] = []
-                while !bytes.contains(0) {
+                var messages: [[UInt8]] = []
+                var answered = 0
+                while true {
+                    // Whole messages first: a client may send two calls in one write.
+                    while let end = bytes.firstIndex(of: 0) {
+                        messages.append(Array(bytes[..<end]))
+                        bytes.removeSubrange(...end)
+                        if answered < replies.count {
+                            let answer = Array(replies[answered].utf8) + [0]
+                            _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                            answered += 1
+                        }
+                    }
                     let count = read(connection, &buffer, buffer.count)
                     guard count > 0 else { break }
                     bytes += buffer[0..<count]
                 }
-                received = Array(bytes.prefix { $0 != 0 })
-                let answer = Array(reply.utf8) + [0]
-                _ = answer.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                received = messages
                 close(connection)
                 done.signal()
             }
         }
 
-        /// The call read: its method and parameters (by key: the client's order is its own).
+        /// The calls read, in order: each one's method and parameters (by key: the client's
+        /// order is its own). Throws if the client has not closed within 30 s (one that never
+        /// connects fails the test, not hangs it). Once per daemon.
+        func calls() throws -> [(method: String, parameters: [String: JSONValue])] {
+            defer {
+                close(listener)
+                unlink(path)
+            }
+            guard done.wait(timeout: .now() + 30) == .success else { throw CocoaError(.fileReadUnknown) }
+            return try received.map { message in
+                guard case .object(let object) = try JSONParser.parse(message),
+                    case .string(let method)? = object["method"]
+                else { throw CocoaError(.fileReadCorruptFile) }
+                guard case .object(let parameters)? = object["parameters"] else { return (method, [:]) }
+                return (method, Dictionary(uniqueKeysWithValues: parameters.members.map { ($0.key, $0.value) }))
+            }
+        }
+
+        /// The one call read, after the description asked first when the call needs it.
         func call() throws -> (method: String, parameters: [String: JSONValue]) {
-            done.wait()
-            close(listener)
-            unlink(path)
-            guard case .object(let object) = try JSONParser.parse(received),
-                case .string(let method)? = object["method"]
-            else { throw CocoaError(.fileReadCorruptFile) }
-            guard case .object(let parameters)? = object["parameters"] else { return (method, [:]) }
-            return (method, Dictionary(uniqueKeysWithValues: parameters.members.map { ($0.key, $0.value) }))
+            let calls = try calls()
+            guard let last = calls.last else { throw CocoaError(.fileReadCorruptFile) }
+            return last
         }
 
         var client: StopwatchClient { StopwatchClient(socketPath: path, timeout: .seconds(30)) }
     }
 
     static let stopwatchReply = #"{"parameters":{"stopwatch":{"name":"work","state":"counting","elapsed_ms":600000,"laps_ms":[],"note":"the parser"}}}"#
+    /// The description of `io.stopwatchd` a daemon of this release gives, and one of the
+    /// release before (Start without `at_ms` and `note`).
+    static let currentDescription = #"{"parameters":{"description":"interface io.stopwatchd\nmethod Start(name: ?string, at_ms: ?int, note: ?string) -> (stopwatch: Stopwatch)\n"}}"#
+    static let previousDescription = #"{"parameters":{"description":"interface io.stopwatchd\nmethod Start(name: ?string) -> (stopwatch: Stopwatch)\n"}}"#
     static let intervalJSON = #"{"id":"0123456789abcdef","name":"work","start_ms":1000,"end_ms":61000,"elapsed_ms":60000,"note":"why","device":"desk"}"#
     static let interval = Interval(id: "0123456789abcdef", name: "work", startMs: 1_000, endMs: 61_000, elapsedMs: 60_000, note: "why", device: "desk")
 
-    @Test("start with at_ms and note; the reply's note is read")
+    @Test("start with at_ms and note asks the interface's description first, then starts; the reply's note is read")
     func startInThePast() throws {
-        let daemon = try OneCallDaemon(reply: Self.stopwatchReply)
+        let daemon = try OneCallDaemon(replies: [Self.currentDescription, Self.stopwatchReply])
         let stopwatch = try daemon.client.start("work", at: 1_795_683_000_000, note: "the parser")
-        let call = try daemon.call()
-        #expect(call.method == "io.stopwatchd.Start")
-        #expect(call.parameters == ["name": .string("work"), "at_ms": .int(1_795_683_000_000), "note": .string("the parser")])
+        let calls = try daemon.calls()
+        #expect(calls.map(\.method) == ["org.varlink.service.GetInterfaceDescription", "io.stopwatchd.Start"])
+        #expect(calls.first?.parameters == ["interface": .string("io.stopwatchd")])
+        #expect(calls.last?.parameters == ["name": .string("work"), "at_ms": .int(1_795_683_000_000), "note": .string("the parser")])
         #expect(stopwatch.note == "the parser")
     }
 
-    @Test("stop and toggle without at_ms or note send neither")
+    @Test("stop and toggle without at_ms or note send neither, and ask no description")
     func nothingAbsentSent() throws {
         let stop = try OneCallDaemon(reply: Self.stopwatchReply)
         _ = try stop.client.stop("work")
-        #expect(try stop.call().parameters == ["name": .string("work")])
-        let toggle = try OneCallDaemon(reply: Self.stopwatchReply)
+        let calls = try stop.calls()
+        #expect(calls.map(\.method) == ["io.stopwatchd.Stop"])
+        #expect(calls.first?.parameters == ["name": .string("work")])
+        let toggle = try OneCallDaemon(replies: [Self.currentDescription, Self.stopwatchReply])
         _ = try toggle.client.toggle(nil, at: 5)
         #expect(try toggle.call().parameters == ["at_ms": .int(5)])
+    }
+
+    @Test("a daemon of the previous release, which would ignore at_ms or note, gets no command: too old, exit 70", arguments: [
+        ("--at", 1_795_683_000_000 as Int64?, nil as String?), ("--note", nil, "the parser"), ("--at", 5, "the parser"),
+    ])
+    func previousReleaseRefusedBeforeTheCommand(feature: String, at: Int64?, note: String?) throws {
+        for method in ["Start", "Stop", "Toggle"] where note == nil || method != "Stop" {
+            let daemon = try OneCallDaemon(replies: [Self.previousDescription, Self.stopwatchReply])
+            do {
+                switch method {
+                case "Start": _ = try daemon.client.start("work", at: at, note: note)
+                case "Stop": _ = try daemon.client.stop("work", at: at)
+                default: _ = try daemon.client.toggle("work", at: at, note: note)
+                }
+                Issue.record("\(method) went on with a daemon too old for \(feature)")
+            } catch {
+                #expect(error == .daemonTooOld(feature: feature))
+                #expect(error.exitStatus == 70)
+                #expect(error.description == "this stopwatchd is too old for \(feature) (restart it after the upgrade)")
+            }
+            // Nothing but the question: the command that would have changed something never went.
+            #expect(try daemon.calls().map(\.method) == ["org.varlink.service.GetInterfaceDescription"])
+        }
     }
 
     @Test("setCountsSleep")

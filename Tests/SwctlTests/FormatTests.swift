@@ -361,6 +361,26 @@ struct FormatTests {
         #expect(StatusText.table([hostile], tenths: false).allSatisfy { !$0.unicodeScalars.contains(where: StopwatchName.isControl) })
     }
 
+    @Test("watch on a terminal: a line wider than the window is cut to it, ending in …, so a redraw never wraps")
+    func redrawnLineCutToWidth() {
+        let long = StatusText.summary(
+            of: Stopwatch(name: "work", state: .counting, elapsedMs: 61_000, note: String(repeating: "the parser ", count: 20)), tenths: false
+        )
+        let cut = TerminalWidth.cut(long, to: 40)
+        #expect(TerminalWidth.of(cut) == 40)
+        #expect(cut.hasPrefix("work counting 0:01:01 \"the parser"))
+        #expect(cut.hasSuffix("…"))
+        // What fits is left as it is, up to exactly the width.
+        #expect(TerminalWidth.cut("work counting 0:01:01", to: 21) == "work counting 0:01:01")
+        #expect(TerminalWidth.cut("work counting 0:01:01", to: 20) == "work counting 0:01:…")
+        // Whole characters: a wide one that would cross the edge goes, combining marks stay.
+        #expect(TerminalWidth.cut("ab タイマー", to: 6) == "ab タ…")
+        #expect(TerminalWidth.cut("ab タイマー", to: 7) == "ab タ…")
+        #expect(TerminalWidth.cut("cafe\u{301}s", to: 5) == "cafe\u{301}s")
+        #expect(TerminalWidth.cut("cafe\u{301}s!", to: 5) == "cafe\u{301}…")
+        #expect(TerminalWidth.cut("abc", to: 0) == "")
+    }
+
     @Test("list: columns line up in terminal cells, CJK and emoji two, combining accents none")
     func tableWidths() {
         #expect(TerminalWidth.of("タイマー") == 8)

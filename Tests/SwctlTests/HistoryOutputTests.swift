@@ -56,6 +56,9 @@ struct HistoryOutputTests {
         // A note is text a user wrote too.
         let noted = Interval(id: "0123456789abcdef", name: "x", startMs: 0, endMs: 1_000, elapsedMs: 1_000, note: name)
         #expect(LogText.csv(noted).hasSuffix(",1000,0123456789abcdef," + field))
+        // So is an id: the daemon's are hex, but a socket or a synced file need not be.
+        let odd = Interval(id: name, name: "x", startMs: 0, endMs: 1_000, elapsedMs: 1_000)
+        #expect(LogText.csv(odd).hasSuffix(",1000," + field + ","))
         let totals = ReportTotals(
             names: [.init(name: name, milliseconds: 1_000)],
             days: [.init(day: "2026-11-24", names: [.init(name: name, milliseconds: 1_000)], total: 1_000)],

@@ -12,18 +12,24 @@ struct IntervalNumberingTests {
 
     /// A history as the daemon streams it: `History(since:)` with no name and no until,
     /// in batches of `batch`, the ended ones in the order they ended, the counting one last.
+    /// Readings are counted as they are closed; `grows` is appended from the second on (an
+    /// interval ended meanwhile).
     final class FakeHistory {
-        let intervals: [Interval]
+        var intervals: [Interval]
         let batch: Int
+        let grows: Interval?
         private(set) var asked: [Int64?] = []
+        private(set) var closed = 0
 
-        init(_ intervals: [Interval], batch: Int = 3) {
+        init(_ intervals: [Interval], batch: Int = 3, grows: Interval? = nil) {
             self.intervals = intervals
             self.batch = batch
+            self.grows = grows
         }
 
-        func open(_ since: Int64?) -> () throws(ClientError) -> [Interval]? {
+        func open(_ since: Int64?) -> HistoryReading {
             asked.append(since)
+            if asked.count == 2, let grows { intervals.append(grows) }
             let matching = intervals.filter { interval in
                 guard let since else { return true }
                 let end = interval.endMs ?? (interval.startMs + interval.elapsedMs)
@@ -32,13 +38,16 @@ struct IntervalNumberingTests {
             var offset = 0
             var done = false
             let size = batch
-            return { () throws(ClientError) -> [Interval]? in
-                guard !done else { return nil }
-                let slice = Array(matching[offset..<min(offset + size, matching.count)])
-                offset += slice.count
-                if offset >= matching.count { done = true }
-                return slice
-            }
+            return HistoryReading(
+                next: { () throws(ClientError) -> [Interval]? in
+                    guard !done else { return nil }
+                    let slice = Array(matching[offset..<min(offset + size, matching.count)])
+                    offset += slice.count
+                    if offset >= matching.count { done = true }
+                    return slice
+                },
+                close: { self.closed += 1 }
+            )
         }
     }
 
@@ -92,6 +101,44 @@ struct IntervalNumberingTests {
         let history = FakeHistory(Self.history, batch: 4)
         #expect(try search(7, kept: 2, in: history) == .found(Self.history[3]))
         #expect(history.asked == [Self.now - Self.day, Self.now - 7 * Self.day, Self.now - 31 * Self.day, Self.now - 366 * Self.day, Self.now - 366 * Self.day])
+        // Every reading closed, the second one too, which returns from within it.
+        #expect(history.closed == 5)
+    }
+
+    @Test("a window's boundary between two intervals: each @N is the row log --since X numbers N, for X on either side of it and through an interval")
+    func windowBoundaryAgreesWithLogSince() throws {
+        // In end order, as the daemon streams them: a ends 25 h ago, b 23 h ago (the 1-day
+        // boundary, 24 h back, falls between them), c began 30 h ago and ended 2 h ago (it
+        // overlaps the boundary: in the first window), d is counting.
+        let hour: Int64 = 3_600_000
+        func interval(_ id: String, from start: Int64, to end: Int64?) -> Interval {
+            Interval(id: id, name: "work", startMs: Self.now - start * hour, endMs: end.map { Self.now - $0 * hour }, elapsedMs: (start - (end ?? 0)) * hour)
+        }
+        let history = [
+            interval("a000000000000000", from: 26, to: 25), interval("b000000000000000", from: 24, to: 23),
+            interval("c000000000000000", from: 30, to: 2), interval("d000000000000000", from: 1, to: nil),
+        ]
+        // @1 and @2 from the first window alone; @3 needs the second.
+        let first = FakeHistory(history)
+        #expect(try search(2, in: first) == .found(history[1]))
+        #expect(first.asked == [Self.now - Self.day])
+        #expect(try search(3, in: FakeHistory(history)) == .found(history[0]))
+        for sinceHours: Int64 in [24, 25, 24 - 1, 28, 100] {
+            let since = Self.now - sinceHours * hour
+            let numbering = LogNumbering(name: nil, until: nil)
+            var survey = LogNumbering.Survey()
+            let reading = FakeHistory(history).open(since)
+            while let batch = try reading.next() { numbering.survey(batch, into: &survey) }
+            let rows = try #require(survey.numberedRows)
+            #expect(!rows.isEmpty)
+            for row in rows {
+                guard let number = row.number else {
+                    #expect(row.interval.endMs == nil)
+                    continue
+                }
+                #expect(try search(number, in: FakeHistory(history)) == .found(row.interval), "log --since \(sinceHours)h numbers \(row.interval.id) @\(number)")
+            }
+        }
     }
 
     @Test("every N finds the interval log numbers @N")
@@ -170,6 +217,57 @@ struct IntervalNumberingTests {
         #expect(layout.notes)
         // Among those shown only: history[3] is a6, a "work" one.
         #expect(numbers(name: "tea", until: nil, history).survey.layout.deviceWidth == 0)
+    }
+
+    /// The table `LogTable` writes of `history`, keeping at most `keptRows` rows in its first
+    /// reading, and what it warned.
+    func table(_ history: FakeHistory, name: String? = nil, keptRows: Int) throws -> (text: String, warnings: [String]) {
+        var text = ""
+        var warnings: [String] = []
+        try LogTable(numbering: LogNumbering(name: name, until: nil), keptRows: keptRows).print(
+            open: { () throws(ClientError) in history.open(nil) }, write: { text += $0 }, warn: { warnings.append($0) }
+        )
+        #expect(history.closed == history.asked.count)
+        return (text, warnings)
+    }
+
+    @Test("log's table read twice (more rows than one reading keeps) is the table read once, and warns of nothing")
+    func tableReadTwice() throws {
+        for name in [nil, "tea"] as [String?] {
+            let once = FakeHistory(Self.history)
+            let twice = FakeHistory(Self.history)
+            let one = try table(once, name: name, keptRows: 10_000)
+            let two = try table(twice, name: name, keptRows: 2)
+            #expect(once.asked.count == 1)
+            #expect(twice.asked.count == 2)
+            #expect(two.text == one.text)
+            #expect(two.warnings.isEmpty)
+            #expect(one.text.split(separator: "\n").count == (name == nil ? 12 : 6))
+        }
+        // Nothing shown: nothing written, not even the header.
+        #expect(try table(FakeHistory(Self.history), name: "none", keptRows: 2).text.isEmpty)
+    }
+
+    @Test("log's table read twice over a history that grew meanwhile: the rows, the new one unnumbered, and a warning on stderr")
+    func tableOfAGrownHistory() throws {
+        let late = Self.ended("b000000000000000", "tea", endingDaysAgo: 0)
+        let grown = try table(FakeHistory(Self.history, grows: late), keptRows: 2)
+        #expect(grown.warnings == [LogTable.changedWarning])
+        let rows = grown.text.split(separator: "\n")
+        #expect(rows.count == 13)
+        // The new row (read last) has no number: the survey counted 10 ended intervals.
+        let last = try #require(rows.last)
+        #expect(last.hasPrefix(" ") && last.contains("b0000000"))
+        #expect(!last.contains("@"))
+    }
+
+    @Test("undo says what it took back and the interval as it is now")
+    func undoneText() {
+        let interval = Self.history[9]
+        let line = LogText.line(interval)
+        #expect(CorrectionText.undone(.track, interval) == "undid a track; removed " + line)
+        #expect(CorrectionText.undone(.amend, interval) == "undid an amend; now " + line)
+        #expect(CorrectionText.undone(.delete, interval) == "undid a delete; restored " + line)
     }
 
     @Test("a history that grew between the two readings gives no number it cannot vouch for")

@@ -126,6 +126,50 @@ struct LocalTimeTests {
         }
     }
 
+    /// New York's rule: EST, EDT from the second Sunday of March 02:00 to the first Sunday
+    /// of November 02:00.
+    static let newYork = "EST5EDT,M3.2.0,M11.1.0"
+    static let minute: Int64 = 60_000
+
+    @Test("HH:MM on the night the clocks go back: of the two, the later one not in the future")
+    func clockTimesRepeated() {
+        inZone(Self.berlin) {
+            // Sunday 2026-10-25 02:45 CEST (00:45Z); 02:30 comes again at 01:30Z, still ahead.
+            let firstPass: Int64 = 1_792_889_100_000
+            #expect(When("02:30")?.instant(now: firstPass) == firstPass - 15 * Self.minute)
+            // 02:15 CET (01:15Z), the second pass: 02:30 CET is ahead, 02:30 CEST was 45 min ago.
+            let secondPass = firstPass + 30 * Self.minute
+            #expect(When("02:30")?.instant(now: secondPass) == secondPass - 45 * Self.minute)
+            #expect(When("02:10")?.instant(now: secondPass) == secondPass - 5 * Self.minute)
+            #expect(When("02:30")?.isSkippedToday(now: secondPass) == false)
+        }
+        inZone(Self.newYork) {
+            // Sunday 2026-11-01 01:45 EST (06:45Z): 01:30 EST, 15 min ago, not 01:30 EDT.
+            let now: Int64 = 1_793_515_500_000
+            #expect(When("01:30")?.instant(now: now) == now - 15 * Self.minute)
+            #expect(When("00:30")?.instant(now: now) == now - 135 * Self.minute)
+        }
+    }
+
+    @Test("HH:MM the clocks skipped today: nil once passed (a usage error), yesterday's before the skip")
+    func clockTimesSkipped() {
+        inZone(Self.berlin) {
+            // Sunday 2026-03-29 03:10 CEST (01:10Z): 02:30 did not happen today.
+            let afterSkip: Int64 = 1_774_746_600_000
+            #expect(When("02:30")?.instant(now: afterSkip) == nil)
+            #expect(When("02:30")?.isSkippedToday(now: afterSkip) == true)
+            #expect(When("03:05")?.instant(now: afterSkip) == afterSkip - 5 * Self.minute)
+            #expect(When("01:55")?.instant(now: afterSkip) == afterSkip - 15 * Self.minute)
+            // 01:30 CET (00:30Z), before the skip: today's 02:30 is still to come, so
+            // yesterday's (2026-03-28 02:30 CET, 01:30Z) is the latest.
+            let beforeSkip: Int64 = 1_774_744_200_000
+            #expect(When("02:30")?.isSkippedToday(now: beforeSkip) == false)
+            #expect(When("02:30")?.instant(now: beforeSkip) == 1_774_661_400_000)
+            #expect(LocalTime.instants(ofClock: 2, 30, onDayOf: afterSkip, addingDays: 0).isEmpty)
+            #expect(LocalTime.instants(ofClock: 2, 30, onDayOf: 1_792_889_100_000, addingDays: 0).count == 2)
+        }
+    }
+
     @Test func splitAtMidnightAcrossSpringForward() {
         inZone(Self.berlin) {
             var aggregator = ReportAggregator(since: nil, until: nil, now: 0, byDay: true)

@@ -101,8 +101,8 @@ fi
 
 # --- drivers: each prints, for each LINE given, the candidates on one line, sorted -----
 # bash: sets COMP_WORDS as bash would for a line typed with the cursor at its end (words
-# split at blanks outside quotes and backslash escapes, each kept as typed; `=` a word of
-# its own), calls the function.
+# split at blanks outside quotes and backslash escapes, each kept as typed; `=` and `:`
+# words of their own, as in bash's COMP_WORDBREAKS), calls the function.
 cat >"$work/bash-driver.bash" <<'EOF'
 [ "$1" = with-bash-completion ] && source /usr/share/bash-completion/bash_completion
 shift
@@ -126,16 +126,19 @@ for line; do
     done
     [[ -n $part ]] && parts+=("$part")
     for w in "${parts[@]}"; do
-        while [[ $w == *=* ]]; do
-            [[ -n ${w%%=*} ]] && COMP_WORDS+=("${w%%=*}")
-            COMP_WORDS+=("=")
-            w=${w#*=}
+        while [[ $w == *[=:]* ]]; do
+            head=${w%%[=:]*}
+            [[ -n $head ]] && COMP_WORDS+=("$head")
+            COMP_WORDS+=("${w:${#head}:1}")
+            w=${w:${#head}+1}
         done
         [[ -n $w ]] && COMP_WORDS+=("$w")
     done
     [[ $line == *' ' ]] && COMP_WORDS+=("")
     COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    start=$EPOCHREALTIME
     "_${COMP_WORDS[0]}"
+    [[ -z ${DURATION_FILE-} ]] || echo $((${EPOCHREALTIME/./} - ${start/./})) >>"$DURATION_FILE"
     printf '%s\n' "${COMPREPLY[@]}" | sort -u | completion-join
 done
 EOF
@@ -158,6 +161,7 @@ zpty -w z 'compadd() {
 }'
 zpty -w z 'tab() { zle complete-word; print -r -- "=DONE=" >>$capture; }; zle -N tab; bindkey "^I" tab'
 for line; do
+  start=$EPOCHREALTIME
   zpty -w -n z "$line"$'\t'
   deadline=$(( EPOCHREALTIME + 10 ))
   until grep -qx '=DONE=' $capture; do
@@ -166,6 +170,7 @@ for line; do
     zpty -r -t z junk 2>/dev/null # drain the terminal so zsh never blocks writing to it
     sleep 0.05
   done
+  [[ -z ${DURATION_FILE-} ]] || printf '%.0f\n' $(( (EPOCHREALTIME - start) * 1000000 )) >>$DURATION_FILE
   grep -vx '=DONE=' $capture | sort -u | completion-join
   : >$capture
   zpty -w -n z $'\C-u' # clear the line for the next one
@@ -179,7 +184,10 @@ ln -s "$PWD/completions/swctl.fish" "$work/fish/swctl.fish"
 ln -s "$PWD/completions/swctl.fish" "$work/fish/stopwatchd.fish"
 fish_driver='set -g fish_complete_path $FISH_DIR
 for line in $argv
-    complete -C $line | string replace -r "\t.*" "" | sort -u | completion-join
+    set -l start (date +%s%6N)
+    set -l found (complete -C $line)
+    set -q DURATION_FILE; and math -s0 (date +%s%6N) - $start >>$DURATION_FILE
+    printf "%s\n" $found | string replace -r "\t.*" "" | sort -u | completion-join
 end'
 
 complete_in() { # SHELL LINE...
@@ -261,6 +269,8 @@ swctl amend @1 --end |friday monday now saturday sunday thursday today tuesday w
 swctl amend @1 --no|--note
 swctl amend @1 --st|--start
 swctl toggle --n|--note
+swctl stop --at 17:30 w|walk work
+swctl start --at 9:05 --no|--note
 EOF
     STOPWATCHD_SOCKET=$work/none.sock check "$shell" <<EOF
 swctl --socket $socket status w|walk work
@@ -271,10 +281,15 @@ swctl --socket $work/none.sock status |
 swctl --user status |
 EOF
     if [ -S "$hang" ]; then
-        local start=$EPOCHREALTIME
-        check "$shell" <<<"swctl --socket $hang status |"
-        ((${EPOCHREALTIME/./} - ${start/./} < 3000000)) && pass \
-            || fail "$shell: completing names from a daemon that never answers took more than 3 s"
+        # The completion's own time, as the driver measures it around the call: the shell's
+        # start (an interactive zsh with compinit, bash-completion sourced) is not the
+        # completion's, and under load took more than the 3 s on its own.
+        : >"$work/durations"
+        DURATION_FILE=$work/durations check "$shell" <<<"swctl --socket $hang status |"
+        local took
+        took=$(tail -n 1 "$work/durations")
+        [[ $took =~ ^[0-9]+$ ]] && ((took < 3000000)) && pass \
+            || fail "$shell: completing names from a daemon that never answers took ${took:-?} µs, not under 3 s"
     fi
 }
 

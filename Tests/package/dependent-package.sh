@@ -104,6 +104,7 @@ do {
     case .bridgeFailed(let command, let reason): print("bridge failed \(error.exitStatus): \(command): \(reason)")
     case .protocolViolation(let reason): print("protocol violation \(error.exitStatus): \(reason)")
     case .refused(let errorName, let explanation): print("refused \(error.exitStatus): \(errorName): \(explanation)")
+    case .daemonTooOld(let feature): print("daemon too old \(error.exitStatus): \(feature)")
     }
 }
 SWIFT

@@ -12,7 +12,8 @@ package enum When: Equatable, Sendable {
     /// A local wall-clock time.
     case local(year: Int, month: Int, day: Int, hour: Int, minute: Int)
     /// `HH:MM`: the latest instant not in the future at which local clocks read that time
-    /// (today's, or yesterday's when today's is still to come).
+    /// (today's, or yesterday's when today's is still to come; of two on the night the
+    /// clocks go back, the later one past; none when the clocks skipped it today).
     case clock(hour: Int, minute: Int)
 
     package static let forms =
@@ -60,13 +61,23 @@ package enum When: Equatable, Sendable {
             instant = LocalTime.instant(year: year, month: month, day: day, hour: hour, minute: minute)
         case .clock(let hour, let minute):
             // Today's, else yesterday's: the one before today's is a day earlier by the
-            // calendar (23 or 25 hours across a change of the clocks, not 24).
-            guard let today = LocalTime.dateTime(now),
-                let todays = LocalTime.instant(year: today.year, month: today.month, day: today.day, hour: hour, minute: minute)
-            else { return nil }
-            instant = todays <= now ? todays : LocalTime.instant(year: today.year, month: today.month, day: today.day - 1, hour: hour, minute: minute)
+            // calendar (23 or 25 hours across a change of the clocks, not 24). On the night
+            // the clocks go back, the time can come twice: the later one not in the future.
+            // One the clocks skipped today, once passed, is nil (`isSkippedToday`), not
+            // yesterday's: a day back would be a surprise, and any choice a guess.
+            guard !isSkippedToday(now: now) else { return nil }
+            let today = LocalTime.instants(ofClock: hour, minute, onDayOf: now, addingDays: 0).filter { $0 <= now }
+            instant = today.last ?? LocalTime.instants(ofClock: hour, minute, onDayOf: now, addingDays: -1).filter { $0 <= now }.last
         }
         return instant.map { max(0, $0) }
+    }
+
+    /// Whether this is an `HH:MM` the clocks skipped today (02:30 in Berlin on the last
+    /// Sunday of March) and that is behind them: the time it would have been has passed, so
+    /// neither today's nor yesterday's is the one meant (`instant(now:)` is nil).
+    package func isSkippedToday(now: Int64) -> Bool {
+        guard case .clock(let hour, let minute) = self, let clocks = LocalTime.dateTime(now) else { return false }
+        return (hour, minute) < (clocks.hour, clocks.minute) && LocalTime.instants(ofClock: hour, minute, onDayOf: now, addingDays: 0).isEmpty
     }
 
     /// `Nd`, `Nh`, `Nm`: N is 1 to 6 digits, so the product cannot overflow.

@@ -4,14 +4,15 @@ import StopwatchdClient
 import Varlink
 
 /// `swctl log` and `swctl report`: reads `History` a batch at a time and prints as it
-/// goes (log) or adds up as it goes (report), so memory never holds the history.
+/// goes (log's CSV and JSON; its table, numbered, reads it once or twice: `LogTable`) or adds
+/// up as it goes (report), so memory never holds the history.
 struct HistoryPrinter {
     let client: StopwatchClient
     let range: HistoryRange
     let format: HistoryFormat
 
-    /// `log`: the intervals of `name` (nil: of every stopwatch), as they come. The table is
-    /// numbered as `@N` resolves (`LogNumbering`); CSV and JSON are the intervals alone.
+    /// `log`: the intervals of `name` (nil: of every stopwatch). The table is numbered as
+    /// `@N` resolves (`LogTable`); CSV and JSON are the intervals alone, as they come.
     func log(_ name: String?) throws(ClientError) {
         let bounds = try resolvedRange()
         guard format == .text else {
@@ -20,33 +21,10 @@ struct HistoryPrinter {
             try intervals(stream, json: format == .json)
             return
         }
-        let numbering = LogNumbering(name: name, until: bounds.until)
-        var survey = LogNumbering.Survey()
-        let first = try client.history(nil, since: bounds.since)
-        while let batch = try first.next() { numbering.survey(batch, into: &survey) }
-        first.close()
-        guard survey.shown > 0 else { return }
-        let layout = survey.layout
-        if let rows = survey.numberedRows {
-            // All kept: one reading was enough.
-            Output.write(([LogText.header(layout)] + rows.map { LogText.row($0.interval, number: $0.number, layout: layout) }).map { $0 + "\n" }.joined())
-            return
-        }
-        var counter = LogNumbering.Counter(ended: survey.ended)
-        let rows = try client.history(nil, since: bounds.since)
-        defer { rows.close() }
-        Output.line(LogText.header(layout))
-        while let batch = try rows.next() {
-            var text = ""
-            for interval in batch {
-                let number = counter.number(of: interval)
-                if numbering.shows(interval) { text += LogText.row(interval, number: number, layout: layout) + "\n" }
-            }
-            if !text.isEmpty { Output.write(text) }
-        }
-        if !counter.matchedSurvey {
-            Diagnostics.warn("swctl: the history changed while log read it, so its @N numbers may be off; run it again before using them")
-        }
+        try LogTable(numbering: LogNumbering(name: name, until: bounds.until)).print(
+            open: { () throws(ClientError) in HistoryReading(try client.history(nil, since: bounds.since)) },
+            write: Output.write, warn: Diagnostics.warn
+        )
     }
 
     /// `report`: every stopwatch's time in the range, added up.

@@ -35,30 +35,32 @@ package struct LatestIntervalSearch {
         case tooFew(ended: Int)
     }
 
-    /// Searches the history `open(since)` streams (a batch at a time, nil after the last),
-    /// `now` being the current time.
-    package func run(
-        now: Int64, open: (Int64?) throws(ClientError) -> () throws(ClientError) -> [Interval]?
-    ) throws(ClientError) -> Outcome {
+    /// Searches the history `open(since)` reads, `now` being the current time; each reading
+    /// is closed once done with.
+    package func run(now: Int64, open: (Int64?) throws(ClientError) -> HistoryReading) throws(ClientError) -> Outcome {
         var ended = 0
         for since in Self.windows(now: now) {
-            let next = try open(since)
+            let reading = try open(since)
             // The last `min(count, kept)` ended intervals, in a ring.
             var ring = Ring(capacity: min(count, kept))
             ended = 0
-            while let batch = try next() {
-                for interval in batch where interval.endMs != nil {
-                    ended += 1
-                    ring.append(interval)
+            do {
+                defer { reading.close() }
+                while let batch = try reading.next() {
+                    for interval in batch where interval.endMs != nil {
+                        ended += 1
+                        ring.append(interval)
+                    }
                 }
             }
             guard ended >= count else { continue }
             if count <= ring.capacity { return .found(ring.fromEnd(count)) }
             // Too far back to have kept: the same window again, to the place it had.
             let again = try open(since)
+            defer { again.close() }
             var place = 0
             let wanted = ended - count + 1
-            while let batch = try again() {
+            while let batch = try again.next() {
                 for interval in batch where interval.endMs != nil {
                     place += 1
                     if place == wanted { return .found(interval) }

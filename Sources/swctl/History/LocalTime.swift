@@ -45,6 +45,37 @@ package enum LocalTime {
         return overflow ? nil : milliseconds
     }
 
+    /// Every instant at which local clocks read `hour`:`minute` on the date `days` days after
+    /// that of `milliseconds` (negative: before), earliest first: one on most days, two when
+    /// the clocks go back across it (01:30 EDT and 01:30 EST), none when they skip it. Each
+    /// offset is tried (`tm_isdst` 0 and 1), and kept only if the clocks read that date and
+    /// time back, as `mktime` alone moves a skipped time and picks one of a repeated one.
+    package static func instants(ofClock hour: Int, _ minute: Int, onDayOf milliseconds: Int64, addingDays days: Int) -> [Int64] {
+        // The date itself, at noon, which no change of the clocks skips.
+        guard let today = dateTime(milliseconds), let noon = instant(year: today.year, month: today.month, day: today.day + days, hour: 12),
+            let date = dateTime(noon),
+            let tmYear = Int32(exactly: date.year - 1900), let tmHour = Int32(exactly: hour), let tmMinute = Int32(exactly: minute)
+        else { return [] }
+        var found: [Int64] = []
+        for isDaylightSaving: Int32 in [0, 1] {
+            var parts = tm()
+            parts.tm_year = tmYear
+            parts.tm_mon = Int32(date.month - 1)
+            parts.tm_mday = Int32(date.day)
+            parts.tm_hour = tmHour
+            parts.tm_min = tmMinute
+            parts.tm_isdst = isDaylightSaving
+            let seconds = mktime(&parts)
+            guard seconds != -1, case let (instant, false) = Int64(seconds).multipliedReportingOverflow(by: 1000),
+                let read = dateTime(instant),
+                read.year == date.year, read.month == date.month, read.day == date.day, read.hour == hour, read.minute == minute,
+                !found.contains(instant)
+            else { continue }
+            found.append(instant)
+        }
+        return found.sorted()
+    }
+
     /// Local 00:00 of the day `milliseconds` falls on, `days` days later (negative: earlier).
     package static func startOfDay(_ milliseconds: Int64, addingDays days: Int = 0) -> Int64? {
         guard let local = dateTime(milliseconds) else { return nil }

@@ -9,11 +9,13 @@ package enum LogText {
 
     /// `name,start,end,elapsed_ms,id,note`: ISO 8601 local times with their offset; `end` empty
     /// while the interval counts, `note` empty without one. The name and the note, the
-    /// fields a user wrote, are neutralised for spreadsheets (`CSVField.neutralised`).
+    /// fields a user wrote, are neutralised for spreadsheets (`CSVField.neutralised`), and so
+    /// is the id: the daemon's, of 16 hex digits, but read off a socket (or a synced
+    /// device's files) that need not hold to that.
     package static func csv(_ interval: Interval) -> String {
         CSVField.row([
             CSVField.neutralised(interval.name), iso8601(interval.startMs), interval.endMs.map(iso8601) ?? "", "\(interval.elapsedMs)",
-            interval.id, interval.note.map(CSVField.neutralised) ?? "",
+            CSVField.neutralised(interval.id), interval.note.map(CSVField.neutralised) ?? "",
         ])
     }
 

@@ -17,6 +17,23 @@ package enum TerminalWidth {
         return width
     }
 
+    /// `text` in at most `width` cells: as it is when it fits, else cut after whole
+    /// characters and ended with "…" (one cell). For a line redrawn in place (`watch` on a
+    /// terminal), which must never wrap: each redraw would leave a line behind.
+    package static func cut(_ text: String, to width: Int) -> String {
+        guard of(text) > width else { return text }
+        guard width > 0 else { return "" }
+        var kept = ""
+        var used = 0
+        for character in text {
+            let cells = of(String(character))
+            guard used + cells <= width - 1 else { break }
+            kept.append(character)
+            used += cells
+        }
+        return kept + "…"
+    }
+
     /// `text` followed by spaces up to `width` cells.
     package static func padded(_ text: String, to width: Int) -> String {
         text + String(repeating: " ", count: max(0, width - of(text)))

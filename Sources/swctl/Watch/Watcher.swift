@@ -77,7 +77,11 @@ struct Watcher {
     }
 
     private func emit(_ line: String, redraw: Bool) {
-        // "\r" and "erase to end of line" redraw in place on a terminal.
-        Output.write(redraw ? "\r\u{1B}[K" + line : line + "\n")
+        guard redraw else { return Output.write(line + "\n") }
+        // "\r" and "erase to end of line" redraw in place on a terminal, if the line does not
+        // wrap (a long note): cut to the window's width less one cell, as some terminals
+        // wrap as soon as the last cell is written.
+        let columns = FileDescriptor.standardOutput.terminalColumns ?? 80
+        Output.write("\r\u{1B}[K" + TerminalWidth.cut(line, to: columns - 1))
     }
 }
