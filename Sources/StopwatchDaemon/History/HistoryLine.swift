@@ -1,8 +1,10 @@
 import StopwatchProtocol
 import Varlink
 
-/// One line of the journal, `{"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…}`: written,
-/// and read back fast.
+/// One interval line of the journal,
+/// `{"id":…,"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…[,"note":…]}`: written, and read
+/// back fast. Lines of the release before ids have no `id`: theirs is derived from their
+/// content (`IntervalIdentity.derived`). Correction lines (`{"op":…`) are `HistoryRecord`'s.
 ///
 /// Package-visible: swbench writes a history in this format and parses it as its baseline.
 ///
@@ -17,16 +19,24 @@ package enum HistoryLine {
     /// The end of 9999 (UTC): a time past it is out of range (the client refuses it too).
     static let maximumTimeMilliseconds = Interval.latestMs
 
-    /// The line for `interval`, newline included.
+    /// The line for `interval`, newline included (its `device` is not written: a device's
+    /// folder says whose it is).
     package static func encode(_ interval: Interval, into bytes: inout [UInt8]) {
-        encodeObject(interval, into: &bytes)
+        encodeObject(interval, device: nil, into: &bytes)
         bytes.append(UInt8(ascii: "\n"))
     }
 
-    /// `interval` as the JSON object a line and a `History` reply both hold, written
-    /// straight to bytes (no `JSONValue` tree: a reply holds 10,000 of them).
-    static func encodeObject(_ interval: Interval, into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: #"{"name":"#.utf8)
+    /// `interval` as the JSON object a line (`device` nil) and a `History` reply (its
+    /// `device`) hold, written straight to bytes (no `JSONValue` tree: a reply holds 10,000
+    /// of them). An interval without an id (none known) is written without one.
+    package static func encodeObject(_ interval: Interval, device: String?, into bytes: inout [UInt8]) {
+        if interval.id.isEmpty {
+            bytes.append(contentsOf: #"{"name":"#.utf8)
+        } else {
+            bytes.append(contentsOf: #"{"id":""#.utf8)
+            bytes.append(contentsOf: interval.id.utf8)
+            bytes.append(contentsOf: #"","name":"#.utf8)
+        }
         appendString(interval.name, to: &bytes)
         bytes.append(contentsOf: #","start_ms":"#.utf8)
         JSONValue.writeInteger(interval.startMs, into: &bytes)
@@ -36,6 +46,14 @@ package enum HistoryLine {
         }
         bytes.append(contentsOf: #","elapsed_ms":"#.utf8)
         JSONValue.writeInteger(interval.elapsedMs, into: &bytes)
+        if let note = interval.note {
+            bytes.append(contentsOf: #","note":"#.utf8)
+            appendString(note, to: &bytes)
+        }
+        if let device {
+            bytes.append(contentsOf: #","device":"#.utf8)
+            appendString(device, to: &bytes)
+        }
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -58,10 +76,33 @@ package enum HistoryLine {
 
     /// The interval a line (without its newline) holds, or nil when it is not one: not
     /// JSON, a field missing or of the wrong type, or out of range.
+    /// A line without an id gets its derived one; an id that is not 16 lowercase hex digits,
+    /// a note that breaks the note rule, or a `device` key (never written) make it no interval.
     package static func parse(_ line: UnsafeRawBufferPointer) -> Interval? {
         let interval = fastParse(line) ?? slowParse(line)
-        guard let interval, isInRange(interval) else { return nil }
+        guard var interval, isInRange(interval) else { return nil }
+        if interval.id.isEmpty {
+            interval.id = IntervalIdentity.derived(
+                name: interval.name, startMs: interval.startMs, endMs: interval.endMs ?? 0, elapsedMs: interval.elapsedMs
+            )
+        } else if !IntervalID.isValid(interval.id) {
+            return nil
+        }
+        if let note = interval.note, !IntervalNote.isValid(note) { return nil }
         return interval
+    }
+
+    /// Whether a line is a correction record (`{"op":`), told by its first bytes alone:
+    /// the journal's interval lines are not parsed to find them.
+    package static func isCorrection(_ line: UnsafeRawBufferPointer) -> Bool {
+        let prefix = #"{"op":"#.utf8
+        guard line.count >= prefix.count else { return false }
+        var index = 0
+        for byte in prefix {
+            guard line[index] == byte else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The start and end of a line of exactly the shape `encode` writes, read backwards from
@@ -74,7 +115,7 @@ package enum HistoryLine {
         // than the parse this is to save.
         // A line that does not even begin as the daemon's do is parsed, so that its damage
         // is counted (and said) even by calls with a `since`.
-        guard before(#"{"name":""#, in: line, at: 9) != nil,
+        guard before(#"{"name":""#, in: line, at: 9) != nil || hasIDPrefix(line),
             let brace = before("}", in: line, at: line.count),
             let (elapsedDigits, _) = digits(before: brace, in: line),
             let elapsedKey = before(#","elapsed_ms":"#, in: line, at: elapsedDigits),
@@ -84,6 +125,12 @@ package enum HistoryLine {
             before(#","start_ms":"#, in: line, at: startDigits) != nil
         else { return nil }
         return (start, end)
+    }
+
+    /// Whether a line begins `{"id":"<16 digits>","name":"`, as the daemon writes one.
+    private static func hasIDPrefix(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard before(#"{"id":""#, in: line, at: 7) != nil, line.count > 35 else { return false }
+        return before(#"","name":""#, in: line, at: 35) != nil
     }
 
     /// The index where `text` (a key, 8 to 16 bytes, or one byte) begins if it ends at `end`
@@ -134,7 +181,10 @@ package enum HistoryLine {
     }
 
     private static func slowParse(_ line: UnsafeRawBufferPointer) -> Interval? {
-        guard let json = try? JSONParser.parse(Array(line)) else { return nil }
+        // A correction (`op`) is no interval line, nor is a line that names its device.
+        guard let json = try? JSONParser.parse(Array(line)), case .object(let object) = json,
+            object["op"] == nil, object["device"] == nil
+        else { return nil }
         return try? Interval(json: json)
     }
 
@@ -190,6 +240,8 @@ package enum HistoryLine {
         }
         guard expect(UInt8(ascii: "{")) else { return nil }
         var name: String?
+        var id: String?
+        var note: String?
         var start: Int64?, end: Int64?, elapsed: Int64?
         while true {
             guard let key = plainString(), expect(UInt8(ascii: ":")) else { return nil }
@@ -198,6 +250,14 @@ package enum HistoryLine {
                 guard name == nil, let range = plainString() else { return nil }
                 guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
                 name = text
+            } else if keyBytes.elementsEqual("id".utf8) {
+                guard id == nil, let range = plainString() else { return nil }
+                guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
+                id = text
+            } else if keyBytes.elementsEqual("note".utf8) {
+                guard note == nil, let range = plainString() else { return nil }
+                guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
+                note = text
             } else if keyBytes.elementsEqual("start_ms".utf8) {
                 guard start == nil, let value = integer() else { return nil }
                 start = value
@@ -220,7 +280,7 @@ package enum HistoryLine {
             index += 1
             skipSpaces()
             guard index == count, let name, let start, let end, let elapsed else { return nil }
-            return Interval(name: name, startMs: start, endMs: end, elapsedMs: elapsed)
+            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note)
         }
     }
 }
