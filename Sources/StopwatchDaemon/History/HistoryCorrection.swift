@@ -5,21 +5,29 @@ import Varlink
 /// naming the interval id it gives a form (the whole resulting interval for the first two),
 /// or an `undo` naming the record it takes back. Each has its own record id (`rec`, 16 hex
 /// digits) and the wall-clock time it was made (`made_ms`), whose UTC month is its file's.
-struct HistoryCorrection: Equatable, Sendable {
-    enum Operation: String, Sendable {
+///
+/// Package-visible: swbench writes corrections in this format and parses them as its baseline.
+package struct HistoryCorrection: Equatable, Sendable {
+    package enum Operation: String, Sendable {
         case track, amend, delete
     }
 
-    enum Change: Equatable, Sendable {
+    package enum Change: Equatable, Sendable {
         /// `track` or `amend` with the interval as it now is; `delete` with nil.
         case form(Operation, id: String, interval: Interval?)
         /// Takes back the record `rec`.
         case undo(record: String)
     }
 
-    var record: String
-    var madeMs: Int64
-    var change: Change
+    package var record: String
+    package var madeMs: Int64
+    package var change: Change
+
+    package init(record: String, madeMs: Int64, change: Change) {
+        self.record = record
+        self.madeMs = madeMs
+        self.change = change
+    }
 
     /// The interval id a track, amend or delete names; nil for an undo.
     var intervalID: String? {
@@ -27,7 +35,7 @@ struct HistoryCorrection: Equatable, Sendable {
     }
 
     /// The line, newline included.
-    func encode(into bytes: inout [UInt8]) {
+    package func encode(into bytes: inout [UInt8]) {
         bytes.append(contentsOf: #"{"op":""#.utf8)
         switch change {
         case .form(let operation, let id, let interval):
@@ -68,7 +76,7 @@ struct HistoryCorrection: Equatable, Sendable {
     /// The correction a line (without its newline) holds, or nil when it is damaged: not
     /// JSON, an unknown `op`, a `rec`, `id` or `undoes` that is not 16 hex digits, a time
     /// out of range, or an interval that would not be one.
-    static func parse(_ line: UnsafeRawBufferPointer) -> HistoryCorrection? {
+    package static func parse(_ line: UnsafeRawBufferPointer) -> HistoryCorrection? {
         guard let json = try? JSONParser.parse(Array(line)), case .object(let object) = json,
             case .string(let op)? = object["op"],
             case .string(let record)? = object["rec"], IntervalID.isValid(record),

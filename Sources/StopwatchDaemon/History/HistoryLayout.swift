@@ -223,7 +223,9 @@ extension DirectoryDescriptor {
 }
 
 /// This device's id and name (SPEC §4): given, or derived from the machine.
-enum DeviceIdentity {
+///
+/// Package-visible: swbench writes a history into this device's folder.
+package enum DeviceIdentity {
     /// The fixed 16 bytes that make the device id this application's (as systemd's
     /// `sd_id128_get_machine_app_specific()` takes an app id): docs/HISTORY.md gives them.
     static let applicationID: [UInt8] = [
@@ -245,7 +247,7 @@ enum DeviceIdentity {
         }.joined()
     }
 
-    static func machineDerived() -> String? {
+    package static func machineDerived() -> String? {
         guard let bytes = try? FileSystem.contents(of: "/etc/machine-id", limit: 4096) else { return nil }
         return derived(machineID: String(decoding: bytes, as: UTF8.self))
     }

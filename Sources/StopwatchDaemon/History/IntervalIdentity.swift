@@ -7,9 +7,9 @@ import StopwatchProtocol
 /// them. A line of the release before ids has none: its id is derived from its content
 /// (FNV-1a 64 over `name NUL start NUL end NUL elapsed`, the numbers in decimal), so the same
 /// line has the same id on every read, on every device, and is never rewritten.
-enum IntervalIdentity {
+package enum IntervalIdentity {
     /// A new random id.
-    static func random() -> String {
+    package static func random() -> String {
         // getrandom fails only without the syscall (a kernel before 3.17): the standard
         // library's generator (which reads /dev/urandom there) stands in.
         let value = (try? RandomBytes.uint64()) ?? UInt64.random(in: .min ... .max)
@@ -36,7 +36,7 @@ enum IntervalIdentity {
     }
 
     /// 16 lowercase hex digits.
-    static func hex(_ value: UInt64) -> String {
+    package static func hex(_ value: UInt64) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var bytes = [UInt8](repeating: 0, count: 16)
         for index in 0..<16 { bytes[15 - index] = digits[Int((value >> (UInt64(index) * 4)) & 0xF)] }
