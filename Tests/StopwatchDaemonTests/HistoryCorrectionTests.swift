@@ -247,4 +247,24 @@ final class HistoryCorrectionTests {
         #expect(interval(f.reply("Delete", ["id": .string("abcdef0000000002")]))?.id == two.id)
         #expect(f.historyIntervals().map(\.id) == [one.id])
     }
+
+    @Test("at start, a torn correction line is cut off; a whole one that lost only its newline is kept and counts")
+    func tornCorrectionLine() throws {
+        let f = fixture()
+        let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
+        let month = root + "/2023-11.jsonl"
+        let whole = try String(contentsOfFile: month, encoding: .utf8)
+        let delete = #"{"op":"delete","rec":"00000000000000fd","made_ms":1700000000001,"id":"\#(made.id)"}"#
+        try (whole + delete).write(toFile: month, atomically: false, encoding: .utf8)
+        let kept = fixture()
+        kept.queue.sync { kept.history!.start() }
+        #expect(try String(contentsOfFile: month, encoding: .utf8) == whole + delete + "\n")
+        #expect(kept.historyIntervals().isEmpty)
+        try (whole + delete.dropLast(9)).write(toFile: month, atomically: false, encoding: .utf8)
+        let cut = fixture()
+        cut.queue.sync { cut.history!.start() }
+        #expect(try String(contentsOfFile: month, encoding: .utf8) == whole)
+        #expect(cut.historyIntervals() == [made])
+        #expect(cut.queue.sync { cut.history!.problem } == nil)
+    }
 }
