@@ -215,6 +215,9 @@ final class HistoryCorrectionTests {
             ("Amend", ["id": .string(made.id), "note": .string("two\nlines")], "InvalidParameter"),
             ("Track", ["name": .string("work"), "start_ms": .int(1), "end_ms": .int(2), "note": .string("")], "InvalidParameter"),
             ("Delete", ["id": .string("00000000000000000")], "InvalidParameter"),
+            ("Amend", ["id": .string(made.id), "name": .int(3)], "InvalidParameter"),
+            ("Amend", ["id": .string(made.id), "name": .string("a/b")], "InvalidName"),
+            ("Track", ["name": .string("work"), "start_ms": .string("1"), "end_ms": .int(2)], "InvalidParameter"),
         ]
         for (method, parameters, expected) in cases {
             let refusal = reason(f.call(method, parameters))

@@ -115,7 +115,7 @@ extension HistoryJournal {
         }
         for (month, size) in try monthsToRead() {
             try forEachLine(of: month, size: size) { line in
-                guard !HistoryLine.isCorrection(line), let interval = HistoryLine.parse(line) else { return }
+                guard !HistoryLine.isCorrection(line), HistoryLine.mayHaveID(prefix, line), let interval = HistoryLine.parse(line) else { return }
                 consider(interval)
             }
         }
@@ -133,7 +133,9 @@ extension HistoryJournal {
         var original: Interval?
         for (month, size) in try monthsToRead() where original == nil {
             try forEachLine(of: month, size: size) { line in
-                guard original == nil, !HistoryLine.isCorrection(line), let interval = HistoryLine.parse(line), interval.id == id else { return }
+                guard original == nil, !HistoryLine.isCorrection(line), HistoryLine.mayHaveID(id, line),
+                    let interval = HistoryLine.parse(line), interval.id == id
+                else { return }
                 original = interval
             }
         }

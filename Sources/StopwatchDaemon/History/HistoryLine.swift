@@ -127,6 +127,19 @@ package enum HistoryLine {
         return (start, end)
     }
 
+    /// False when a line of the daemon's shape (`{"id":"…`) has an id that does not begin
+    /// with `prefix`: a lookup by id passes over it without a parse. True for any other line
+    /// (one without an id, whose id is derived, or of another shape): it must be parsed.
+    static func mayHaveID(_ prefix: String, _ line: UnsafeRawBufferPointer) -> Bool {
+        guard line.count > 7 + IntervalID.length, before(#"{"id":""#, in: line, at: 7) != nil else { return true }
+        var index = 7
+        for byte in prefix.utf8 {
+            guard line[index] == byte else { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// Whether a line begins `{"id":"<16 digits>","name":"`, as the daemon writes one.
     private static func hasIDPrefix(_ line: UnsafeRawBufferPointer) -> Bool {
         guard before(#"{"id":""#, in: line, at: 7) != nil, line.count > 35 else { return false }

@@ -32,7 +32,10 @@ struct IntervalCorrections {
     func amend(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
         let (id, current) = try existing(call)
         var amended = current
-        if case .string? = call.parameters["name"] { amended.name = try requiredName(call) }
+        switch call.parameters["name"] {
+        case nil, .null?: break
+        default: amended.name = try requiredName(call)
+        }
         if let start = try time(call, "start_ms") { amended.startMs = start }
         if let end = try time(call, "end_ms") { amended.endMs = end }
         if let note = try note(call) { amended.note = note }
