@@ -444,6 +444,11 @@ final class HistoryServiceTests {
         HistoryLine.encode(Interval(name: "a \"b\"", startMs: 1_700_000_000_000, endMs: 1_700_000_020_000, elapsedMs: 20_000), into: &line)
         line.removeLast()
         #expect(line.withUnsafeBytes { HistoryLine.plainStartAndEnd($0) }.map { [$0.start, $0.end] } == [1_700_000_000_000, 1_700_000_020_000])
+        // With an id, as the daemon writes its lines now: read the same.
+        var withID: [UInt8] = []
+        HistoryLine.encode(Interval(id: "0123456789abcdef", name: "a \"b\"", startMs: 1_700_000_000_000, endMs: 1_700_000_020_000, elapsedMs: 20_000), into: &withID)
+        withID.removeLast()
+        #expect(withID.withUnsafeBytes { HistoryLine.plainStartAndEnd($0) }.map { [$0.start, $0.end] } == [1_700_000_000_000, 1_700_000_020_000])
         for other in [
             #"{"name":"t","start_ms":1,"end_ms":2,"elapsed_ms":1} "#, #"{"name":"t","end_ms":2,"start_ms":1,"elapsed_ms":1}"#,
             #"{"name":"t","start_ms":1,"end_ms":-2,"elapsed_ms":1}"#, #"{"name":"t","start_ms":1,"elapsed_ms":1}"#,
