@@ -1,3 +1,4 @@
+import Glibc
 import StopwatchProtocol
 import Varlink
 
@@ -95,14 +96,7 @@ package enum HistoryLine {
     /// Whether a line is a correction record (`{"op":`), told by its first bytes alone:
     /// the journal's interval lines are not parsed to find them.
     package static func isCorrection(_ line: UnsafeRawBufferPointer) -> Bool {
-        let prefix = #"{"op":"#.utf8
-        guard line.count >= prefix.count else { return false }
-        var index = 0
-        for byte in prefix {
-            guard line[index] == byte else { return false }
-            index += 1
-        }
-        return true
+        before(#"{"op":"#, in: line, at: 6) != nil
     }
 
     /// The start and end of a line of exactly the shape `encode` writes, read backwards from
@@ -202,6 +196,13 @@ package enum HistoryLine {
         return try? Interval(json: json)
     }
 
+    /// Whether `key` is `text`: its length first (most keys differ in it), then `memcmp`; a
+    /// generic comparison with a string's UTF-8 view cost more than the rest of the parse.
+    private static func isKey(_ key: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        guard key.count == text.utf8CodeUnitCount, let base = key.baseAddress else { return false }
+        return memcmp(base, text.utf8Start, key.count) == 0
+    }
+
     /// Nil when the line is not of the plain shape the daemon writes: the slow path decides.
     private static func fastParse(_ line: UnsafeRawBufferPointer) -> Interval? {
         var index = 0
@@ -260,25 +261,25 @@ package enum HistoryLine {
         while true {
             guard let key = plainString(), expect(UInt8(ascii: ":")) else { return nil }
             let keyBytes = UnsafeRawBufferPointer(rebasing: line[key])
-            if keyBytes.elementsEqual("name".utf8) {
+            if isKey(keyBytes, "name") {
                 guard name == nil, let range = plainString() else { return nil }
                 guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
                 name = text
-            } else if keyBytes.elementsEqual("id".utf8) {
+            } else if isKey(keyBytes, "id") {
                 guard id == nil, let range = plainString() else { return nil }
                 guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
                 id = text
-            } else if keyBytes.elementsEqual("note".utf8) {
+            } else if isKey(keyBytes, "note") {
                 guard note == nil, let range = plainString() else { return nil }
                 guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
                 note = text
-            } else if keyBytes.elementsEqual("start_ms".utf8) {
+            } else if isKey(keyBytes, "start_ms") {
                 guard start == nil, let value = integer() else { return nil }
                 start = value
-            } else if keyBytes.elementsEqual("end_ms".utf8) {
+            } else if isKey(keyBytes, "end_ms") {
                 guard end == nil, let value = integer() else { return nil }
                 end = value
-            } else if keyBytes.elementsEqual("elapsed_ms".utf8) {
+            } else if isKey(keyBytes, "elapsed_ms") {
                 guard elapsed == nil, let value = integer() else { return nil }
                 elapsed = value
             } else {
