@@ -456,7 +456,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// corrected intervals that ended before it.
     private func found(_ interval: Interval?) {
         guard let interval, query.matches(interval) else { return }
-        if !corrections.counting.isEmpty, corrections.corrects(interval.id) { return }
+        if corrections.corrects(interval.id) { return }
         let line = withDevice(interval)
         let end = line.endMs ?? 0
         while let first = corrected.first, (first.endMs ?? 0) <= end {
