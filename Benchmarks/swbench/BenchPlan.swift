@@ -46,6 +46,8 @@ struct BenchPlan {
     /// The long history (`report` over it, and `log --since today`) and the short one
     /// (`log --since today`'s baseline), with `historyToday` intervals today in both.
     let historyIntervals: Int
+    /// Corrections (amends and deletes) written with the long history, in its last month.
+    let historyCorrections: Int
     let historyShortIntervals = 1_000
     let historyToday = 40
     /// `report` runs (each beside a parse of the files), and `log` runs per side.
@@ -76,6 +78,7 @@ struct BenchPlan {
         lapSamples = smoke ? 60 : 2_000
         lapFloorSamples = smoke ? 20 : 500
         historyIntervals = smoke ? 20_000 : 1_000_000
+        historyCorrections = smoke ? 200 : 10_000
         historyRuns = smoke ? 1 : 7
         historyLogRuns = smoke ? 1 : 30
         historyStalledReaders = smoke ? 32 : 256

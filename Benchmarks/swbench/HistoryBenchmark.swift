@@ -11,10 +11,10 @@ enum HistoryBenchmark {
     static func run(_ context: BenchContext) throws(BenchError) -> [Figure] {
         let plan = context.plan
         let now = Posix.clockTime(.realtime).milliseconds
-        let large = try prepare(context, "history-large", intervals: plan.historyIntervals, now: now)
-        let small = try prepare(context, "history-small", intervals: plan.historyShortIntervals, now: now)
+        let large = try prepare(context, "history-large", intervals: plan.historyIntervals, corrections: plan.historyCorrections, now: now)
+        let small = try prepare(context, "history-small", intervals: plan.historyShortIntervals, corrections: 0, now: now)
 
-        context.progress("history: \(large.written.intervals) intervals (\(large.written.bytes) bytes in \(large.written.files) files), \(plan.historyRuns) report(s)")
+        context.progress("history: \(large.written.intervals) intervals and \(large.written.corrections) corrections (\(large.written.bytes) bytes in \(large.written.files) files), \(plan.historyRuns) report(s)")
         let daemon = try context.startDaemon("history-large")
         defer { daemon.stop() }
         let report = [context.options.swctlPath, "--socket", daemon.socketPath, "report"]
@@ -29,10 +29,10 @@ enum HistoryBenchmark {
             peakKiB = max(peakKiB, sampled.peakKiB)
             residentSamples += sampled.samples
             let start = Now.boot()
-            let parsed = try HistoryFiles.parseAll(in: large.historyDirectory)
+            let parsed = try HistoryFiles.parseAll(in: large.written.monthsDirectory)
             let parseTime = (Now.boot() - start).inMilliseconds
-            guard parsed.intervals == large.written.intervals else {
-                throw BenchError("\(parsed.intervals) of the \(large.written.intervals) intervals written parse back")
+            guard parsed.intervals == large.written.intervals, parsed.corrections == large.written.corrections else {
+                throw BenchError("\(parsed.intervals) of the \(large.written.intervals) intervals and \(parsed.corrections) of the \(large.written.corrections) corrections written parse back")
             }
             if run >= 0 {
                 reportTimes.append(reportTime)
@@ -92,7 +92,7 @@ enum HistoryBenchmark {
     /// without `continues`.
     private static func stalledReaders(_ context: BenchContext, now: Int64) throws(BenchError) -> Figure {
         let plan = context.plan
-        let history = try prepare(context, "history-stalled", intervals: plan.historyStalledIntervals, now: now)
+        let history = try prepare(context, "history-stalled", intervals: plan.historyStalledIntervals, corrections: 0, now: now)
         let expected = history.written.intervals
         let daemon = try context.startDaemon("history-stalled")
         defer { daemon.stop() }
@@ -187,10 +187,10 @@ enum HistoryBenchmark {
     }
 
     /// Writes a history of `intervals` into the state directory of daemon `name`.
-    private static func prepare(_ context: BenchContext, _ name: String, intervals: Int, now: Int64) throws(BenchError) -> (written: HistoryFiles.Written, historyDirectory: String) {
+    private static func prepare(_ context: BenchContext, _ name: String, intervals: Int, corrections: Int, now: Int64) throws(BenchError) -> (written: HistoryFiles.Written, historyDirectory: String) {
         let historyDirectory = try context.subdirectory(name) + "/state/history"
         let start = Now.boot()
-        let written = try HistoryFiles.write(intervals, today: context.plan.historyToday, now: now, into: historyDirectory)
+        let written = try HistoryFiles.write(intervals, today: context.plan.historyToday, corrections: corrections, now: now, into: historyDirectory)
         context.progress("history: wrote \(written.intervals) intervals in \(Int((Now.boot() - start).inMilliseconds)) ms")
         return (written, historyDirectory)
     }

@@ -171,6 +171,12 @@ package struct DirectoryDescriptor: Sendable, CustomStringConvertible {
         try Posix.call { renameat(descriptor.rawValue, name, descriptor.rawValue, newName) }
     }
 
+    /// Moves `name` to `newName` in `directory` (on the same file system), failing with
+    /// EEXIST rather than replace anything there (`renameat2` with `RENAME_NOREPLACE`).
+    package func move(_ name: String, to directory: DirectoryDescriptor, as newName: String) throws(Errno) {
+        try Posix.call { clinux_renameat_noreplace(descriptor.rawValue, name, directory.descriptor.rawValue, newName) }
+    }
+
     /// Removes the entry `name` (a symbolic link itself, never what it points to); a
     /// missing one is fine.
     package func remove(_ name: String) throws(Errno) {

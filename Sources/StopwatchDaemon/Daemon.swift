@@ -136,13 +136,27 @@ package enum Daemon {
                 listener.removeOwnedSocket()
                 throw error
             }
+            let folder: HistoryFolder
+            do throws(DaemonStartError) {
+                folder = try Daemon.historyFolder(options: options, store: store, stateDirectory: stateDirectory, logger: logger)
+                do throws(HistoryLayout.Refusal) {
+                    try folder.prepareAtStart()
+                } catch {
+                    throw DaemonStartError(error.description)
+                }
+            } catch {
+                listener.removeOwnedSocket()
+                throw error
+            }
             let history = HistoryJournal(
-                openDirectory: { () throws(Errno) in try store.openHistoryDirectory() },
-                openDirectoryToRead: { () throws(Errno) in try store.openHistoryDirectoryToRead() },
+                openDirectory: { () throws(Errno) in try folder.openDeviceFolder() },
+                openDirectoryToRead: { () throws(Errno) in try folder.openDeviceFolderToRead() },
                 logger: logger,
                 queue: queue,
                 wallClock: SystemWallClock(),
                 keepDays: options.historyDays,
+                deviceID: folder.layout.deviceID,
+                deviceName: folder.layout.deviceName,
                 problemChanged: {
                     status.historyProblemChanged($0)
                     idleExit?.activityMayHaveChanged()
@@ -328,7 +342,7 @@ package enum Daemon {
         idleExit.start(
             isBusy: {
                 server.connectionCount > 0 || !hooks.isIdle || stopwatches.expiries.count > 0
-                    || store.hasUnsavedChanges || !history.unwritten.isEmpty
+                    || store.hasUnsavedChanges || !history.pending.isEmpty
             },
             exit: { idleFor in
                 // The period, as --exit-idle says it; how long it really was is for debugging.
@@ -351,6 +365,47 @@ package enum Daemon {
         timer.setEventHandler { notifier.notify(["WATCHDOG=1"]) }
         timer.activate()
         return timer
+    }
+
+    /// The history folder (`--history-dir`, or `history/` in the state directory) and this
+    /// device's identity in it (SPEC §4 "History across devices").
+    private static func historyFolder(
+        options: DaemonOptions, store: StateStore, stateDirectory: String, logger: Logger
+    ) throws(DaemonStartError) -> HistoryFolder {
+        let host = DeviceIdentity.hostName()
+        guard let deviceID = options.deviceID ?? DeviceIdentity.machineDerived() else {
+            throw DaemonStartError("cannot read /etc/machine-id (32 hex digits) to derive this device's id for the history; give one with --device-id (32 hex digits, e.g. from systemd-id128 new)")
+        }
+        let layout = HistoryLayout(
+            deviceID: deviceID, deviceName: options.deviceName ?? host, hostName: host, trust: .currentProcess, logger: logger
+        )
+        guard let path = options.historyDirectory else {
+            return HistoryFolder(
+                layout: layout, path: stateDirectory + "/" + HistoryJournal.directoryName,
+                openRoot: { () throws(Errno) in try store.openHistoryDirectory() },
+                openRootToRead: { () throws(Errno) in try store.openHistoryDirectoryToRead() }
+            )
+        }
+        let trust = DirectoryTrust.currentProcess
+        let open = { (creating: Bool) throws(Errno) -> DirectoryDescriptor in
+            let directory = creating ? try DirectoryDescriptor.open(path, creatingWith: 0o700) : try DirectoryDescriptor.open(path)
+            if trust.problem(with: try directory.status(), path: path) != nil {
+                directory.close()
+                throw Errno(EPERM)
+            }
+            return directory
+        }
+        // Refused at start with the reason, rather than an EPERM later.
+        if let status = try? DirectoryDescriptor.open(path).closeAfter({ (directory) throws(Errno) in try directory.status() }),
+            let problem = trust.problem(with: status, path: path)
+        {
+            throw DaemonStartError("refusing the history folder: \(problem)")
+        }
+        return HistoryFolder(
+            layout: layout, path: path,
+            openRoot: { () throws(Errno) in try open(true) },
+            openRootToRead: { () throws(Errno) in try open(false) }
+        )
     }
 
     private static func restore(from store: StateStore, into registry: StopwatchRegistry, logger: Logger) throws(DaemonStartError) {

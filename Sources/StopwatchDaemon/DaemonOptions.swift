@@ -38,6 +38,12 @@ package struct DaemonOptions: Equatable, Sendable {
     package var historyMemory = 32 * 1024 * 1024
     /// Days of history kept: a month whose end is further back is deleted. Nil keeps all.
     package var historyDays: Int?
+    /// The history folder; nil: `history/` in the state directory.
+    package var historyDirectory: String?
+    /// This device's id (32 hex digits); nil: derived from /etc/machine-id.
+    package var deviceID: String?
+    /// This device's name; nil: the host name.
+    package var deviceName: String?
     /// Exit (status 0) after this long with nothing to do (`IdleExit`); only under socket
     /// activation, which starts the daemon again. Nil: run until stopped.
     package var exitIdle: Duration?
@@ -92,6 +98,13 @@ package struct DaemonOptions: Equatable, Sendable {
                                    whose reader does not keep up pauses (default 32MiB)
           --history-days N         delete history months that ended more than N days ago
                                    (default: keep all)
+          --history-dir DIR        the history folder, one a file-sync tool may share
+                                   among devices (default: history/ in the state
+                                   directory)
+          --device-id ID           this device's id in the history folder, 32 hex
+                                   digits (default: derived from /etc/machine-id)
+          --device-name NAME       this device's name in histories (default: the host
+                                   name)
           --exit-idle DUR          exit after DUR (at most 24h) with no client, no hook
                                    running, no countdown to expire and nothing unsaved;
                                    only when socket-activated (default: never)
@@ -141,6 +154,17 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--hook-backlog", "--max-hooks-waiting": options.hookBacklog = try count(value(), for: name, maximum: 10_000_000)
             case "--history-memory": options.historyMemory = try size(value(), for: name, minimum: 64 * 1024)
             case "--history-days": options.historyDays = try count(value(), for: name, maximum: 1_000_000)
+            case "--history-dir": options.historyDirectory = try nonEmpty(value(), for: name)
+            case "--device-id":
+                let text = try value()
+                guard DeviceIdentity.isValid(text) else { throw UsageError("--device-id: '\(text)' is not 32 lowercase hex digits") }
+                options.deviceID = text
+            case "--device-name":
+                let text = try value()
+                guard StopwatchName.isValid(text) else {
+                    throw UsageError("--device-name: '\(text)' is not a name (1 to 64 characters, no control characters or '/', no leading or trailing space)")
+                }
+                options.deviceName = text
             case "--exit-idle": options.exitIdle = try duration(value(), for: name, maximum: .seconds(24 * 3600))
             default:
                 throw UsageError("unknown option '\(argument.raw)'")

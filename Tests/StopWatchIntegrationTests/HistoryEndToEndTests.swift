@@ -141,7 +141,17 @@ struct HistoryEndToEndTests {
         _ = daemon
     }
 
-    /// Writes `lines` as the history's `file`, the state directory made as the daemon would.
+    /// The history's device folder (the one 32-hex-digit folder in it), once the daemon made
+    /// it: where the months are after the start (history format 2).
+    func deviceFolder() throws -> String {
+        let history = stateDirectory + "/history"
+        let folders = try FileManager.default.contentsOfDirectory(atPath: history).filter { $0.utf8.count == 32 }
+        #expect(folders.count == 1, "\(folders)")
+        return history + "/" + (folders.first ?? "none")
+    }
+
+    /// Writes `lines` as the history's `file`, the state directory made as the daemon would
+    /// (the last release's layout: the months at the top of history/, moved at the start).
     func writeHistory(_ file: String, _ text: String) throws {
         let history = stateDirectory + "/history"
         try FileManager.default.createDirectory(atPath: history, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -156,7 +166,7 @@ struct HistoryEndToEndTests {
         let daemon = try DaemonProcess(socket: directory.socket)
         #expect(daemon.waitForLog(containing: "torn line"))
         #expect(try log().map(\.name) == ["kept", "kept"])
-        let size = try FileManager.default.attributesOfItem(atPath: stateDirectory + "/history/2026-01.jsonl")[.size] as? Int
+        let size = try FileManager.default.attributesOfItem(atPath: try deviceFolder() + "/2026-01.jsonl")[.size] as? Int
         #expect(size == 2 * whole.utf8.count)
     }
 
@@ -172,7 +182,7 @@ struct HistoryEndToEndTests {
         try writeHistory("2025-01.jsonl", #"{"name":"jan","start_ms":1735725600000,"end_ms":1735729200000,"elapsed_ms":3600000}"# + "\n")
         try writeHistory("2025-02.jsonl", #"{"name":"feb","start_ms":1738404000000,"end_ms":1738407600000,"elapsed_ms":3600000}"# + "\n")
         let daemon = try DaemonProcess(socket: directory.socket)
-        let lease = try FileLease(stateDirectory + "/history/2025-02.jsonl")
+        let lease = try FileLease(try deviceFolder() + "/2025-02.jsonl")
         for arguments in [["report"], ["report", "--by", "day", "--csv"], ["log", "--csv"], ["--json", "log"]] {
             let result = try swctl(arguments)
             #expect(result.status == 70, "\(arguments): \(result.status) \(result.error)")
@@ -312,7 +322,7 @@ struct HistoryEndToEndTests {
         try writeHistory("2026-01.jsonl", whole + "\n" + whole)
         let daemon = try DaemonProcess(socket: directory.socket)
         #expect(try log().map(\.name) == ["kept", "kept"])
-        let text = try String(contentsOfFile: stateDirectory + "/history/2026-01.jsonl", encoding: .utf8)
+        let text = try String(contentsOfFile: try deviceFolder() + "/2026-01.jsonl", encoding: .utf8)
         #expect(text == whole + "\n" + whole + "\n")
         _ = daemon
     }

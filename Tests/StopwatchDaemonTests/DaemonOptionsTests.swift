@@ -92,6 +92,45 @@ struct DaemonOptionsTests {
         #expect(DaemonOptions.usage.contains("--history-memory SIZE"))
     }
 
+    @Test("--history-dir, --device-id (32 lowercase hex digits) and --device-name (a name)")
+    func historyFolderOptions() throws {
+        guard case .run(let defaults) = try DaemonOptions.parse([]),
+            case .run(let given) = try DaemonOptions.parse([
+                "--history-dir", "/srv/sync/history", "--device-id", "0123456789abcdef0123456789abcdef", "--device-name", "laptop",
+            ])
+        else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(defaults.historyDirectory == nil && defaults.deviceID == nil && defaults.deviceName == nil)
+        #expect(given.historyDirectory == "/srv/sync/history")
+        #expect(given.deviceID == "0123456789abcdef0123456789abcdef" && given.deviceName == "laptop")
+        for text in ["0123456789ABCDEF0123456789ABCDEF", "0123", "0123456789abcdef0123456789abcdeg", ""] {
+            #expect(throws: UsageError("--device-id: '\(text)' is not 32 lowercase hex digits"), "\(text)") {
+                try DaemonOptions.parse(["--device-id", text])
+            }
+        }
+        #expect(throws: UsageError.self) { try DaemonOptions.parse(["--device-name", " padded"]) }
+        #expect(throws: UsageError.self) { try DaemonOptions.parse(["--history-dir", ""]) }
+        for option in ["--history-dir DIR", "--device-id ID", "--device-name NAME"] { #expect(DaemonOptions.usage.contains(option)) }
+    }
+
+    @Test("the device id derived from a machine id: HMAC-SHA256 keyed by its bytes over the application id, 16 bytes, v4 UUID bits")
+    func derivedDeviceID() {
+        let id = DeviceIdentity.derived(machineID: "3d1219c7c4c5404aaa1f6d2a48adfda4\n")
+        #expect(id.map(DeviceIdentity.isValid) == true)
+        #expect(id == DeviceIdentity.derived(machineID: "3d1219c7c4c5404aaa1f6d2a48adfda4"))
+        #expect(id != DeviceIdentity.derived(machineID: "3d1219c7c4c5404aaa1f6d2a48adfda5"))
+        let digits: [UInt8] = Array((id ?? "").utf8)
+        #expect(digits.count == 32 && digits[12] == UInt8(ascii: "4"))
+        #expect(digits.count == 32 && Array("89ab".utf8).contains(digits[16]))
+        #expect(DeviceIdentity.derived(machineID: "not a machine id") == nil)
+        // RFC 4231 test case 2: HMAC-SHA256 itself.
+        let mac = DeviceIdentity.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
+        let hex: [String] = mac.map { (byte: UInt8) -> String in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }
+        #expect(hex.joined() == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
     @Test("--exit-idle: a positive duration up to 24h, minutes written 5m or 5min")
     func exitIdleOption() throws {
         guard case .run(let defaults) = try DaemonOptions.parse([]) else {

@@ -36,6 +36,25 @@ static inline int clinux_accept_nonblocking_cloexec(int fd) {
 // Through syscall(2), which Swift cannot call (it is variadic): glibc wraps pidfd_open only
 // from 2.36 and memfd_create from 2.27, and a toolchain's sysroot may be older.
 
+/// renameat2(from, fromName, to, toName, RENAME_NOREPLACE) (Linux 3.15): EEXIST rather than
+/// replace what is there. Through syscall(2): glibc wraps it only from 2.28.
+static inline int clinux_renameat_noreplace(int from, const char *fromName, int to, const char *toName) {
+#ifndef SYS_renameat2
+#define SYS_renameat2 316
+#endif
+    return (int)syscall(SYS_renameat2, from, fromName, to, toName, 1u /* RENAME_NOREPLACE */);
+}
+
+/// getrandom(buffer, length, 0) (Linux 3.17): random bytes, blocking only until the pool is
+/// first seeded. Through syscall(2) as glibc wraps it only from 2.25 (<sys/random.h>).
+static inline long clinux_getrandom(void *buffer, unsigned long length) {
+#ifdef SYS_getrandom
+    return syscall(SYS_getrandom, buffer, length, 0);
+#else
+    return -1;
+#endif
+}
+
 /// A descriptor for process `pid` that polls readable once it has ended (Linux 5.3).
 static inline int clinux_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);

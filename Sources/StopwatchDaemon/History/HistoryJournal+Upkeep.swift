@@ -56,7 +56,8 @@ extension HistoryJournal {
             let lastNewline = tail.lastIndex(of: UInt8(ascii: "\n"))
             let fragment = tail[(lastNewline.map { $0 + 1 } ?? 0)...]
             let isWhole = lastNewline != nil || searched == status.size
-            if isWhole, fragment.withUnsafeBytes({ HistoryLine.parse($0) }) == nil {
+            // A whole interval or correction that lost only its newline is kept.
+            if isWhole, fragment.withUnsafeBytes({ HistoryLine.parse($0) == nil && HistoryCorrection.parse($0) == nil }) {
                 // Torn by a crash mid-append: cut off, the rest kept.
                 let keep = status.size - Int64(fragment.count)
                 try file.truncate(to: keep)

@@ -3,25 +3,57 @@ import Glibc
 import LinuxSystem
 import StopwatchProtocol
 
+/// A line the journal writes: an interval that ended, or a correction.
+enum HistoryRecord: Sendable {
+    case interval(Interval)
+    case correction(HistoryCorrection)
+
+    /// The time whose UTC month is its file's: an interval's end, a correction's making.
+    var timeMs: Int64 {
+        switch self {
+        case .interval(let interval): interval.endMs ?? interval.startMs
+        case .correction(let correction): correction.madeMs
+        }
+    }
+}
+
 /// Writing: an append goes to the current month's file and is `fdatasync`ed; what cannot be
-/// written waits in `unwritten`, in order, retried on a timer and once more before exit.
+/// written waits in `pending`, in order, retried on a timer and once more before exit.
 extension HistoryJournal {
     /// Records an interval that ended: on disk when this returns, or waiting in memory,
     /// in order, if writing fails.
-    func append(_ interval: Interval) {
-        unwritten.append(interval)
+    /// One without an id gets a new random one. Returns it as recorded.
+    @discardableResult
+    func append(_ interval: Interval) -> Interval {
+        var interval = interval
+        if interval.id.isEmpty { interval.id = IntervalIdentity.random() }
+        interval.device = ""
+        pending.append(.interval(interval))
+        nextPlace += 1
+        writeUnwritten()
+        return interval
+    }
+
+    /// Records a correction: in the index at once, on disk when this returns, or waiting in
+    /// memory, in order, if writing fails.
+    func append(_ correction: HistoryCorrection) {
+        corrections?.add(correction, device: deviceID, place: nextPlace, isOwn: true)
+        nextPlace += 1
+        latestMadeMs = max(latestMadeMs, correction.madeMs)
+        pending.append(.correction(correction))
         writeUnwritten()
     }
 
     private func writeUnwritten() {
         var written = 0
-        defer { unwritten.removeFirst(written) }
-        for interval in unwritten {
+        defer { pending.removeFirst(written) }
+        for record in pending {
             do throws(Errno) {
-                try write(interval)
+                try write(record)
                 written += 1
             } catch {
-                failed("cannot write to \(Self.directoryName)/ in the state directory: \(error); \(unwritten.count - written) interval\(unwritten.count - written == 1 ? "" : "s") kept in memory until it works")
+                let left = pending.count - written
+                failed("cannot write to \(Self.directoryName)/ in the state directory: \(error); \(left) record\(left == 1 ? "" : "s") kept in memory until it works")
                 return
             }
         }
@@ -34,8 +66,8 @@ extension HistoryJournal {
         }
     }
 
-    private func write(_ interval: Interval) throws(Errno) {
-        let month = HistoryMonth(epochMilliseconds: interval.endMs ?? 0)
+    private func write(_ record: HistoryRecord) throws(Errno) {
+        let month = HistoryMonth(epochMilliseconds: record.timeMs)
         var file = try file(for: month)
         var status = try file.status()
         if status.linkCount == 0 {
@@ -51,7 +83,10 @@ extension HistoryJournal {
         }
         var line: [UInt8] = []
         line.reserveCapacity(128)
-        HistoryLine.encode(interval, into: &line)
+        switch record {
+        case .interval(let interval): HistoryLine.encode(interval, into: &line)
+        case .correction(let correction): correction.encode(into: &line)
+        }
         do {
             try file.writeAll(line)
             try file.dataSync()
@@ -60,7 +95,9 @@ extension HistoryJournal {
             try? file.truncate(to: status.size)
             throw error
         }
-        if let earliest = earliestStarts[month] { earliestStarts[month] = min(earliest, interval.startMs) }
+        if case .interval(let interval) = record, let earliest = earliestStarts[month] {
+            earliestStarts[month] = min(earliest, interval.startMs)
+        }
     }
 
     /// The month's file, open for appending: the one kept if it is that month's.
@@ -124,14 +161,16 @@ extension HistoryJournal {
     /// work; what still cannot be written is named in the log, since it is lost.
     func writeBeforeExit() {
         retry()
-        guard !unwritten.isEmpty else { return }
-        let names = Set(unwritten.map(\.name)).sorted().joined(separator: ", ")
-        logger.error("stopping with \(unwritten.count) interval\(unwritten.count == 1 ? "" : "s") of \(names) not written to the history (\(writeProblem ?? "unknown error")); they are lost")
+        guard !pending.isEmpty else { return }
+        let intervals = unwritten
+        let names = Set(intervals.map(\.name)).sorted().joined(separator: ", ")
+        let corrections = pending.count - intervals.count
+        logger.error("stopping with \(intervals.count) interval\(intervals.count == 1 ? "" : "s")\(names.isEmpty ? "" : " of " + names) and \(corrections) correction\(corrections == 1 ? "" : "s") not written to the history (\(writeProblem ?? "unknown error")); they are lost")
     }
 
     /// Tries the waiting intervals again (the retry timer's work; tests call it).
     func retry() {
-        guard !unwritten.isEmpty else { return }
+        guard !pending.isEmpty else { return }
         writeUnwritten()
     }
 }

@@ -3,8 +3,10 @@ import Glibc
 import LinuxSystem
 import StopwatchProtocol
 
-/// The history on disk: `history/YYYY-MM.jsonl` in the state directory, one line per
-/// counting interval that ended, in the month of its end (UTC), in the order they ended.
+/// The history on disk: this device's folder in the history folder (`HistoryLayout`), its
+/// `YYYY-MM.jsonl` months holding one line per counting interval that ended, in the month
+/// of its end (UTC), in the order they ended, and one per correction (Track, Amend, Delete,
+/// Undo) in the month it was made (`HistoryCorrection`, `CorrectionIndex`).
 ///
 /// An append writes one line to the current month's file, kept open, and `fdatasync`s it:
 /// O(1) however long the history. A write that fails (ENOSPC, EIO) is cut back off, so a
@@ -37,6 +39,10 @@ final class HistoryJournal: @unchecked Sendable {
     let userID: uid_t
     /// Told the history's problem when it changes (nil: none).
     let problemChanged: (String?) -> Void
+    /// This device's id (32 hex digits) and name: the name goes in `History` replies, the id
+    /// orders corrections made at the same instant.
+    let deviceID: String
+    let deviceName: String
 
     /// `history/`, opened to write; closed when writing fails, opened again at the next try.
     var directory: DirectoryDescriptor?
@@ -49,10 +55,19 @@ final class HistoryJournal: @unchecked Sendable {
     // Writing's.
     /// The current month's file, kept open for appending.
     var current: (month: HistoryMonth, file: FileDescriptor)?
-    /// Intervals that ended but are not written yet, oldest first.
-    var unwritten: [Interval] = []
+    /// Records (intervals that ended, corrections) not written yet, oldest first.
+    var pending: [HistoryRecord] = []
     var writeProblem: String?
     var retryTimer: (any DispatchSourceTimer)?
+
+    // Corrections'.
+    /// What the correction records say; nil until a call needs it (built from the months).
+    var corrections: CorrectionIndex?
+    /// The place of the next record this daemon appends, after all those read.
+    var nextPlace = 0
+    /// The `made_ms` of this daemon's latest correction: the next is never earlier, so that
+    /// a wall clock set back does not make a later correction lose to an earlier one.
+    var latestMadeMs: Int64 = 0
 
     // Reading's.
     /// Files already logged as holding bad lines: logged once each.
@@ -78,8 +93,12 @@ final class HistoryJournal: @unchecked Sendable {
         keepDays: Int? = nil,
         retryInterval: Duration = .seconds(5),
         userID: uid_t = geteuid(),
+        deviceID: String = "",
+        deviceName: String = "",
         problemChanged: @escaping (String?) -> Void = { _ in }
     ) {
+        self.deviceID = deviceID
+        self.deviceName = deviceName
         self.openDirectory = openDirectory
         self.openDirectoryToRead = openDirectoryToRead
         self.logger = logger
@@ -96,8 +115,16 @@ final class HistoryJournal: @unchecked Sendable {
         var parts: [String] = []
         if let writeProblem { parts.append(writeProblem) }
         if let listingProblem { parts.append(listingProblem) }
+        if let damaged = corrections?.damagedLines, damaged > 0 {
+            parts.append("\(damaged) damaged correction line\(damaged == 1 ? "" : "s") skipped")
+        }
         for month in unreadableFiles.keys.sorted() { parts.append("cannot read \(month): \(unreadableFiles[month]!)") }
         return parts.isEmpty ? nil : "history: " + parts.joined(separator: "; ")
+    }
+
+    /// Intervals that ended but are not written yet, oldest first.
+    var unwritten: [Interval] {
+        pending.compactMap { if case .interval(let interval) = $0 { interval } else { nil } }
     }
 
     func directoryDescriptor() throws(Errno) -> DirectoryDescriptor {

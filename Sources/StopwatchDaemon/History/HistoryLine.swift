@@ -1,8 +1,11 @@
+import Glibc
 import StopwatchProtocol
 import Varlink
 
-/// One line of the journal, `{"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…}`: written,
-/// and read back fast.
+/// One interval line of the journal,
+/// `{"id":…,"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…[,"note":…]}`: written, and read
+/// back fast. Lines of the release before ids have no `id`: theirs is derived from their
+/// content (`IntervalIdentity.derived`). Correction lines (`{"op":…`) are `HistoryRecord`'s.
 ///
 /// Package-visible: swbench writes a history in this format and parses it as its baseline.
 ///
@@ -17,16 +20,24 @@ package enum HistoryLine {
     /// The end of 9999 (UTC): a time past it is out of range (the client refuses it too).
     static let maximumTimeMilliseconds = Interval.latestMs
 
-    /// The line for `interval`, newline included.
+    /// The line for `interval`, newline included (its `device` is not written: a device's
+    /// folder says whose it is).
     package static func encode(_ interval: Interval, into bytes: inout [UInt8]) {
-        encodeObject(interval, into: &bytes)
+        encodeObject(interval, device: nil, into: &bytes)
         bytes.append(UInt8(ascii: "\n"))
     }
 
-    /// `interval` as the JSON object a line and a `History` reply both hold, written
-    /// straight to bytes (no `JSONValue` tree: a reply holds 10,000 of them).
-    static func encodeObject(_ interval: Interval, into bytes: inout [UInt8]) {
-        bytes.append(contentsOf: #"{"name":"#.utf8)
+    /// `interval` as the JSON object a line (`device` nil) and a `History` reply (its
+    /// `device`) hold, written straight to bytes (no `JSONValue` tree: a reply holds 10,000
+    /// of them). An interval without an id (none known) is written without one.
+    package static func encodeObject(_ interval: Interval, device: String?, into bytes: inout [UInt8]) {
+        if interval.id.isEmpty {
+            bytes.append(contentsOf: #"{"name":"#.utf8)
+        } else {
+            bytes.append(contentsOf: #"{"id":""#.utf8)
+            bytes.append(contentsOf: interval.id.utf8)
+            bytes.append(contentsOf: #"","name":"#.utf8)
+        }
         appendString(interval.name, to: &bytes)
         bytes.append(contentsOf: #","start_ms":"#.utf8)
         JSONValue.writeInteger(interval.startMs, into: &bytes)
@@ -36,6 +47,14 @@ package enum HistoryLine {
         }
         bytes.append(contentsOf: #","elapsed_ms":"#.utf8)
         JSONValue.writeInteger(interval.elapsedMs, into: &bytes)
+        if let note = interval.note {
+            bytes.append(contentsOf: #","note":"#.utf8)
+            appendString(note, to: &bytes)
+        }
+        if let device {
+            bytes.append(contentsOf: #","device":"#.utf8)
+            appendString(device, to: &bytes)
+        }
         bytes.append(UInt8(ascii: "}"))
     }
 
@@ -58,10 +77,26 @@ package enum HistoryLine {
 
     /// The interval a line (without its newline) holds, or nil when it is not one: not
     /// JSON, a field missing or of the wrong type, or out of range.
+    /// A line without an id gets its derived one; an id that is not 16 lowercase hex digits,
+    /// a note that breaks the note rule, or a `device` key (never written) make it no interval.
     package static func parse(_ line: UnsafeRawBufferPointer) -> Interval? {
         let interval = fastParse(line) ?? slowParse(line)
-        guard let interval, isInRange(interval) else { return nil }
+        guard var interval, isInRange(interval) else { return nil }
+        if interval.id.isEmpty {
+            interval.id = IntervalIdentity.derived(
+                name: interval.name, startMs: interval.startMs, endMs: interval.endMs ?? 0, elapsedMs: interval.elapsedMs
+            )
+        } else if !IntervalID.isValid(interval.id) {
+            return nil
+        }
+        if let note = interval.note, !IntervalNote.isValid(note) { return nil }
         return interval
+    }
+
+    /// Whether a line is a correction record (`{"op":`), told by its first bytes alone:
+    /// the journal's interval lines are not parsed to find them.
+    package static func isCorrection(_ line: UnsafeRawBufferPointer) -> Bool {
+        before(#"{"op":"#, in: line, at: 6) != nil
     }
 
     /// The start and end of a line of exactly the shape `encode` writes, read backwards from
@@ -74,7 +109,7 @@ package enum HistoryLine {
         // than the parse this is to save.
         // A line that does not even begin as the daemon's do is parsed, so that its damage
         // is counted (and said) even by calls with a `since`.
-        guard before(#"{"name":""#, in: line, at: 9) != nil,
+        guard before(#"{"name":""#, in: line, at: 9) != nil || hasIDPrefix(line),
             let brace = before("}", in: line, at: line.count),
             let (elapsedDigits, _) = digits(before: brace, in: line),
             let elapsedKey = before(#","elapsed_ms":"#, in: line, at: elapsedDigits),
@@ -84,6 +119,26 @@ package enum HistoryLine {
             before(#","start_ms":"#, in: line, at: startDigits) != nil
         else { return nil }
         return (start, end)
+    }
+
+    /// False when a line of the daemon's shape (`{"id":"…`) has an id that does not begin
+    /// with `prefix`: a lookup by id passes over it without a parse. True for any other line
+    /// (one without an id, whose id is derived, or of another shape): it must be parsed.
+    static func mayHaveID(_ prefix: String, _ line: UnsafeRawBufferPointer) -> Bool {
+        guard line.count > 7 + IntervalID.length, before(#"{"id":""#, in: line, at: 7) != nil else { return true }
+        var index = 7
+        for byte in prefix.utf8 {
+            guard line[index] == byte else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Whether a line begins `{"id":"<16 digits>","name":"`, as the daemon writes one.
+    private static func hasIDPrefix(_ line: UnsafeRawBufferPointer) -> Bool {
+        // `{"id":"` (7 bytes), 16 digits, then `","name":"` (10 bytes), ending at 33.
+        guard before(#"{"id":""#, in: line, at: 7) != nil, line.count > 33 else { return false }
+        return before(#"","name":""#, in: line, at: 33) != nil
     }
 
     /// The index where `text` (a key, 8 to 16 bytes, or one byte) begins if it ends at `end`
@@ -134,8 +189,18 @@ package enum HistoryLine {
     }
 
     private static func slowParse(_ line: UnsafeRawBufferPointer) -> Interval? {
-        guard let json = try? JSONParser.parse(Array(line)) else { return nil }
+        // A correction (`op`) is no interval line, nor is a line that names its device.
+        guard let json = try? JSONParser.parse(Array(line)), case .object(let object) = json,
+            object["op"] == nil, object["device"] == nil
+        else { return nil }
         return try? Interval(json: json)
+    }
+
+    /// Whether `key` is `text`: its length first (most keys differ in it), then `memcmp`; a
+    /// generic comparison with a string's UTF-8 view cost more than the rest of the parse.
+    private static func isKey(_ key: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        guard key.count == text.utf8CodeUnitCount, let base = key.baseAddress else { return false }
+        return memcmp(base, text.utf8Start, key.count) == 0
     }
 
     /// Nil when the line is not of the plain shape the daemon writes: the slow path decides.
@@ -190,21 +255,31 @@ package enum HistoryLine {
         }
         guard expect(UInt8(ascii: "{")) else { return nil }
         var name: String?
+        var id: String?
+        var note: String?
         var start: Int64?, end: Int64?, elapsed: Int64?
         while true {
             guard let key = plainString(), expect(UInt8(ascii: ":")) else { return nil }
             let keyBytes = UnsafeRawBufferPointer(rebasing: line[key])
-            if keyBytes.elementsEqual("name".utf8) {
+            if isKey(keyBytes, "name") {
                 guard name == nil, let range = plainString() else { return nil }
                 guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
                 name = text
-            } else if keyBytes.elementsEqual("start_ms".utf8) {
+            } else if isKey(keyBytes, "id") {
+                guard id == nil, let range = plainString() else { return nil }
+                guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
+                id = text
+            } else if isKey(keyBytes, "note") {
+                guard note == nil, let range = plainString() else { return nil }
+                guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
+                note = text
+            } else if isKey(keyBytes, "start_ms") {
                 guard start == nil, let value = integer() else { return nil }
                 start = value
-            } else if keyBytes.elementsEqual("end_ms".utf8) {
+            } else if isKey(keyBytes, "end_ms") {
                 guard end == nil, let value = integer() else { return nil }
                 end = value
-            } else if keyBytes.elementsEqual("elapsed_ms".utf8) {
+            } else if isKey(keyBytes, "elapsed_ms") {
                 guard elapsed == nil, let value = integer() else { return nil }
                 elapsed = value
             } else {
@@ -220,7 +295,7 @@ package enum HistoryLine {
             index += 1
             skipSpaces()
             guard index == count, let name, let start, let end, let elapsed else { return nil }
-            return Interval(name: name, startMs: start, endMs: end, elapsedMs: elapsed)
+            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note)
         }
     }
 }

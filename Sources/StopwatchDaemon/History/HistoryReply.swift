@@ -26,9 +26,10 @@ struct HistoryReply {
     }
 
     /// At least the bytes `interval` takes in a reply, with its comma: every byte of its
-    /// name escaped (`\u00XX`, 6 bytes), its three numbers of 20 digits, and the keys.
+    /// name, note and device escaped (`\u00XX`, 6 bytes), its id, its three numbers of 20
+    /// digits, and the keys.
     static func bound(_ interval: Interval) -> Int {
-        interval.name.utf8.count * 6 + 128
+        (interval.name.utf8.count + (interval.note?.utf8.count ?? 0) + interval.device.utf8.count) * 6 + 192
     }
 
     /// Adds `interval`; false (and nothing added) when the reply is full: it holds
@@ -41,7 +42,7 @@ struct HistoryReply {
             bytes.reserveCapacity(max(min(bytes.capacity * 2, granted), needed))
         }
         if count > 0 { bytes.append(UInt8(ascii: ",")) }
-        HistoryLine.encodeObject(interval, into: &bytes)
+        HistoryLine.encodeObject(interval, device: interval.device, into: &bytes)
         count += 1
         return true
     }

@@ -125,6 +125,8 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                 badLines += 1
                 return nil
             case .nothing:
+                // A correction: the index's (read at its building), no interval line.
+                if HistoryLine.isCorrection(line) { return nil }
                 // A line of the daemon's own shape that ended before `since` cannot match:
                 // passed over by its times alone, its start still counted for the month's
                 // earliest (a line damaged elsewhere is then not noticed by this call, only by
@@ -138,6 +140,8 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                 if interval == nil, line.isEmpty { return nil }
             case .partialLine(var start):
                 start.append(contentsOf: line)
+                let isCorrection = start.withUnsafeBytes { HistoryLine.isCorrection($0) }
+                if isCorrection { return nil }
                 interval = start.withUnsafeBytes { HistoryLine.parse($0) }
             }
             guard let interval else {
@@ -166,6 +170,12 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// What comes after the files: intervals not written yet, then the open ones (only those
     /// that match; counted in the budget as `fixed` until the stream ends).
     private var tail: ArraySlice<Interval>
+    /// The intervals whose form a correction sets, that match, by end: merged into the
+    /// months' lines in end order (counted in the budget as `fixed`, as `tail`).
+    private var corrected: ArraySlice<Interval> = []
+    /// The correction index as the call began: the lines of the ids it corrects are skipped.
+    private var corrections = CorrectionIndex()
+    private let deviceName: String
     /// Bytes of the reply the connection pulled last: still in its output until it pulls
     /// again (or lets go of the stream). Not a phase: the next reply is built meanwhile.
     private var pulledBytes = 0
@@ -186,17 +196,25 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         self.journal = journal
         self.memory = memory
         self.queue = queue
-        let matching = tail.filter(query.matches)
-        self.tail = matching[...]
+        self.deviceName = journal.deviceName
         self.batchSize = max(batchSize, 1)
         self.linesPerTurn = max(linesPerTurn, 1)
         do throws(VarlinkError) {
+            corrections = try journal.correctionIndex()
             months = .toRead(try journal.monthsToRead()[...])
         } catch {
             months = .unreadable(error)
         }
+        let index = corrections
+        // Not written yet: as the lines they will be, corrections applied.
+        let matching = tail.filter { query.matches($0) && ($0.id.isEmpty || !index.corrects($0.id)) }
+        self.tail = matching[...]
+        let correctedMatching = index.correctedIntervals.filter(query.matches).sorted { ($0.endMs ?? 0, $0.startMs) < ($1.endMs ?? 0, $1.startMs) }
+        corrected = correctedMatching[...]
         account = memory.openAccount()
-        account.takeFixed(matching.reduce(0) { $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count })
+        account.takeFixed((matching + correctedMatching).reduce(0) {
+            $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count + ($1.note?.utf8.count ?? 0)
+        })
         account.whenGranted = { [weak self] bytes in self?.granted(bytes) }
     }
 
@@ -239,6 +257,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         state = .finished
         pulledBytes = 0
         tail = []
+        corrected = []
         closeReading()
         account.close()
     }
@@ -309,7 +328,8 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             if let reply = takeReply() { putBack(ending(with: .end(failure), dropping: reply)) }
             return
         }
-        while isBuilding, let interval = tail.popFirst() { add(interval) }
+        while isBuilding, let interval = corrected.popFirst() { add(withDevice(interval)) }
+        while isBuilding, let interval = tail.popFirst() { add(withDevice(interval)) }
         if var reply = takeReply() { putBack(completing(&reply, .last)) }
     }
 
@@ -355,6 +375,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private func ending(with item: VarlinkStreamItem, dropping reply: HistoryReply) -> State {
         account.giveBack(reply.granted)
         tail = []
+        corrected = []
         closeReading()
         if !more { account.endWholeReply() }
         account.giveBackFixed()
@@ -431,9 +452,34 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         return max(lines, count / 64)
     }
 
-    /// What a line held: added if it matches.
+    /// What a line held: added if it matches and no correction sets its form, after the
+    /// corrected intervals that ended before it.
     private func found(_ interval: Interval?) {
-        if let interval, query.matches(interval) { add(interval) }
+        guard let interval, query.matches(interval) else { return }
+        if corrections.corrects(interval.id) { return }
+        let line = withDevice(interval)
+        let end = line.endMs ?? 0
+        while let first = corrected.first, (first.endMs ?? 0) <= end {
+            corrected.removeFirst()
+            add(withDevice(first))
+            guard isBuilding else {
+                // The reply is complete, `first` its look-ahead: the line goes after it, in
+                // end order among the corrected ones still to come.
+                let place = corrected.firstIndex { ($0.endMs ?? 0) > end } ?? corrected.endIndex
+                var rest = Array(corrected)
+                rest.insert(line, at: place - corrected.startIndex)
+                corrected = rest[...]
+                return
+            }
+        }
+        add(line)
+    }
+
+    /// `interval` as a reply carries it: with this device's name.
+    private func withDevice(_ interval: Interval) -> Interval {
+        var interval = interval
+        interval.device = deviceName
+        return interval
     }
 
     private func openNextMonth() -> MonthReading? {

@@ -133,7 +133,20 @@ final class StopwatchService {
                 guard case .bool(let counts)? = call.parameters["counts_sleep"] else { throw .invalidParameter("counts_sleep") }
                 return try self.command(.setCountsSleep(counts), call, creating: true)
             },
+            "Track": { call throws(VarlinkError) in try self.corrections(call).track(call) },
+            "Amend": { call throws(VarlinkError) in try self.corrections(call).amend(call) },
+            "Delete": { call throws(VarlinkError) in try self.corrections(call).delete(call) },
+            "Undo": { call throws(VarlinkError) in try self.corrections(call).undo(call) },
         ])
+    }
+
+    /// The history's corrections (`IntervalCorrections`), for a call; none without a history.
+    private func corrections(_ call: VarlinkCall) throws(VarlinkError) -> IntervalCorrections {
+        guard let history else { throw .methodNotFound(call.method) }
+        return IntervalCorrections(journal: history, wallClock: wallClock) { [self] in
+            let wallNow = wallClock.nowMilliseconds()
+            return registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }
+        }
     }
 
     /// Schedules the expiries of the stopwatches restored at start. One that fell while the

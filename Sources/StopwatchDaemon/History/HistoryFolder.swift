@@ -1,0 +1,90 @@
+import Glibc
+import LinuxSystem
+
+/// The history folder as the journal opens it: the folder (`--history-dir`, or `history/`
+/// in the state directory), made format 2 by `HistoryLayout.prepare` before anything is
+/// written in it, and this device's folder in it, which the journal writes and reads.
+///
+/// Not thread-safe: used at start, then on the server's queue (the journal's).
+// Unchecked Sendable, so that the journal's closures may hold it: `prepared` is used only at
+// start (before the queue serves) and then on the serving queue, never at once.
+final class HistoryFolder: @unchecked Sendable {
+    let layout: HistoryLayout
+    /// The folder's path, for messages.
+    let path: String
+    private let openRoot: () throws(Errno) -> DirectoryDescriptor
+    private let openRootToRead: (() throws(Errno) -> DirectoryDescriptor)?
+    /// Whether `prepare` was done (the marker is there, the old months moved).
+    private var prepared = false
+
+    init(
+        layout: HistoryLayout, path: String,
+        openRoot: @escaping () throws(Errno) -> DirectoryDescriptor,
+        openRootToRead: (() throws(Errno) -> DirectoryDescriptor)? = nil
+    ) {
+        self.layout = layout
+        self.path = path
+        self.openRoot = openRoot
+        self.openRootToRead = openRootToRead
+    }
+
+    /// At start: makes the folder format 2 (`HistoryLayout.prepare`). A refusal (a folder of
+    /// an unknown format, a device folder not trusted) is the daemon's to refuse to start
+    /// with; a folder that cannot be opened now is prepared at the first write instead.
+    func prepareAtStart() throws(HistoryLayout.Refusal) {
+        let root: DirectoryDescriptor
+        do {
+            root = try openRoot()
+        } catch {
+            layout.logger.error("cannot open the history folder \(path): \(error); tried again at the first write")
+            return
+        }
+        defer { root.close() }
+        try layout.prepare(root, path: path).close()
+        prepared = true
+    }
+
+    /// This device's folder, to write: the folder prepared first if it was not.
+    func openDeviceFolder() throws(Errno) -> DirectoryDescriptor {
+        let root = try openRoot()
+        defer { root.close() }
+        if !prepared {
+            do throws(HistoryLayout.Refusal) {
+                let device = try layout.prepare(root, path: path)
+                prepared = true
+                return device
+            } catch {
+                if let errno = error.errno { throw errno }
+                layout.logger.error("\(error)")
+                throw Errno(EPERM)
+            }
+        }
+        do throws(HistoryLayout.Refusal) {
+            return try layout.deviceFolder(in: root, path: path)
+        } catch {
+            if let errno = error.errno { throw errno }
+            layout.logger.error("\(error)")
+            throw Errno(EPERM)
+        }
+    }
+
+    /// This device's folder, only to read (`HistoryJournal`'s `openDirectoryToRead`), while
+    /// the folder cannot be written (so not prepared); ENOENT when there is none. A folder
+    /// not yet in format 2 (no marker, no device folder) is read as it is: its months are at
+    /// its top.
+    func openDeviceFolderToRead() throws(Errno) -> DirectoryDescriptor {
+        let root = try (openRootToRead ?? openRoot)()
+        do throws(HistoryLayout.Refusal) {
+            let device = try layout.deviceFolder(in: root, path: path, creating: false)
+            root.close()
+            return device
+        } catch where error.errno == .noEntry {
+            if try root.status(of: HistoryLayout.markerName) == nil { return root }
+            root.close()
+            throw Errno.noEntry
+        } catch {
+            root.close()
+            throw error.errno ?? Errno(EPERM)
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import LinuxSystem
+import StopwatchProtocol
+import Varlink
+
+/// Corrections: the index of correction records, built from the months at the first call
+/// that needs it, and the lookups by id that Amend, Delete and Undo make.
+extension HistoryJournal {
+    /// The correction index, built now if no call needed it before: every month read once,
+    /// only its correction lines (`{"op":` by their first bytes) parsed. Throws what a
+    /// `History` call would fail with when a month cannot be read.
+    func correctionIndex() throws(VarlinkError) -> CorrectionIndex {
+        if let corrections { return corrections }
+        var index = CorrectionIndex()
+        var place = 0
+        for (month, size) in try monthsToRead() {
+            try forEachLine(of: month, size: size) { line in
+                place += 1
+                guard HistoryLine.isCorrection(line) else { return }
+                if let correction = HistoryCorrection.parse(line) {
+                    index.add(correction, device: deviceID, place: place, isOwn: true)
+                    latestMadeMs = max(latestMadeMs, correction.madeMs)
+                } else {
+                    index.damagedLines += 1
+                }
+            }
+        }
+        // Those not yet written follow, in order.
+        for case .correction(let correction) in pending {
+            place += 1
+            index.add(correction, device: deviceID, place: place, isOwn: true)
+        }
+        nextPlace = max(nextPlace, place + 1)
+        if index.damagedLines > 0 {
+            logger.warning("the history holds \(index.damagedLines) damaged correction line\(index.damagedLines == 1 ? "" : "s") (torn, not JSON, or naming no id); skipped, the intervals they named read as before them")
+        }
+        corrections = index
+        if index.damagedLines > 0 { problemChanged(problem) }
+        return index
+    }
+
+    /// Calls `body` with each line of `month` up to `size` (without its newline; a last line
+    /// without one too). A line longer than `HistoryStream.maximumLineLength` is passed over.
+    func forEachLine(
+        of month: HistoryMonth, size: Int64, _ body: (UnsafeRawBufferPointer) -> Void
+    ) throws(VarlinkError) {
+        guard let file = try openToRead(month) else { return }
+        defer { file.close() }
+        var buffer = [UInt8](repeating: 0, count: HistoryStream.bufferSize)
+        var carry: [UInt8] = []
+        var skipping = false
+        var offset: Int64 = 0
+        while offset < size {
+            let length = Int(min(Int64(buffer.count), size - offset))
+            let count: Int
+            do throws(Errno) {
+                count = try buffer.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) -> Int in
+                        try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]), at: offset)
+                    }
+                }.get()
+            } catch {
+                throw readFailure(month, error)
+            }
+            guard count > 0 else { break }
+            offset += Int64(count)
+            buffer.withUnsafeBytes { raw in
+                let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<count])
+                var start = 0
+                while let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: start) {
+                    let piece = UnsafeRawBufferPointer(rebasing: chunk[start..<newline])
+                    if skipping {
+                        skipping = false
+                    } else if carry.isEmpty {
+                        body(piece)
+                    } else {
+                        carry.append(contentsOf: piece)
+                        let line = carry
+                        carry = []
+                        line.withUnsafeBytes { body($0) }
+                    }
+                    start = newline + 1
+                }
+                if start < count, !skipping {
+                    carry.append(contentsOf: chunk[start..<count])
+                    if carry.count > HistoryStream.maximumLineLength {
+                        carry = []
+                        skipping = true
+                    }
+                }
+            }
+        }
+        if !carry.isEmpty, !skipping {
+            carry.withUnsafeBytes { body($0) }
+        }
+    }
+
+    /// What an id or a prefix of one names.
+    enum Lookup {
+        /// One interval, as it is now (`nil`: deleted), and whether a correction set that form.
+        case found(id: String, interval: Interval?)
+        case none
+        /// Several ids begin so.
+        case ambiguous([String])
+    }
+
+    /// The interval whose id is `prefix` or begins with it, corrections applied: in the
+    /// index, or an interval line (or one not yet written) that no record corrects.
+    func lookUp(_ prefix: String) throws(VarlinkError) -> Lookup {
+        let index = try correctionIndex()
+        var found: [String: Interval?] = [:]
+        for (id, form) in index.counting where id.hasPrefix(prefix) { found[id] = form.interval }
+        func consider(_ interval: Interval) {
+            guard interval.id.hasPrefix(prefix), !index.corrects(interval.id) else { return }
+            found[interval.id] = interval
+        }
+        for (month, size) in try monthsToRead() {
+            try forEachLine(of: month, size: size) { line in
+                guard !HistoryLine.isCorrection(line), HistoryLine.mayHaveID(prefix, line), let interval = HistoryLine.parse(line) else { return }
+                consider(interval)
+            }
+        }
+        for interval in unwritten { consider(interval) }
+        switch found.count {
+        case 0: return .none
+        case 1: return .found(id: found.first!.key, interval: found.first!.value)
+        default: return .ambiguous(found.keys.sorted())
+        }
+    }
+
+    /// The interval line of `id` as first written, if there is one (an interval tracked has
+    /// none); corrections not applied.
+    func originalInterval(_ id: String) throws(VarlinkError) -> Interval? {
+        var original: Interval?
+        for (month, size) in try monthsToRead() where original == nil {
+            try forEachLine(of: month, size: size) { line in
+                guard original == nil, !HistoryLine.isCorrection(line), HistoryLine.mayHaveID(id, line),
+                    let interval = HistoryLine.parse(line), interval.id == id
+                else { return }
+                original = interval
+            }
+        }
+        return original ?? unwritten.first { $0.id == id }
+    }
+
+    /// A new correction record: a random record id, made now (never before this daemon's
+    /// last one).
+    func newCorrection(_ change: HistoryCorrection.Change) -> HistoryCorrection {
+        HistoryCorrection(record: IntervalIdentity.random(), madeMs: max(wallClock.nowMilliseconds(), latestMadeMs), change: change)
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import StopwatchProtocol
+import Testing
+import Varlink
+
+/// Corrections of the history against a real daemon: on disk before the reply, the same
+/// after `kill -9`, and the last release's history folder moved into format 2.
+@Suite("history corrections: Track, Amend, Delete, Undo against the daemon")
+struct HistoryCorrectionEndToEndTests {
+    let directory: TestDirectory
+    static let deviceID = "0123456789abcdef0123456789abcdef"
+    static let hour: Int64 = 3_600_000
+
+    init() throws {
+        directory = try TestDirectory()
+    }
+
+    var stateDirectory: String { DaemonProcess.stateDirectory(for: directory.socket) }
+
+    func start() throws -> DaemonProcess {
+        try DaemonProcess(socket: directory.socket, arguments: ["--device-id", Self.deviceID, "--device-name", "test-box"])
+    }
+
+    static var now: Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+
+    /// One call's reply; the connection's error, if it answered with one, as `error`.
+    func call(_ connection: RawConnection, _ method: String, _ parameters: String = "{}") throws -> JSONObject {
+        try connection.call("io.stopwatchd." + method, parameters)
+        guard let reply = try connection.reply() else { throw Errno(ETIMEDOUT) }
+        return reply
+    }
+
+    func interval(_ reply: JSONObject) -> Interval? {
+        guard case .object(let parameters)? = reply["parameters"], let json = parameters["interval"] else { return nil }
+        return try? Interval(json: json)
+    }
+
+    /// The whole History, streamed.
+    func streamedHistory(_ socket: String) throws -> [Interval] {
+        let connection = try RawConnection(socket)
+        try connection.call("io.stopwatchd.History", "{}", more: true)
+        var intervals: [Interval] = []
+        while let reply = try connection.reply() {
+            guard case .object(let parameters)? = reply["parameters"], case .array(let items)? = parameters["intervals"] else {
+                throw Errno(EPROTO)
+            }
+            intervals += try items.map { try Interval(json: $0) }
+            if reply["continues"] != .bool(true) { return intervals }
+        }
+        throw Errno(ETIMEDOUT)
+    }
+
+    @Test("Track, Amend, Delete and Undo through varlink, then kill -9 and a restart: the same History")
+    func correctionsSurviveKill() throws {
+        var daemon = try start()
+        let connection = try RawConnection(daemon.socket)
+        let now = Self.now
+        let tracked = try #require(interval(try call(connection, "Track", #"{"name":"work","start_ms":\#(now - 5 * Self.hour),"end_ms":\#(now - 4 * Self.hour),"note":"plan"}"#)))
+        #expect(tracked.device == "test-box" && tracked.note == "plan" && IntervalID.isValid(tracked.id))
+        let other = try #require(interval(try call(connection, "Track", #"{"name":"work","start_ms":\#(now - 3 * Self.hour),"end_ms":\#(now - 2 * Self.hour)}"#)))
+        let amended = try #require(interval(try call(connection, "Amend", #"{"id":"\#(tracked.id.prefix(8))","end_ms":\#(now - 3 * Self.hour - 60_000)}"#)))
+        #expect(amended.id == tracked.id && amended.elapsedMs == 2 * Self.hour - 60_000)
+        // Overlapping the other one of its name: refused.
+        let refused = try call(connection, "Amend", #"{"id":"\#(tracked.id)","end_ms":\#(now - 2 * Self.hour - 60_000)}"#)
+        #expect(refused["error"] == .string("io.stopwatchd.InvalidInterval"))
+        #expect(interval(try call(connection, "Delete", #"{"id":"\#(other.id)"}"#))?.id == other.id)
+        let undone = try call(connection, "Undo")
+        guard case .object(let undoParameters)? = undone["parameters"] else { throw Errno(EPROTO) }
+        #expect(undoParameters["undone"] == .string("delete"))
+        let before = try streamedHistory(daemon.socket)
+        #expect(before.map(\.id) == [tracked.id, other.id])
+        #expect(before.first == amended)
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        daemon = try start()
+        #expect(try streamedHistory(daemon.socket) == before)
+        _ = daemon
+    }
+
+    /// The last release's history folder: months directly in history/, lines without ids.
+    static let lastReleaseMonth = [
+        #"{"name":"tea","start_ms":1790000000000,"end_ms":1790000600000,"elapsed_ms":600000}"#,
+        #"{"name":"café","start_ms":1790001000000,"end_ms":1790004600000,"elapsed_ms":3599000}"#,
+        #"{"name":"tea","start_ms":1790005000000,"end_ms":1790005060000,"elapsed_ms":60000}"#,
+    ].joined(separator: "\n") + "\n"
+
+    @Test("the last release's history/2026-10.jsonl is moved into the device folder on the first start, byte for byte, with the marker written; History the same, ids derived and stable across restarts")
+    func migration() throws {
+        let history = stateDirectory + "/history"
+        try FileManager.default.createDirectory(atPath: history, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: stateDirectory)
+        try Data(Self.lastReleaseMonth.utf8).write(to: URL(fileURLWithPath: history + "/2026-10.jsonl"))
+        var daemon = try start()
+        #expect(daemon.waitForLog(containing: "moved the history's 2026-10.jsonl"), "\(daemon.readLog())")
+        let first = try streamedHistory(daemon.socket)
+        #expect(first.map(\.name) == ["tea", "café", "tea"])
+        #expect(first.map(\.elapsedMs) == [600_000, 3_599_000, 60_000])
+        #expect(first.allSatisfy { IntervalID.isValid($0.id) && $0.device == "test-box" })
+        #expect(Set(first.map(\.id)).count == 3)
+        let moved = try String(contentsOfFile: history + "/" + Self.deviceID + "/2026-10.jsonl", encoding: .utf8)
+        #expect(moved == Self.lastReleaseMonth)
+        #expect(!FileManager.default.fileExists(atPath: history + "/2026-10.jsonl"))
+        #expect(try String(contentsOfFile: history + "/stopwatchd-history.json", encoding: .utf8) == #"{"format":2}"# + "\n")
+        let device = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: history + "/" + Self.deviceID + "/device.json"))))
+        #expect(device == .object(["id": .string(Self.deviceID), "name": .string("test-box"), "host": .string(ProcessInfo.processInfo.hostName)]))
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        daemon = try start()
+        #expect(try streamedHistory(daemon.socket) == first)
+        #expect(!daemon.readLog().contains("moved the history"))
+        _ = daemon
+    }
+
+    @Test("a history folder of an unknown format is refused at start, with a message")
+    func unknownFormatRefused() throws {
+        let history = stateDirectory + "/history"
+        try FileManager.default.createDirectory(atPath: history, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: stateDirectory)
+        try Data(#"{"format":3}"#.utf8).write(to: URL(fileURLWithPath: history + "/stopwatchd-history.json"))
+        let daemon = try DaemonProcess(socket: directory.socket, arguments: ["--device-id", Self.deviceID], waitUntilReady: false)
+        #expect(daemon.waitForExit().map { $0 != 0 } == true)
+        #expect(daemon.readLog().contains("is in format 3, which this stopwatchd does not know"), "\(daemon.readLog())")
+    }
+
+    @Test("kill -9 at random moments during at least 200 corrections never leaves a history History cannot read, nor loses a correction that was answered")
+    func killDuringCorrections() throws {
+        var generator = SystemRandomNumberGenerator()
+        let base = Self.now - 30 * 24 * Self.hour
+        /// Each interval tracked and answered, with the note of its latest answered amend, and
+        /// the notes of amends sent but not answered after it (any may have landed).
+        var answered: [String: (note: String?, maybe: Set<String>)] = [:]
+        var ids: [String] = []
+        var sent = 0
+        var slot: Int64 = 0
+        while sent < 200 {
+            let daemon = try start()
+            let connection = try RawConnection(daemon.socket)
+            for _ in 0..<Int.random(in: 5...30, using: &generator) {
+                sent += 1
+                if ids.isEmpty || Bool.random(using: &generator) {
+                    slot += 1
+                    let reply = try call(connection, "Track", #"{"name":"loop","start_ms":\#(base + slot * 60_000),"end_ms":\#(base + slot * 60_000 + 30_000)}"#)
+                    let made = try #require(interval(reply), "\(reply)")
+                    answered[made.id] = (nil, [])
+                    ids.append(made.id)
+                } else {
+                    let id = ids.randomElement(using: &generator)!
+                    let note = "n\(sent)"
+                    let reply = try call(connection, "Amend", #"{"id":"\#(id)","note":"\#(note)"}"#)
+                    #expect(interval(reply)?.note == note, "\(reply)")
+                    answered[id] = (note, [])
+                }
+            }
+            // One more sent, and the daemon killed at once: before, while or after it is written.
+            if let id = ids.randomElement(using: &generator) {
+                sent += 1
+                let note = "n\(sent)"
+                try connection.call("io.stopwatchd.Amend", #"{"id":"\#(id)","note":"\#(note)"}"#)
+                answered[id]?.maybe.insert(note)
+                if Bool.random(using: &generator) { usleep(UInt32.random(in: 0...2000, using: &generator)) }
+            }
+            #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        }
+        let daemon = try start()
+        let intervals = try streamedHistory(daemon.socket)
+        let byID = Dictionary(intervals.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(intervals.count == ids.count)
+        for (id, expected) in answered {
+            let note = byID[id]?.note
+            #expect(byID[id] != nil && (note == expected.note || note.map(expected.maybe.contains) == true), "\(id): \(note ?? "none"), expected \(expected)")
+        }
+        #expect(!daemon.readLog().contains("damaged correction"))
+    }
+}

@@ -1,0 +1,273 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import StopWatchCore
+import StopwatchProtocol
+@testable import StopwatchDaemon
+import TestSupport
+import Testing
+import Varlink
+
+/// Corrections of the history (Track, Amend, Delete, Undo), the rules that say which record
+/// counts, ids, and damaged correction lines. Manual clocks, a temporary directory; nothing
+/// sleeps.
+@Suite("history corrections")
+final class HistoryCorrectionTests {
+    let root: String
+    let logged = Locked<[String]>([])
+    /// 2023-11-14 22:13:20 UTC.
+    static let now: Int64 = 1_700_000_000_000
+    static let hour: Int64 = 3_600_000
+
+    init() throws {
+        var template = Array("/tmp/swcorr-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw Errno(errno) }
+        root = String(cString: made)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func fixture() -> StopwatchServiceFixture {
+        StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(Self.now), logged: logged)
+    }
+
+    func interval(_ reply: JSONObject?) -> Interval? {
+        guard let json = reply?["interval"] else { return nil }
+        return try? Interval(json: json)
+    }
+
+    func track(_ f: StopwatchServiceFixture, _ name: String, _ start: Int64, _ end: Int64, note: String? = nil) -> Result<VarlinkAnswer, VarlinkError> {
+        var parameters: JSONObject = ["name": .string(name), "start_ms": .int(start), "end_ms": .int(end)]
+        if let note { parameters["note"] = .string(note) }
+        return f.call("Track", parameters)
+    }
+
+    func tracked(_ f: StopwatchServiceFixture, _ name: String, _ start: Int64, _ end: Int64, note: String? = nil) throws -> Interval {
+        guard case .success(.reply(let reply)) = track(f, name, start, end, note: note), let made = interval(reply) else {
+            throw Errno(EINVAL)
+        }
+        return made
+    }
+
+    func reason(_ result: Result<VarlinkAnswer, VarlinkError>) -> String? {
+        guard case .failure(let error) = result else { return nil }
+        if case .string(let reason)? = error.parameters["reason"] { return "\(error.name): \(reason)" }
+        return error.name
+    }
+
+    func lines() throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: root).sorted()
+        return try names.flatMap { try String(contentsOfFile: root + "/" + $0, encoding: .utf8).split(separator: "\n").map(String.init) }
+    }
+
+    @Test("Track adds an interval with a new id; Amend changes it keeping the id; Delete removes it; each reflected in History, and again after a restart")
+    func trackAmendDelete() throws {
+        let f = fixture()
+        let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour, note: "review")
+        #expect(IntervalID.isValid(made.id) && made.elapsedMs == Self.hour && made.note == "review")
+        #expect(f.historyIntervals() == [made])
+        let amended = interval(f.reply("Amend", ["id": .string(String(made.id.prefix(6))), "end_ms": .int(Self.now - Self.hour)]))
+        #expect(amended?.id == made.id && amended?.elapsedMs == 2 * Self.hour && amended?.note == "review")
+        #expect(f.historyIntervals() == [amended].compactMap { $0 })
+        #expect(interval(f.reply("Delete", ["id": .string(made.id)])) == amended)
+        #expect(f.historyIntervals().isEmpty)
+        // A daemon started anew reads the same from the files.
+        let again = fixture()
+        #expect(again.historyIntervals().isEmpty)
+        #expect(interval(again.reply("Undo"))?.id == made.id)
+        #expect(again.historyIntervals() == [amended].compactMap { $0 })
+        #expect(fixture().historyIntervals() == [amended].compactMap { $0 })
+        #expect(try lines().count == 4)
+    }
+
+    @Test("an amended interval of the journal takes its place in end order among the others; the original line is not rewritten")
+    func amendedInEndOrder() throws {
+        let f = fixture()
+        let a = try tracked(f, "a", Self.now - 5 * Self.hour, Self.now - 4 * Self.hour)
+        // An interval line of the journal, as a stop writes one.
+        _ = f.reply("Start", ["name": .string("b")])
+        f.time.advance(by: .seconds(60))
+        f.wallClock.advance(by: 60_000)
+        _ = f.reply("Stop", ["name": .string("b")])
+        let b = try #require(f.historyIntervals().first { $0.name == "b" })
+        #expect(f.historyIntervals().map(\.name) == ["a", "b"])
+        // b moved before a: it reads first.
+        _ = f.reply("Amend", ["id": .string(b.id), "start_ms": .int(Self.now - 7 * Self.hour), "end_ms": .int(Self.now - 6 * Self.hour)])
+        #expect(f.historyIntervals().map(\.name) == ["b", "a"])
+        #expect(f.historyIntervals().first?.elapsedMs == Self.hour)
+        _ = a
+        #expect(try lines().filter { $0.hasPrefix(#"{"id":""#) }.count == 1)
+    }
+
+    @Test("Undo takes back the latest correction not yet undone, then the one before: three undos in a row, then NothingToUndo")
+    func threeUndos() throws {
+        let f = fixture()
+        let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
+        _ = f.reply("Amend", ["id": .string(made.id), "note": .string("first")])
+        _ = f.reply("Amend", ["id": .string(made.id), "note": .string("second")])
+        #expect(f.historyIntervals().first?.note == "second")
+        let first = f.reply("Undo")
+        #expect(first?["undone"] == .string("amend") && interval(first)?.note == "first")
+        #expect(f.historyIntervals().first?.note == "first")
+        let second = f.reply("Undo")
+        #expect(second?["undone"] == .string("amend") && interval(second)?.note == nil)
+        #expect(f.historyIntervals().map(\.note) == [nil])
+        let third = f.reply("Undo")
+        #expect(third?["undone"] == .string("track") && interval(third)?.id == made.id)
+        #expect(f.historyIntervals().isEmpty)
+        #expect(f.error("Undo") == "io.stopwatchd.NothingToUndo")
+        // Recorded: a restart knows what was undone.
+        #expect(fixture().error("Undo") == "io.stopwatchd.NothingToUndo")
+    }
+
+    @Test("the undo of a delete brings the interval back; an amend of a deleted interval is refused")
+    func undoOfDelete() throws {
+        let f = fixture()
+        let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
+        _ = f.reply("Delete", ["id": .string(made.id)])
+        #expect(reason(f.call("Amend", ["id": .string(made.id), "note": .string("x")]))?.contains("was deleted") == true)
+        #expect(reason(f.call("Delete", ["id": .string(made.id)]))?.contains("was deleted") == true)
+        let undone = f.reply("Undo")
+        #expect(undone?["undone"] == .string("delete") && interval(undone) == made)
+        #expect(f.historyIntervals() == [made])
+    }
+
+    @Test("the record that counts: the latest by made_ms; a tie goes to the greater device id, then to the later place; an undo takes back the one it names")
+    func latestWinsTiesToGreaterDevice() {
+        func form(_ rec: String, _ made: Int64, note: String) -> HistoryCorrection {
+            HistoryCorrection(record: rec, madeMs: made, change: .form(.amend, id: "00000000000000aa", interval: Interval(
+                id: "00000000000000aa", name: "w", startMs: 0, endMs: 10, elapsedMs: 10, note: note
+            )))
+        }
+        let low = String(repeating: "1", count: 32), high = String(repeating: "f", count: 32)
+        var index = CorrectionIndex()
+        index.add(form("0000000000000001", 500, note: "later"), device: low, place: 1, isOwn: true)
+        index.add(form("0000000000000002", 400, note: "earlier"), device: high, place: 1, isOwn: false)
+        #expect(index.counting["00000000000000aa"]?.interval?.note == "later")
+        // The same instant: the greater device id wins, whichever was read first.
+        index.add(form("0000000000000003", 500, note: "tie, greater device"), device: high, place: 2, isOwn: false)
+        #expect(index.counting["00000000000000aa"]?.interval?.note == "tie, greater device")
+        var reversed = CorrectionIndex()
+        reversed.add(form("0000000000000003", 500, note: "tie, greater device"), device: high, place: 2, isOwn: false)
+        reversed.add(form("0000000000000001", 500, note: "later"), device: low, place: 1, isOwn: true)
+        #expect(reversed.counting["00000000000000aa"]?.interval?.note == "tie, greater device")
+        // Undone: the next in order counts.
+        index.add(HistoryCorrection(record: "0000000000000009", madeMs: 600, change: .undo(record: "0000000000000003")), device: low, place: 2, isOwn: true)
+        #expect(index.counting["00000000000000aa"]?.interval?.note == "later")
+        // This device's latest not undone is what Undo takes back.
+        #expect(index.latestUndoable()?.record == "0000000000000001")
+    }
+
+    @Test("the derived id of a line without one is its content's FNV-1a 64, the same on every read and across restarts")
+    func derivedIDsStable() throws {
+        let line = #"{"name":"tea","start_ms":1699990000000,"end_ms":1699993600000,"elapsed_ms":3600000}"#
+        try (line + "\n").write(toFile: root + "/2023-11.jsonl", atomically: false, encoding: .utf8)
+        let id = IntervalIdentity.derived(name: "tea", startMs: 1_699_990_000_000, endMs: 1_699_993_600_000, elapsedMs: 3_600_000)
+        // FNV-1a 64 of "tea\01699990000000\01699993600000\03600000", computed independently.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array("tea\u{0}1699990000000\u{0}1699993600000\u{0}3600000".utf8) {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        #expect(id == String(repeating: "0", count: 16 - String(hash, radix: 16).count) + String(hash, radix: 16))
+        #expect(fixture().historyIntervals().map(\.id) == [id])
+        #expect(fixture().historyIntervals().map(\.id) == [id])
+        // Amended by that id, the line itself is not rewritten.
+        let f = fixture()
+        #expect(interval(f.reply("Amend", ["id": .string(id), "note": .string("green")]))?.note == "green")
+        #expect(try lines().first == line)
+        #expect(fixture().historyIntervals().map(\.note) == ["green"])
+    }
+
+    @Test("a damaged correction line (torn, not JSON, naming no id) is skipped and counted in the status; the interval it named reads as before it")
+    func damagedCorrections() throws {
+        let f = fixture()
+        let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
+        let month = root + "/2023-11.jsonl"
+        let handle = try #require(FileHandle(forWritingAtPath: month))
+        handle.seekToEndOfFile()
+        handle.write(Data((#"{"op":"amend","rec":"00000000000000ff","made_ms":1700000000001,"name":"work""# + "\n").utf8))
+        handle.write(Data((#"{"op":"delete","rec":"00000000000000fe","made_ms":1700000000001}"# + "\n").utf8))
+        handle.write(Data((#"{"op": garbage"# + "\n").utf8))
+        handle.closeFile()
+        let g = fixture()
+        #expect(g.historyIntervals() == [made])
+        #expect(g.queue.sync { g.history!.problem }?.contains("3 damaged correction lines skipped") == true)
+        #expect(logged.withLock { $0 }.contains { $0.contains("3 damaged correction lines") })
+    }
+
+    @Test("bad input is refused with a reason that says the allowed range, and nothing is written")
+    func badInput() throws {
+        let f = fixture()
+        let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
+        let written = try lines()
+        let cases: [(String, JSONObject, String)] = [
+            ("Track", ["name": .string("work"), "start_ms": .int(Self.now - Self.hour), "end_ms": .int(Self.now - Self.hour)], "must be after the start"),
+            ("Track", ["name": .string("work"), "start_ms": .int(Self.now - Self.hour), "end_ms": .int(Self.now - 2 * Self.hour)], "must be after the start"),
+            ("Track", ["name": .string("work"), "start_ms": .int(Self.now - Self.hour), "end_ms": .int(Self.now + 1000)], "in the future"),
+            ("Track", ["name": .string("work"), "start_ms": .int(Self.now - 366 * 24 * Self.hour - 1), "end_ms": .int(Self.now)], "longer than 366 days"),
+            ("Track", ["name": .string("work"), "start_ms": .int(Self.now - 150 * 60_000), "end_ms": .int(Self.now - 90 * 60_000)], "overlap \(made.id)"),
+            ("Amend", ["id": .string("abcdef"), "note": .string("x")], "NoSuchInterval"),
+            ("Amend", ["id": .string("abcde"), "note": .string("x")], "InvalidParameter"),
+            ("Amend", ["id": .string("ABCDEF"), "note": .string("x")], "InvalidParameter"),
+            ("Amend", ["id": .string(made.id), "note": .string(String(repeating: "n", count: 1025))], "InvalidParameter"),
+            ("Amend", ["id": .string(made.id), "note": .string("two\nlines")], "InvalidParameter"),
+            ("Track", ["name": .string("work"), "start_ms": .int(1), "end_ms": .int(2), "note": .string("")], "InvalidParameter"),
+            ("Delete", ["id": .string("00000000000000000")], "InvalidParameter"),
+            ("Amend", ["id": .string(made.id), "name": .int(3)], "InvalidParameter"),
+            ("Amend", ["id": .string(made.id), "name": .string("a/b")], "InvalidName"),
+            ("Track", ["name": .string("work"), "start_ms": .string("1"), "end_ms": .int(2)], "InvalidParameter"),
+        ]
+        for (method, parameters, expected) in cases {
+            let refusal = reason(f.call(method, parameters))
+            #expect(refusal?.contains(expected) == true, "\(method) \(parameters): \(refusal ?? "accepted")")
+        }
+        // Counting since 10 minutes ago: an interval of it must end by then.
+        _ = f.reply("Start", ["name": .string("work")])
+        f.time.advance(by: .seconds(600))
+        f.wallClock.advance(by: 600_000)
+        let overlapsCounting = reason(track(f, "work", Self.now - 30 * 60_000, Self.now + 300_000))
+        #expect(overlapsCounting?.contains("counts from") == true, "\(overlapsCounting ?? "accepted")")
+        // Another name may overlap.
+        #expect(reason(track(f, "other", Self.now - 150 * 60_000, Self.now - 90 * 60_000)) == nil)
+        #expect(try lines().count == written.count + 1)
+    }
+
+    @Test("a prefix that matches several ids is refused naming them")
+    func ambiguousPrefix() throws {
+        let f = fixture()
+        // Ids are random: tracked until two share their first six digits is too long a wait,
+        // so two lines with chosen ids are written as the journal writes them.
+        let one = Interval(id: "abcdef0000000001", name: "a", startMs: Self.now - 9 * Self.hour, endMs: Self.now - 8 * Self.hour, elapsedMs: Self.hour)
+        let two = Interval(id: "abcdef0000000002", name: "a", startMs: Self.now - 7 * Self.hour, endMs: Self.now - 6 * Self.hour, elapsedMs: Self.hour)
+        var bytes: [UInt8] = []
+        HistoryLine.encode(one, into: &bytes)
+        HistoryLine.encode(two, into: &bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: root + "/2023-11.jsonl"))
+        let refusal = reason(f.call("Delete", ["id": .string("abcdef")]))
+        #expect(refusal?.contains("abcdef0000000001, abcdef0000000002") == true, "\(refusal ?? "accepted")")
+        #expect(interval(f.reply("Delete", ["id": .string("abcdef0000000002")]))?.id == two.id)
+        #expect(f.historyIntervals().map(\.id) == [one.id])
+    }
+
+    @Test("at start, a torn correction line is cut off; a whole one that lost only its newline is kept and counts")
+    func tornCorrectionLine() throws {
+        let f = fixture()
+        let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
+        let month = root + "/2023-11.jsonl"
+        let whole = try String(contentsOfFile: month, encoding: .utf8)
+        let delete = #"{"op":"delete","rec":"00000000000000fd","made_ms":1700000000001,"id":"\#(made.id)"}"#
+        try (whole + delete).write(toFile: month, atomically: false, encoding: .utf8)
+        let kept = fixture()
+        kept.queue.sync { kept.history!.start() }
+        #expect(try String(contentsOfFile: month, encoding: .utf8) == whole + delete + "\n")
+        #expect(kept.historyIntervals().isEmpty)
+        try (whole + delete.dropLast(9)).write(toFile: month, atomically: false, encoding: .utf8)
+        let cut = fixture()
+        cut.queue.sync { cut.history!.start() }
+        #expect(try String(contentsOfFile: month, encoding: .utf8) == whole)
+        #expect(cut.historyIntervals() == [made])
+        #expect(cut.queue.sync { cut.history!.problem } == nil)
+    }
+}
