@@ -69,17 +69,17 @@ struct CorrectionEndToEndTests {
         return formatter.string(from: Date().addingTimeInterval(-86_400))
     }
 
-    @Test("start 10 minutes ago, stop 2 minutes ago: the interval ends then, 8 minutes long")
+    @Test("start 10 minutes ago with a note, stop 2 minutes ago: the interval ends then, 8 minutes long, with its note")
     func stopInThePast() throws {
         let daemon = try DaemonProcess(socket: directory.socket)
         let before = Self.nowMs()
-        let started = try stopwatch(try succeed(["--json", "start", "work", "--at", "10m"]))
-        // A Start 10 minutes ago reads 10 minutes now.
-        #expect(started.state == .counting)
+        let started = try stopwatch(try succeed(["--json", "start", "work", "--at", "10m", "--note", "standup, then the review"]))
+        // A Start 10 minutes ago reads 10 minutes now, and shows its note while it counts.
+        #expect(started.state == .counting && started.note == "standup, then the review")
         #expect((600_000 - 2_000...600_000 + 2_000).contains(started.elapsedMs), "\(started)")
         let stopped = try stopwatch(try succeed(["--json", "stop", "work", "--at", "2m"]))
         let after = Self.nowMs()
-        #expect(stopped.state == .pause)
+        #expect(stopped.state == .pause && stopped.note == nil)
         #expect((480_000 - 2_000...480_000 + 2_000).contains(stopped.elapsedMs), "\(stopped)")
         let intervals = try log(["--since", "today"])
         try #require(intervals.count == 1, "\(intervals)")
@@ -91,6 +91,8 @@ struct CorrectionEndToEndTests {
         #expect(abs((after - interval.startMs - 120_000) - interval.elapsedMs) <= 3_000, "\(interval)")
         #expect(interval.elapsedMs == end - interval.startMs)
         #expect(IntervalID.isValid(interval.id), "\(interval.id)")
+        // The note went with the interval into the history.
+        #expect(interval.note == "standup, then the review")
         _ = daemon
     }
 

@@ -106,10 +106,7 @@ final class EarlierInstantServiceTests {
         #expect(toggled.state == .counting && toggled.elapsedMs == 90_000)
     }
 
-    @Test(
-        "a Start in the past overlapping an ended interval of the same name is refused, and creates nothing",
-        .disabled("needs HistoryJournal.overlapping(name:startMs:endMs:excluding:), a placeholder until the journal's format 2 lands")
-    )
+    @Test("a Start in the past overlapping an ended interval of the same name is refused, and creates nothing")
     func overlapWithHistoryRefused() throws {
         let f = fixture()
         _ = f.reply("Start", ["name": .string("work")])
