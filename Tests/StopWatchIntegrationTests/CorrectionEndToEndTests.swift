@@ -81,7 +81,7 @@ struct CorrectionEndToEndTests {
         let after = Self.nowMs()
         #expect(stopped.state == .pause && stopped.note == nil)
         #expect((480_000 - 2_000...480_000 + 2_000).contains(stopped.elapsedMs), "\(stopped)")
-        let intervals = try log(["--since", "today"])
+        let intervals = try log(["--since", "1h"])
         try #require(intervals.count == 1, "\(intervals)")
         let interval = intervals[0]
         let end = try #require(interval.endMs)
@@ -93,6 +93,31 @@ struct CorrectionEndToEndTests {
         #expect(IntervalID.isValid(interval.id), "\(interval.id)")
         // The note went with the interval into the history.
         #expect(interval.note == "standup, then the review")
+        _ = daemon
+    }
+
+    /// A local time `minutes` minutes before now, to the minute, as WHEN takes it (UTC here).
+    static func minutesAgo(_ minutes: Int) -> String {
+        let formatter = DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm"
+        return formatter.string(from: Date().addingTimeInterval(-Double(minutes) * 60))
+    }
+
+    @Test("a start and a stop dated to the minute are exactly their difference apart, in the reply, log and report")
+    func datedTransitionsAreExact() throws {
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let from = Self.minutesAgo(185), to = Self.minutesAgo(60)
+        try succeed(["start", "work", "--at", from])
+        let stopped = try stopwatch(try succeed(["--json", "stop", "work", "--at", to]))
+        // The clocks are read a fraction of a millisecond apart at each command: whole
+        // milliseconds all the same, not 2:04:59.999.
+        #expect(stopped.elapsedMs == 125 * 60_000, "\(stopped)")
+        let interval = try #require(try log(["--since", "2000-01-01"]).first)
+        #expect(interval.elapsedMs == 125 * 60_000 && interval.endMs! - interval.startMs == 125 * 60_000, "\(interval)")
+        #expect(interval.startMs % 60_000 == 0, "\(interval)")
+        #expect(try reportTotal(since: "2000-01-01") == 125 * 60_000)
         _ = daemon
     }
 

@@ -299,8 +299,15 @@ public struct StopWatchSnapshot: Equatable, Sendable {
                 intervalStart: state.elapsed, countsSleep: countsSleep, note: note, intervalStartBoot: boot - ago
             )
         }
+        // Dated to a wall-clock millisecond: the elapsed time in whole milliseconds (the
+        // nearest), so that a stop dated 12:30 of a start dated 09:25 reads 3:05:00 and not
+        // 3:04:59.999 (the clocks are read a fraction apart at each command). Never below a lap.
+        var counted = elapsed(at: instant)
+        if ago > .zero {
+            counted = max(.milliseconds((counted + .microseconds(500)).nanoseconds / 1_000_000), laps.last ?? .zero)
+        }
         return .paused(
-            at: elapsed(at: instant), laps: laps, target: target, hasExpired: hasExpired, countsSleep: countsSleep,
+            at: counted, laps: laps, target: target, hasExpired: hasExpired, countsSleep: countsSleep,
             latestTransition: instant, latestTransitionBoot: boot - ago
         )
     }

@@ -196,7 +196,8 @@ final class StopwatchService {
             }
             return try command(note == nil ? plain : .transition(kind, ago: .zero, note: note), call, creating: kind != .stop)
         }
-        let wallNow = wallClock.nowMilliseconds()
+        let wallNowPrecise = wallClock.now()
+        let wallNow = wallNowPrecise.milliseconds
         guard atMs <= wallNow + Self.atSkewMs else {
             throw .invalidInterval("at_ms \(UTCTime.text(atMs)) is in the future: it may be at most now, \(UTCTime.text(wallNow))")
         }
@@ -206,7 +207,7 @@ final class StopwatchService {
                 "at_ms \(UTCTime.text(atMs)) is more than 366 days ago: it may be from \(UTCTime.text(earliestMs)) to now, \(UTCTime.text(wallNow))"
             )
         }
-        let dated = DatedTransition(atMs: min(atMs, wallNow), wallNow: wallNow)
+        let dated = DatedTransition(atMs: min(atMs, wallNow), wallNow: wallNow, wallNowPrecise: wallNowPrecise)
         return try command(.transition(kind, ago: dated.ago, note: note), call, creating: kind != .stop, dated: dated)
     }
 
@@ -214,9 +215,13 @@ final class StopwatchService {
     private struct DatedTransition {
         let atMs: Int64
         let wallNow: Int64
+        /// `wallNow` to the nanosecond.
+        let wallNowPrecise: Duration
 
-        /// How long before the command it is dated.
-        var ago: Duration { .milliseconds(wallNow - atMs) }
+        /// How long before the command it is dated: from the wall clock to the nanosecond, or
+        /// the fraction of a millisecond each command is read at would come between two dated
+        /// transitions (a start dated 09:25 and a stop dated 12:30 would be 3:04:59.999 apart).
+        var ago: Duration { max(wallNowPrecise - .milliseconds(atMs), .zero) }
 
         /// The refusal of an instant earlier than `earliestAgo` before the command allows,
         /// saying the range that is allowed.
@@ -491,8 +496,14 @@ final class StopwatchService {
         guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: end) else {
             return nil
         }
-        let elapsedMs = elapsed.milliseconds
-        let spanMs = snapshot.intervalStartBoot.map { max(instant.boot - ago - $0, elapsed).milliseconds } ?? elapsedMs
+        // An end dated to a wall-clock millisecond: whole milliseconds, the nearest, as the
+        // paused stopwatch has them (a start dated 09:25 and a stop dated 12:30 are 3:05:00
+        // apart, not 3:04:59.999, however the clocks' fractions fell at each command).
+        func milliseconds(_ duration: Duration) -> Int64 {
+            ago > .zero ? (duration + .microseconds(500)).nanoseconds / 1_000_000 : duration.milliseconds
+        }
+        let elapsedMs = milliseconds(elapsed)
+        let spanMs = snapshot.intervalStartBoot.map { milliseconds(max(instant.boot - ago - $0, elapsed)) } ?? elapsedMs
         let (start, overflow) = wallNow.subtractingReportingOverflow(spanMs)
         return Interval(name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs, note: snapshot.note)
     }
