@@ -252,7 +252,9 @@ _stopwatchd()
 
     case $prev in
         --socket) compopt -o filenames 2>/dev/null; _swctl_reply -f; return ;;
-        --state-dir | --hook-dir) compopt -o filenames 2>/dev/null; _swctl_reply -d; return ;;
+        --state-dir | --hook-dir | --history-dir) compopt -o filenames 2>/dev/null; _swctl_reply -d; return ;;
+        # An id or a name of this device's own: nothing to offer.
+        --device-id | --device-name) return ;;
         --allow-group) _swctl_reply -g; return ;;
         --log-level) _swctl_reply -W "debug info notice warning error"; return ;;
         # A duration or a number: nothing to offer.
@@ -262,7 +264,7 @@ _stopwatchd()
         --max-connections --max-connections-per-user --max-stopwatches --max-laps
         --max-message-size --max-pending-events --message-timeout --write-timeout
         --idle-timeout --hook-dir --hook-timeout --max-hooks-running --hook-backlog
-        --history-memory --history-days --exit-idle --help --version"
+        --history-memory --history-days --history-dir --device-id --device-name --exit-idle --help --version"
 }
 
 complete -F _swctl swctl
