@@ -162,7 +162,10 @@ package enum Daemon {
                     idleExit?.activityMayHaveChanged()
                 }
             )
-            queue.sync { history.start() }
+            queue.sync {
+                history.start()
+                if let problem = folder.startProblem, history.directory == nil { history.startedUnwritable(problem) }
+            }
             self.history = history
             // Once the state directory is open and locked (the restore did it): runs an earlier
             // daemon left waiting start now, late.

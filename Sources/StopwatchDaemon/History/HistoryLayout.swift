@@ -47,6 +47,11 @@ struct HistoryLayout {
         let device = try deviceFolder(in: root, path: path)
         do throws(Errno) {
             try writeDeviceFile(in: device)
+        } catch {
+            // Only a description for other devices' readers: never what blocks writing.
+            logger.error("cannot write \(path)/\(deviceID)/\(Self.deviceFileName): \(error); tried again at the next start")
+        }
+        do throws(Errno) {
             guard !marked else { return device }
             let complete = try migrate(from: root, to: device, path: path)
             guard complete else { return device }
@@ -55,7 +60,7 @@ struct HistoryLayout {
             return device
         } catch {
             device.close()
-            throw Refusal(description: "cannot prepare the history folder \(path): \(error)")
+            throw Refusal(description: "cannot prepare the history folder \(path): \(error)", errno: error)
         }
     }
 
