@@ -52,7 +52,10 @@ struct HistoryLayout {
             logger.error("cannot write \(path)/\(deviceID)/\(Self.deviceFileName): \(error); tried again at the next start")
         }
         do throws(Errno) {
-            guard !marked else { return device }
+            guard !marked else {
+                warnOfMonthsLeft(in: root, path: path)
+                return device
+            }
             let complete = try migrate(from: root, to: device, path: path)
             guard complete else { return device }
             try replace(Self.markerName, in: root, with: Array(#"{"format":2}"#.utf8) + [UInt8(ascii: "\n")])
@@ -180,6 +183,14 @@ struct HistoryLayout {
             logger.notice("moved the history's \(moved.joined(separator: ", ")) into its device folder \(path)/\(deviceID)/ (history format 2); nothing in them changed")
         }
         return left.isEmpty
+    }
+
+    /// Months at the top of a folder already in format 2 (written there by a release before,
+    /// run again): never read; said at start, with what to do.
+    private func warnOfMonthsLeft(in root: DirectoryDescriptor, path: String) {
+        guard let months = try? root.entries().compactMap(HistoryMonth.init(fileName:)).sorted(), !months.isEmpty else { return }
+        let names = months.map(\.fileName).joined(separator: ", ")
+        logger.warning("\(path) holds \(names) at its top, which format 2 does not read (an older stopwatchd wrote them): stop stopwatchd, append their lines to the same files in \(path)/\(deviceID)/, remove them, and start it again")
     }
 
     private func sameContent(_ name: String, _ a: DirectoryDescriptor, _ b: DirectoryDescriptor) throws(Errno) -> Bool {
