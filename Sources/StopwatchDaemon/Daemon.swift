@@ -166,6 +166,7 @@ package enum Daemon {
             queue.sync {
                 history.start()
                 if let problem = folder.startProblem, history.directory == nil { history.startedUnwritable(problem) }
+                if let left = folder.monthsLeftAtTop { history.folderProblem = left }
             }
             self.history = history
             // Once the state directory is open and locked (the restore did it): runs an earlier

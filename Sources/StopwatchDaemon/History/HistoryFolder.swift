@@ -23,6 +23,9 @@ final class HistoryFolder: @unchecked Sendable {
     /// Why the folder could not be prepared at start (tried again at the first write), for
     /// the status; nil when it was.
     private(set) var startProblem: String?
+    /// Months left at the top of a folder not yet marked (they differ from the device
+    /// folder's: `HistoryLayout.migrate`), for the status until a restart finds them gone.
+    private(set) var monthsLeftAtTop: String?
 
     init(
         layout: HistoryLayout, path: String,
@@ -33,6 +36,10 @@ final class HistoryFolder: @unchecked Sendable {
         self.path = path
         self.openRoot = openRoot
         self.openRootToRead = openRootToRead
+    }
+
+    deinit {
+        deviceLock?.close()
     }
 
     /// At start: makes the folder format 2 (`HistoryLayout.prepare`). A refusal (a folder of
@@ -52,6 +59,11 @@ final class HistoryFolder: @unchecked Sendable {
         do throws(HistoryLayout.Refusal) {
             let device = try layout.prepare(root, path: path)
             prepared = true
+            if (try? root.status(of: HistoryLayout.markerName)) == nil,
+                let months = try? root.entries().compactMap(HistoryMonth.init(fileName:)).sorted(), !months.isEmpty
+            {
+                monthsLeftAtTop = "\(months.map(\.fileName).joined(separator: ", ")) left at the top of \(path), differing from the device folder's (see the log)"
+            }
             try lock(device)
         } catch where error.errno != nil {
             layout.logger.error("\(error); tried again at the first write")

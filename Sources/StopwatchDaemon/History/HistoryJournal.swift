@@ -71,6 +71,10 @@ final class HistoryJournal: @unchecked Sendable {
     /// A correction of this device's made further ahead of the wall clock than a new one
     /// follows (`newCorrection`): its `made_ms`, for the status; logged once.
     var correctionAheadMs: Int64?
+    /// What is wrong with the history folder itself (months left at its top), set at start.
+    var folderProblem: String? {
+        didSet { problemChanged(problem) }
+    }
     /// Intervals this daemon's Delete calls removed, by the delete's record id: what an Undo
     /// of one replies with when the interval's line is gone (pruned). In memory only.
     var deletedIntervals: [String: Interval] = [:]
@@ -121,6 +125,7 @@ final class HistoryJournal: @unchecked Sendable {
         var parts: [String] = []
         if let writeProblem { parts.append(writeProblem) }
         if let listingProblem { parts.append(listingProblem) }
+        if let folderProblem { parts.append(folderProblem) }
         if let correctionAheadMs {
             parts.append("a correction is dated \(UTCTime.text(correctionAheadMs)), ahead of the clock: new ones are dated now and may lose to it")
         }

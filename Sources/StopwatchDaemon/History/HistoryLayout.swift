@@ -168,7 +168,11 @@ struct HistoryLayout {
                 try root.move(name, to: device, as: name)
                 moved.append(name)
             } catch where error == .exists {
-                if try sameContent(name, root, device) {
+                if let status = try root.status(of: name), status.kind != .regular {
+                    // A link or other thing with a month's name: nothing to compare (ELOOP).
+                    logger.error("\(path)/\(name) is not a regular file (\(status.kind)) and \(path)/\(deviceID)/\(name) exists: neither is changed; the device folder's is read. Remove the first, then restart")
+                    left.append(name)
+                } else if try sameContent(name, root, device) {
                     try root.remove(name)
                     logger.notice("\(path)/\(name) was already in the device folder \(deviceID)/ with the same content: the copy at the top removed")
                 } else {
