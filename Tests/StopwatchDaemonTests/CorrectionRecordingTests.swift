@@ -188,4 +188,27 @@ extension HistoryCorrectionTests {
             return g.history!.problem
         } == nil)
     }
+
+    @Test("an Amend of only the note keeps an elapsed time that left sleep out; a rename into an overlap is refused; exactly 366 days is accepted")
+    func amendKeepsElapsedAndChecks() throws {
+        let f = fixture()
+        // A stopwatch that skips sleep: an hour awake, fifteen asleep.
+        _ = f.reply("SetCountsSleep", ["name": .string("work"), "counts_sleep": .bool(false)])
+        _ = f.reply("Start", ["name": .string("work")])
+        f.time.advance(by: .seconds(3600))
+        f.time.suspend(for: .seconds(54_000))
+        f.wallClock.advance(by: 15 * Self.hour + Self.hour)
+        _ = f.reply("Stop", ["name": .string("work")])
+        let slept = try #require(f.historyIntervals().first)
+        #expect(slept.elapsedMs == Self.hour && (slept.endMs ?? 0) - slept.startMs == 16 * Self.hour, "\(slept)")
+        let noted = interval(f.reply("Amend", ["id": .string(slept.id), "note": .string("night")]))
+        #expect(noted?.elapsedMs == Self.hour && noted?.note == "night")
+        // Renamed into the name of an interval it overlaps: refused.
+        let other = try tracked(f, "tea", slept.startMs + Self.hour, slept.startMs + 2 * Self.hour)
+        let refusal = reason(f.call("Amend", ["id": .string(slept.id), "name": .string("tea")]))
+        #expect(refusal?.contains("overlap \(other.id)") == true, "\(refusal ?? "accepted")")
+        // 366 days exactly: the longest allowed.
+        let end = f.wallClock.nowMilliseconds() - 400 * 24 * Self.hour
+        #expect(reason(track(f, "year", end - 366 * 24 * Self.hour, end)) == nil)
+    }
 }
