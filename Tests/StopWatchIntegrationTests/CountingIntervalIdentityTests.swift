@@ -76,4 +76,30 @@ struct CountingIntervalIdentityTests {
         _ = try call(first.socket, "Start", #"{"name":"still"}"#)
         #expect(try history(first.socket).contains { $0.name == "still" })
     }
+
+    @Test("--history-dir: a missing folder is created (0700) and written; one writable by others is refused at start, with a message; months left in the state directory's history/ are named in a warning")
+    func historyDirectoryEndToEnd() throws {
+        let made = directory.path + "/made/history"
+        // Months of a history kept in the state directory before.
+        let oldHistory = DaemonProcess.stateDirectory(for: directory.socket) + "/history"
+        try FileManager.default.createDirectory(atPath: oldHistory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        #expect(chmod(DaemonProcess.stateDirectory(for: directory.socket), 0o700) == 0)
+        try #"{"name":"tea","start_ms":1790000000000,"end_ms":1790000600000,"elapsed_ms":600000}"#.appending("\n")
+            .write(toFile: oldHistory + "/2026-09.jsonl", atomically: false, encoding: .utf8)
+        let daemon = try start(nil, ["--history-dir", made])
+        _ = try call(daemon.socket, "Start", #"{"name":"work"}"#)
+        _ = try call(daemon.socket, "Stop", #"{"name":"work"}"#)
+        #expect(try history(daemon.socket).map(\.name) == ["work"])
+        var info = stat()
+        #expect(stat(made, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(FileManager.default.fileExists(atPath: made + "/stopwatchd-history.json"))
+        #expect(daemon.readLog().contains("2026-09.jsonl") && daemon.readLog().contains("is not read nor moved"), "\(daemon.readLog())")
+        #expect(daemon.stop(SIGTERM) == 0)
+        let open = directory.path + "/open-history"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: false)
+        #expect(chmod(open, 0o777) == 0)
+        let refused = try DaemonProcess(socket: directory.socket, arguments: ["--device-id", Self.deviceID, "--history-dir", open], waitUntilReady: false)
+        #expect(refused.waitForExit().map { $0 != 0 } == true)
+        #expect(refused.readLog().contains("refusing the history folder"), "\(refused.readLog())")
+    }
 }

@@ -39,11 +39,14 @@ extension HistoryCorrectionTests {
         #expect(refusal?.hasPrefix("org.varlink.service.ProtocolError") == true || refusal?.contains("ProtocolError") == true, "\(refusal ?? "accepted")")
         #expect(refusal?.contains("nothing was changed") == true, "\(refusal ?? "accepted")")
         #expect(f.queue.sync { f.history!.pending.isEmpty })
+        #expect(f.queue.sync { f.history!.problem }?.contains("cannot write") == true)
         try unblockWriting(moved)
         f.queue.sync { f.history!.retry() }
         #expect(f.historyIntervals() == [made])
         // The undo takes back the Track: the refused Amend is no step.
         #expect(f.reply("Undo")?["undone"] == .string("track"))
+        // Written again: no longer a problem.
+        #expect(f.queue.sync { f.history!.problem } == nil)
         #expect(fixture().historyIntervals().isEmpty)
         #expect(try lines().allSatisfy { !$0.contains("lost") })
     }

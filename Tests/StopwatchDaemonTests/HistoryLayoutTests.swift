@@ -54,6 +54,16 @@ final class HistoryLayoutTests {
         #expect(read(device + "/device.json")?.contains("\"name\":\"box\"") == true)
     }
 
+    @Test("a move interrupted part-way (some months in the device folder, some still at the top, no marker) is finished at the next start")
+    func interruptedMoveFinished() throws {
+        try FileManager.default.createDirectory(atPath: root + "/" + device, withIntermediateDirectories: false)
+        try write("moved\n", device + "/2026-09.jsonl")
+        try write("not yet\n", "2026-10.jsonl")
+        try folder().prepareAtStart()
+        #expect(read(device + "/2026-09.jsonl") == "moved\n" && read(device + "/2026-10.jsonl") == "not yet\n")
+        #expect(read("2026-10.jsonl") == nil && read("stopwatchd-history.json") == "{\"format\":2}\n")
+    }
+
     @Test("a differing duplicate is left at the top, the folder unmarked, named in the log and in the status; a link with a month's name too, with a clear message")
     func differingDuplicateLeft() throws {
         try FileManager.default.createDirectory(atPath: root + "/" + device, withIntermediateDirectories: false)

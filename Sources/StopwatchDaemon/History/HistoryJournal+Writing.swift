@@ -40,7 +40,7 @@ extension HistoryJournal {
     /// changed: never kept in memory, so that a reply always means a record on disk (the
     /// client may try again; docs/RELIABILITY.md).
     func append(_ correction: HistoryCorrection) throws(VarlinkError) {
-        writeUnwritten()
+        if !pending.isEmpty { writeUnwritten() }
         do throws(Errno) {
             guard pending.isEmpty else { throw Errno(EAGAIN) }
             try write(.correction(correction))
@@ -49,6 +49,7 @@ extension HistoryJournal {
             if writeProblem == nil { failed(reason) }
             throw .protocolError("the history cannot be written now (\(reason)); nothing was changed: try again later")
         }
+        if writeProblem != nil { writtenAgain() }
         corrections?.add(correction, device: deviceID, place: nextPlace, isOwn: true)
         nextPlace += 1
         latestMadeMs = max(latestMadeMs, correction.madeMs)
@@ -75,13 +76,17 @@ extension HistoryJournal {
                 return
             }
         }
-        if let writeProblem {
-            logger.notice("the history is written again (it failed with: \(writeProblem))")
-            self.writeProblem = nil
-            retryTimer?.cancel()
-            retryTimer = nil
-            problemChanged(problem)
-        }
+        if writeProblem != nil { writtenAgain() }
+    }
+
+    /// Writing works again after it failed: said once, the retries stopped.
+    private func writtenAgain() {
+        guard let writeProblem else { return }
+        logger.notice("the history is written again (it failed with: \(writeProblem))")
+        self.writeProblem = nil
+        retryTimer?.cancel()
+        retryTimer = nil
+        problemChanged(problem)
     }
 
     private func write(_ record: HistoryRecord) throws(Errno) {
