@@ -98,6 +98,9 @@ package struct DirectoryDescriptor: Sendable, CustomStringConvertible {
         guard created else { return directory }
         do {
             try made(directory)
+            // The new entry durable in its parent: a crash must not lose the folder, and what
+            // is written in it next, while its contents were flushed.
+            try sync()
         } catch {
             directory.close()
             throw error
@@ -174,7 +177,15 @@ package struct DirectoryDescriptor: Sendable, CustomStringConvertible {
     /// Moves `name` to `newName` in `directory` (on the same file system), failing with
     /// EEXIST rather than replace anything there (`renameat2` with `RENAME_NOREPLACE`).
     package func move(_ name: String, to directory: DirectoryDescriptor, as newName: String) throws(Errno) {
-        try Posix.call { clinux_renameat_noreplace(descriptor.rawValue, name, directory.descriptor.rawValue, newName) }
+        do {
+            try Posix.call { clinux_renameat_noreplace(descriptor.rawValue, name, directory.descriptor.rawValue, newName) }
+        } catch where error == Errno(EINVAL) || error == Errno(ENOSYS) {
+            // A file system without RENAME_NOREPLACE: a link, which never replaces either
+            // (EEXIST), then the old name removed. A crash between leaves the same file under
+            // both names, which the caller must allow for.
+            try Posix.call { linkat(descriptor.rawValue, name, directory.descriptor.rawValue, newName, 0) }
+            try remove(name)
+        }
     }
 
     /// Removes the entry `name` (a symbolic link itself, never what it points to); a

@@ -116,6 +116,7 @@ package enum Daemon {
                 logger: logger,
                 queue: queue,
                 currentSnapshot: { registry.created($0)?.state.current },
+                currentIntervalID: { registry.intervalID(of: $0) },
                 problemChanged: {
                     status.savingProblemChanged($0)
                     idleExit?.activityMayHaveChanged()
@@ -162,7 +163,11 @@ package enum Daemon {
                     idleExit?.activityMayHaveChanged()
                 }
             )
-            queue.sync { history.start() }
+            queue.sync {
+                history.start()
+                if let problem = folder.startProblem, history.directory == nil { history.startedUnwritable(problem) }
+                if let left = folder.monthsLeftAtTop { history.folderProblem = left }
+            }
             self.history = history
             // Once the state directory is open and locked (the restore did it): runs an earlier
             // daemon left waiting start now, late.
@@ -395,6 +400,18 @@ package enum Daemon {
             }
             return directory
         }
+        // The months of a history in the state directory are not moved to another folder:
+        // said, so that they are not silently left behind.
+        let old = stateDirectory + "/" + HistoryJournal.directoryName
+        if let directory = try? DirectoryDescriptor.open(old) {
+            let months = (try? directory.entries().compactMap(HistoryMonth.init(fileName:)).sorted()) ?? []
+            let devices = (try? directory.entries().filter(DeviceIdentity.isValid)) ?? []
+            directory.close()
+            if !months.isEmpty || !devices.isEmpty {
+                let names = (months.map(\.fileName) + devices.map { $0 + "/" }).joined(separator: ", ")
+                logger.warning("--history-dir \(path) is used; the history in \(old) (\(names)) is not read nor moved: to keep it, stop stopwatchd and move those files into \(path) (months into its device folder \(deviceID)/), then start it again")
+            }
+        }
         // Refused at start with the reason, rather than an EPERM later.
         if let status = try? DirectoryDescriptor.open(path).closeAfter({ (directory) throws(Errno) in try directory.status() }),
             let problem = trust.problem(with: status, path: path)
@@ -412,9 +429,15 @@ package enum Daemon {
         let start = ContinuousClock.now
         let restored = try store.load()
         var dropped: [String] = []
+        let intervalIDs = store.takeRestoredIntervalIDs()
         for (name, snapshot) in restored {
             do {
                 _ = try registry.create(name, from: snapshot)
+                // A counting one's interval keeps its id; one from a file of an earlier
+                // version (none kept) gets one now, written with its next save.
+                if snapshot.state.isCounting {
+                    registry.setIntervalID(intervalIDs[StopwatchKey(name)] ?? IntervalIdentity.random(), of: name)
+                }
             } catch {
                 dropped.append(name)
             }

@@ -126,53 +126,116 @@ struct HistoryCorrectionEndToEndTests {
         #expect(daemon.readLog().contains("is in format 3, which this stopwatchd does not know"), "\(daemon.readLog())")
     }
 
-    @Test("kill -9 at random moments during at least 200 corrections never leaves a history History cannot read, nor loses a correction that was answered")
+    @Test("kill -9 at random moments during at least 200 corrections (Track, Amend, Delete, Undo; one in flight at each kill) never leaves a history History cannot read, nor loses a correction that was answered")
     func killDuringCorrections() throws {
         var generator = SystemRandomNumberGenerator()
         let base = Self.now - 30 * 24 * Self.hour
-        /// Each interval tracked and answered, with the note of its latest answered amend, and
-        /// the notes of amends sent but not answered after it (any may have landed).
-        var answered: [String: (note: String?, maybe: Set<String>)] = [:]
-        var ids: [String] = []
+        /// What the answers say of each interval tracked: present or deleted, its note, and
+        /// what a request sent but not answered before a kill may have done (any may have
+        /// landed): notes it may have, whether it may be deleted.
+        struct Expected {
+            var deleted = false
+            var note: String?
+            var maybeNotes: Set<String> = []
+            var maybeDeleted = false
+        }
+        var model: [String: Expected] = [:]
+        /// Tracks sent but not answered: each may be in the history, with an id not known.
+        var tracksInFlight = 0
         var sent = 0
         var slot: Int64 = 0
+        func live() -> [String] { model.filter { !$0.value.deleted }.map(\.key).sorted() }
+        func parameters(_ reply: JSONObject) -> JSONObject? {
+            if case .object(let parameters)? = reply["parameters"] { parameters } else { nil }
+        }
         while sent < 200 {
             let daemon = try start()
             let connection = try RawConnection(daemon.socket)
             for _ in 0..<Int.random(in: 5...30, using: &generator) {
                 sent += 1
-                if ids.isEmpty || Bool.random(using: &generator) {
+                let ids = live()
+                let choice = ids.isEmpty ? 0 : Int.random(in: 0..<10, using: &generator)
+                if choice < 4 {
                     slot += 1
                     let reply = try call(connection, "Track", #"{"name":"loop","start_ms":\#(base + slot * 60_000),"end_ms":\#(base + slot * 60_000 + 30_000)}"#)
                     let made = try #require(interval(reply), "\(reply)")
-                    answered[made.id] = (nil, [])
-                    ids.append(made.id)
-                } else {
+                    model[made.id] = Expected()
+                } else if choice < 7 {
                     let id = ids.randomElement(using: &generator)!
                     let note = "n\(sent)"
                     let reply = try call(connection, "Amend", #"{"id":"\#(id)","note":"\#(note)"}"#)
-                    #expect(interval(reply)?.note == note, "\(reply)")
-                    answered[id] = (note, [])
+                    if let amended = interval(reply) {
+                        #expect(amended.note == note)
+                        model[id]?.note = note
+                        model[id]?.maybeNotes = []
+                        model[id]?.maybeDeleted = false
+                    } else {
+                        // Refused only as deleted by a delete sent before a kill, which landed.
+                        #expect(model[id]?.maybeDeleted == true, "\(reply)")
+                        model[id]?.deleted = true
+                    }
+                } else if choice < 9 {
+                    let id = ids.randomElement(using: &generator)!
+                    let reply = try call(connection, "Delete", #"{"id":"\#(id)"}"#)
+                    #expect(interval(reply)?.id == id || model[id]?.maybeDeleted == true, "\(reply)")
+                    model[id]?.deleted = true
+                } else {
+                    let reply = try call(connection, "Undo")
+                    guard let undone = parameters(reply), let restored = interval(reply) else {
+                        #expect(reply["error"] == .string("io.stopwatchd.NothingToUndo"), "\(reply)")
+                        continue
+                    }
+                    // The reply says what the interval is now: believed, as any answer is.
+                    guard model[restored.id] != nil else {
+                        // A track sent before a kill, which landed: taken back now.
+                        #expect(undone["undone"] == .string("track"))
+                        tracksInFlight -= 1
+                        continue
+                    }
+                    var expected = Expected()
+                    expected.deleted = undone["undone"] == .string("track")
+                    expected.note = restored.note
+                    model[restored.id] = expected
                 }
             }
             // One more sent, and the daemon killed at once: before, while or after it is written.
-            if let id = ids.randomElement(using: &generator) {
+            let ids = live()
+            switch ids.isEmpty ? 0 : Int.random(in: 0..<3, using: &generator) {
+            case 0:
                 sent += 1
+                slot += 1
+                try connection.call("io.stopwatchd.Track", #"{"name":"loop","start_ms":\#(base + slot * 60_000),"end_ms":\#(base + slot * 60_000 + 30_000)}"#)
+                tracksInFlight += 1
+            case 1:
+                sent += 1
+                let id = ids.randomElement(using: &generator)!
                 let note = "n\(sent)"
                 try connection.call("io.stopwatchd.Amend", #"{"id":"\#(id)","note":"\#(note)"}"#)
-                answered[id]?.maybe.insert(note)
-                if Bool.random(using: &generator) { usleep(UInt32.random(in: 0...2000, using: &generator)) }
+                model[id]?.maybeNotes.insert(note)
+            default:
+                sent += 1
+                let id = ids.randomElement(using: &generator)!
+                try connection.call("io.stopwatchd.Delete", #"{"id":"\#(id)"}"#)
+                model[id]?.maybeDeleted = true
             }
+            if Bool.random(using: &generator) { usleep(UInt32.random(in: 0...2000, using: &generator)) }
             #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
         }
         let daemon = try start()
         let intervals = try streamedHistory(daemon.socket)
         let byID = Dictionary(intervals.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        #expect(intervals.count == ids.count)
-        for (id, expected) in answered {
-            let note = byID[id]?.note
-            #expect(byID[id] != nil && (note == expected.note || note.map(expected.maybe.contains) == true), "\(id): \(note ?? "none"), expected \(expected)")
+        for (id, expected) in model {
+            if expected.deleted {
+                #expect(byID[id] == nil, "\(id) was deleted, and is there")
+            } else if let found = byID[id] {
+                let noteFits = found.note == expected.note || found.note.map(expected.maybeNotes.contains) == true
+                #expect(noteFits, "\(id): \(found.note ?? "none"), expected \(expected)")
+            } else {
+                #expect(expected.maybeDeleted, "\(id) lost: \(expected)")
+            }
         }
+        let unknown = intervals.filter { model[$0.id] == nil }
+        #expect(unknown.count <= max(tracksInFlight, 0), "\(unknown.count) intervals not answered, \(tracksInFlight) tracks in flight")
         #expect(!daemon.readLog().contains("damaged correction"))
     }
 }

@@ -190,11 +190,13 @@ final class HistoryCorrectionTests {
         handle.write(Data((#"{"op":"amend","rec":"00000000000000ff","made_ms":1700000000001,"name":"work""# + "\n").utf8))
         handle.write(Data((#"{"op":"delete","rec":"00000000000000fe","made_ms":1700000000001}"# + "\n").utf8))
         handle.write(Data((#"{"op": garbage"# + "\n").utf8))
+        // One naming the tracked interval, damaged by its content: an end before its start.
+        handle.write(Data((#"{"op":"amend","rec":"00000000000000fc","made_ms":1700000000002,"id":"\#(made.id)","name":"work","start_ms":1699990000000,"end_ms":1699980000000,"elapsed_ms":0}"# + "\n").utf8))
         handle.closeFile()
         let g = fixture()
         #expect(g.historyIntervals() == [made])
-        #expect(g.queue.sync { g.history!.problem }?.contains("3 damaged correction lines skipped") == true)
-        #expect(logged.withLock { $0 }.contains { $0.contains("3 damaged correction lines") })
+        #expect(g.queue.sync { g.history!.problem }?.contains("4 damaged correction lines skipped") == true)
+        #expect(logged.withLock { $0 }.contains { $0.contains("4 damaged correction lines") })
     }
 
     @Test("bad input is refused with a reason that says the allowed range, and nothing is written")

@@ -366,7 +366,7 @@ final class HistoryServiceTests {
             Issue.record("no reason: \(replies)")
             return
         }
-        #expect(reason.contains("history/") && reason.contains(Errno.notDirectory.description), "\(reason)")
+        #expect(reason.contains("the history's device folder") && reason.contains(Errno.notDirectory.description), "\(reason)")
         #expect(f.queue.sync { f.history!.problem }?.contains("cannot list") == true)
         try FileManager.default.removeItem(atPath: path)
         f.queue.sync { f.history!.retry() }

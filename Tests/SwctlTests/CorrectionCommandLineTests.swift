@@ -86,6 +86,9 @@ struct CorrectionCommandLineTests {
     @Test("amend INTERVAL with what changes; delete INTERVAL; undo")
     func amendDeleteUndo() throws {
         #expect(try Self.command(["amend", "@1", "--note", "why"]) == .amend(.latest(1), IntervalChanges(note: "why")))
+        // An empty note removes the note: for amend only.
+        #expect(try Self.command(["amend", "@1", "--note", ""]) == .amend(.latest(1), IntervalChanges(note: "")))
+        #expect(Self.usageError(["track", "work", "9:00", "10:00", "--note", ""]) == "--note takes \(IntervalNote.rule)")
         #expect(
             try Self.command(["amend", "0123456789ABCDEF", "--name", "tea", "--start", "9:00", "--end", "10m"])
                 == .amend(.id("0123456789abcdef"), IntervalChanges(name: "tea", start: .clock(hour: 9, minute: 0), end: .ago(milliseconds: 600_000)))

@@ -16,6 +16,16 @@ final class HistoryFolder: @unchecked Sendable {
     private let openRootToRead: (() throws(Errno) -> DirectoryDescriptor)?
     /// Whether `prepare` was done (the marker is there, the old months moved).
     private var prepared = false
+    /// The device folder, open for the daemon's lifetime with an exclusive `flock` on it: two
+    /// daemons (other state directories, one `--history-dir`, one machine) never write the
+    /// same device folder. Nil until it is taken (at start, or at the first write).
+    private var deviceLock: DirectoryDescriptor?
+    /// Why the folder could not be prepared at start (tried again at the first write), for
+    /// the status; nil when it was.
+    private(set) var startProblem: String?
+    /// Months left at the top of a folder not yet marked (they differ from the device
+    /// folder's: `HistoryLayout.migrate`), for the status until a restart finds them gone.
+    private(set) var monthsLeftAtTop: String?
 
     init(
         layout: HistoryLayout, path: String,
@@ -28,9 +38,15 @@ final class HistoryFolder: @unchecked Sendable {
         self.openRootToRead = openRootToRead
     }
 
+    deinit {
+        deviceLock?.close()
+    }
+
     /// At start: makes the folder format 2 (`HistoryLayout.prepare`). A refusal (a folder of
     /// an unknown format, a device folder not trusted) is the daemon's to refuse to start
-    /// with; a folder that cannot be opened now is prepared at the first write instead.
+    /// with; a folder that cannot be opened or written now (a full disk, EIO: a refusal
+    /// carrying the system's error) is logged and prepared at the first write instead, as a
+    /// state directory that cannot be written does not stop the daemon (SPEC §4).
     func prepareAtStart() throws(HistoryLayout.Refusal) {
         let root: DirectoryDescriptor
         do {
@@ -40,8 +56,48 @@ final class HistoryFolder: @unchecked Sendable {
             return
         }
         defer { root.close() }
-        try layout.prepare(root, path: path).close()
-        prepared = true
+        do throws(HistoryLayout.Refusal) {
+            let device = try layout.prepare(root, path: path)
+            prepared = true
+            if (try? root.status(of: HistoryLayout.markerName)) == nil,
+                let months = try? root.entries().compactMap(HistoryMonth.init(fileName:)).sorted(), !months.isEmpty
+            {
+                monthsLeftAtTop = "\(months.map(\.fileName).joined(separator: ", ")) left at the top of \(path), differing from the device folder's (see the log)"
+            }
+            try lock(device)
+        } catch where error.errno != nil {
+            layout.logger.error("\(error); tried again at the first write")
+            startProblem = "\(error); tried again at the first write"
+        }
+    }
+
+    /// Keeps `device` (which it closes otherwise) open and locked for the daemon's lifetime,
+    /// unless it already holds the lock; refuses when another process holds it.
+    private func lock(_ device: DirectoryDescriptor) throws(HistoryLayout.Refusal) {
+        guard deviceLock == nil else {
+            device.close()
+            return
+        }
+        let locked: Bool
+        do throws(Errno) {
+            locked = try device.descriptor.tryLockExclusively()
+        } catch {
+            device.close()
+            throw HistoryLayout.Refusal(description: "cannot lock the device folder \(path)/\(layout.deviceID): \(error)", errno: error)
+        }
+        guard locked else {
+            device.close()
+            throw HistoryLayout.Refusal(
+                description: "another stopwatchd writes the device folder \(path)/\(layout.deviceID) (it holds its lock): give each daemon sharing --history-dir its own --device-id, or stop the other"
+            )
+        }
+        deviceLock = device
+    }
+
+    /// The device folder's lock taken (`lock`, on a descriptor of its own) if not yet.
+    private func lockedOnce(root: DirectoryDescriptor) throws(HistoryLayout.Refusal) {
+        guard deviceLock == nil else { return }
+        try lock(try layout.deviceFolder(in: root, path: path))
     }
 
     /// This device's folder, to write: the folder prepared first if it was not.
@@ -52,6 +108,12 @@ final class HistoryFolder: @unchecked Sendable {
             do throws(HistoryLayout.Refusal) {
                 let device = try layout.prepare(root, path: path)
                 prepared = true
+                do throws(HistoryLayout.Refusal) {
+                    try lockedOnce(root: root)
+                } catch {
+                    device.close()
+                    throw error
+                }
                 return device
             } catch {
                 if let errno = error.errno { throw errno }
@@ -60,7 +122,14 @@ final class HistoryFolder: @unchecked Sendable {
             }
         }
         do throws(HistoryLayout.Refusal) {
-            return try layout.deviceFolder(in: root, path: path)
+            let device = try layout.deviceFolder(in: root, path: path)
+            do throws(HistoryLayout.Refusal) {
+                try lockedOnce(root: root)
+            } catch {
+                device.close()
+                throw error
+            }
+            return device
         } catch {
             if let errno = error.errno { throw errno }
             layout.logger.error("\(error)")

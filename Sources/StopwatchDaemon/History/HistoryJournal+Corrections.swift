@@ -120,10 +120,14 @@ extension HistoryJournal {
             }
         }
         for interval in unwritten { consider(interval) }
-        switch found.count {
+        // A deleted id makes no prefix ambiguous: the live ones are what a user can mean;
+        // "was deleted" only when a deleted one is all the prefix names.
+        let live = found.filter { $0.value != nil }
+        let named = live.isEmpty ? found : live
+        switch named.count {
         case 0: return .none
-        case 1: return .found(id: found.first!.key, interval: found.first!.value)
-        default: return .ambiguous(found.keys.sorted())
+        case 1: return .found(id: named.first!.key, interval: named.first!.value)
+        default: return .ambiguous(named.keys.sorted())
         }
     }
 
@@ -142,9 +146,23 @@ extension HistoryJournal {
         return original ?? unwritten.first { $0.id == id }
     }
 
+    /// How far ahead of the wall clock the latest correction may be for a new one to be
+    /// stamped with its time rather than now: a clock set back a little never makes a later
+    /// correction lose to an earlier one, and one record from far ahead (a clock once set to
+    /// the year 9999) does not drag every later one there.
+    static let madeAheadToleranceMs: Int64 = 3_600_000
+
     /// A new correction record: a random record id, made now (never before this daemon's
-    /// last one).
+    /// last one, unless that one is more than `madeAheadToleranceMs` ahead of now: then now,
+    /// logged and in the status; this device's records then order by their place only when
+    /// their times tie).
     func newCorrection(_ change: HistoryCorrection.Change) -> HistoryCorrection {
-        HistoryCorrection(record: IntervalIdentity.random(), madeMs: max(wallClock.nowMilliseconds(), latestMadeMs), change: change)
+        let now = wallClock.nowMilliseconds()
+        var madeMs = max(now, latestMadeMs)
+        if latestMadeMs > now.addingReportingOverflow(Self.madeAheadToleranceMs).partialValue {
+            madeMs = now
+            noteCorrectionAhead(latestMadeMs, now: now)
+        }
+        return HistoryCorrection(record: IntervalIdentity.random(), madeMs: madeMs, change: change)
     }
 }

@@ -17,7 +17,7 @@ extension HistoryJournal {
             listing = try listToRead()
             listed()
         } catch {
-            let reason = "cannot list \(Self.directoryName)/ in the state directory (\(error))"
+            let reason = "cannot list the history's device folder (\(error))"
             if listingProblem == nil {
                 logger.error("\(reason); History calls fail until it can be listed")
                 listingProblem = reason

@@ -24,14 +24,14 @@ extension HistoryJournal {
         do {
             return try listMonths(in: directory)
         } catch {
-            logger.error("cannot list \(Self.directoryName)/ in the state directory: \(error)")
+            logger.error("cannot list the history's device folder: \(error)")
             return []
         }
     }
 
     /// Cuts a month's last line off when it does not end in a newline (torn by a crash
     /// mid-append). Reads only the file's tail, back to the last newline.
-    private func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor) {
+    func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor) {
         let file: FileDescriptor
         do {
             file = try directory.openFile(month.fileName, [.readWrite, .noFollow, .nonBlocking])
@@ -98,6 +98,8 @@ extension HistoryJournal {
             }
         }
         guard !removed.isEmpty else { return }
+        // Records gone from disk no longer count: the index is built again when next needed.
+        corrections = nil
         try? directory.sync()
         logger.info("deleted the history's \(removed.joined(separator: ", ")): older than --history-days \(keepDays)")
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import LinuxSystem
 import StopwatchProtocol
+import Varlink
 
 /// A line the journal writes: an interval that ended, or a correction.
 enum HistoryRecord: Sendable {
@@ -34,14 +35,32 @@ extension HistoryJournal {
         return interval
     }
 
-    /// Records a correction: in the index at once, on disk when this returns, or waiting in
-    /// memory, in order, if writing fails.
-    func append(_ correction: HistoryCorrection) {
+    /// Records a correction: on disk (after the intervals waiting, which go first) when this
+    /// returns, then in the index; or, when it cannot be written now, refused with nothing
+    /// changed: never kept in memory, so that a reply always means a record on disk (the
+    /// client may try again; docs/RELIABILITY.md).
+    func append(_ correction: HistoryCorrection) throws(VarlinkError) {
+        if !pending.isEmpty { writeUnwritten() }
+        do throws(Errno) {
+            guard pending.isEmpty else { throw Errno(EAGAIN) }
+            try write(.correction(correction))
+        } catch {
+            let reason = writeProblem ?? "cannot write to the history folder: \(error)"
+            if writeProblem == nil { failed(reason) }
+            throw .protocolError("the history cannot be written now (\(reason)); nothing was changed: try again later")
+        }
+        if writeProblem != nil { writtenAgain() }
         corrections?.add(correction, device: deviceID, place: nextPlace, isOwn: true)
         nextPlace += 1
         latestMadeMs = max(latestMadeMs, correction.madeMs)
-        pending.append(.correction(correction))
-        writeUnwritten()
+    }
+
+    /// The folder could not be prepared at start (`HistoryFolder.startProblem`): in the
+    /// status until a write works.
+    func startedUnwritable(_ reason: String) {
+        guard writeProblem == nil else { return }
+        writeProblem = reason
+        problemChanged(problem)
     }
 
     private func writeUnwritten() {
@@ -53,17 +72,21 @@ extension HistoryJournal {
                 written += 1
             } catch {
                 let left = pending.count - written
-                failed("cannot write to \(Self.directoryName)/ in the state directory: \(error); \(left) record\(left == 1 ? "" : "s") kept in memory until it works")
+                failed("cannot write to the history folder: \(error); \(left) interval\(left == 1 ? "" : "s") kept in memory until it works")
                 return
             }
         }
-        if let writeProblem {
-            logger.notice("the history is written again (it failed with: \(writeProblem))")
-            self.writeProblem = nil
-            retryTimer?.cancel()
-            retryTimer = nil
-            problemChanged(problem)
-        }
+        if writeProblem != nil { writtenAgain() }
+    }
+
+    /// Writing works again after it failed: said once, the retries stopped.
+    private func writtenAgain() {
+        guard let writeProblem else { return }
+        logger.notice("the history is written again (it failed with: \(writeProblem))")
+        self.writeProblem = nil
+        retryTimer?.cancel()
+        retryTimer = nil
+        problemChanged(problem)
     }
 
     private func write(_ record: HistoryRecord) throws(Errno) {
@@ -127,6 +150,9 @@ extension HistoryJournal {
         if let opened {
             file = opened
         } else {
+            // A line left torn (a crash, a failed write whose cut failed too) is ended or cut
+            // off before anything is appended: never glued to the next record.
+            cutTornLine(month, in: directory)
             file = try directory.openFile(month.fileName, flags, mode: 0o600)
         }
         current = (month, file)

@@ -68,6 +68,16 @@ final class HistoryJournal: @unchecked Sendable {
     /// The `made_ms` of this daemon's latest correction: the next is never earlier, so that
     /// a wall clock set back does not make a later correction lose to an earlier one.
     var latestMadeMs: Int64 = 0
+    /// A correction of this device's made further ahead of the wall clock than a new one
+    /// follows (`newCorrection`): its `made_ms`, for the status; logged once.
+    var correctionAheadMs: Int64?
+    /// What is wrong with the history folder itself (months left at its top), set at start.
+    var folderProblem: String? {
+        didSet { problemChanged(problem) }
+    }
+    /// Intervals this daemon's Delete calls removed, by the delete's record id: what an Undo
+    /// of one replies with when the interval's line is gone (pruned). In memory only.
+    var deletedIntervals: [String: Interval] = [:]
 
     // Reading's.
     /// Files already logged as holding bad lines: logged once each.
@@ -115,6 +125,10 @@ final class HistoryJournal: @unchecked Sendable {
         var parts: [String] = []
         if let writeProblem { parts.append(writeProblem) }
         if let listingProblem { parts.append(listingProblem) }
+        if let folderProblem { parts.append(folderProblem) }
+        if let correctionAheadMs {
+            parts.append("a correction is dated \(UTCTime.text(correctionAheadMs)), ahead of the clock: new ones are dated now and may lose to it")
+        }
         if let damaged = corrections?.damagedLines, damaged > 0 {
             parts.append("\(damaged) damaged correction line\(damaged == 1 ? "" : "s") skipped")
         }
@@ -132,6 +146,13 @@ final class HistoryJournal: @unchecked Sendable {
         let opened = try openDirectory()
         directory = opened
         return opened
+    }
+
+    func noteCorrectionAhead(_ madeMs: Int64, now: Int64) {
+        guard correctionAheadMs != madeMs else { return }
+        correctionAheadMs = madeMs
+        logger.warning("the history holds a correction of this device dated \(UTCTime.text(madeMs)), more than an hour ahead of the clock (\(UTCTime.text(now))): new corrections are dated now, and lose to it should they correct the same interval")
+        problemChanged(problem)
     }
 
     func unreadable(_ month: HistoryMonth, _ reason: String) {

@@ -47,7 +47,15 @@ struct HistoryLayout {
         let device = try deviceFolder(in: root, path: path)
         do throws(Errno) {
             try writeDeviceFile(in: device)
-            guard !marked else { return device }
+        } catch {
+            // Only a description for other devices' readers: never what blocks writing.
+            logger.error("cannot write \(path)/\(deviceID)/\(Self.deviceFileName): \(error); tried again at the next start")
+        }
+        do throws(Errno) {
+            guard !marked else {
+                warnOfMonthsLeft(in: root, path: path)
+                return device
+            }
             let complete = try migrate(from: root, to: device, path: path)
             guard complete else { return device }
             try replace(Self.markerName, in: root, with: Array(#"{"format":2}"#.utf8) + [UInt8(ascii: "\n")])
@@ -55,7 +63,7 @@ struct HistoryLayout {
             return device
         } catch {
             device.close()
-            throw Refusal(description: "cannot prepare the history folder \(path): \(error)")
+            throw Refusal(description: "cannot prepare the history folder \(path): \(error)", errno: error)
         }
     }
 
@@ -160,7 +168,11 @@ struct HistoryLayout {
                 try root.move(name, to: device, as: name)
                 moved.append(name)
             } catch where error == .exists {
-                if try sameContent(name, root, device) {
+                if let status = try root.status(of: name), status.kind != .regular {
+                    // A link or other thing with a month's name: nothing to compare (ELOOP).
+                    logger.error("\(path)/\(name) is not a regular file (\(status.kind)) and \(path)/\(deviceID)/\(name) exists: neither is changed; the device folder's is read. Remove the first, then restart")
+                    left.append(name)
+                } else if try sameContent(name, root, device) {
                     try root.remove(name)
                     logger.notice("\(path)/\(name) was already in the device folder \(deviceID)/ with the same content: the copy at the top removed")
                 } else {
@@ -175,6 +187,14 @@ struct HistoryLayout {
             logger.notice("moved the history's \(moved.joined(separator: ", ")) into its device folder \(path)/\(deviceID)/ (history format 2); nothing in them changed")
         }
         return left.isEmpty
+    }
+
+    /// Months at the top of a folder already in format 2 (written there by a release before,
+    /// run again): never read; said at start, with what to do.
+    private func warnOfMonthsLeft(in root: DirectoryDescriptor, path: String) {
+        guard let months = try? root.entries().compactMap(HistoryMonth.init(fileName:)).sorted(), !months.isEmpty else { return }
+        let names = months.map(\.fileName).joined(separator: ", ")
+        logger.warning("\(path) holds \(names) at its top, which format 2 does not read (an older stopwatchd wrote them): stop stopwatchd, append their lines to the same files in \(path)/\(deviceID)/, remove them, and start it again")
     }
 
     private func sameContent(_ name: String, _ a: DirectoryDescriptor, _ b: DirectoryDescriptor) throws(Errno) -> Bool {

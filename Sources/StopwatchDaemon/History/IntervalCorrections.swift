@@ -25,7 +25,7 @@ struct IntervalCorrections {
             id: IntervalIdentity.random(), name: name, startMs: startMs, endMs: endMs, elapsedMs: endMs &- startMs, note: note
         )
         try check(interval, excluding: nil)
-        journal.append(journal.newCorrection(.form(.track, id: interval.id, interval: interval)))
+        try journal.append(journal.newCorrection(.form(.track, id: interval.id, interval: interval)))
         return reply(interval)
     }
 
@@ -38,35 +38,54 @@ struct IntervalCorrections {
         }
         if let start = try time(call, "start_ms") { amended.startMs = start }
         if let end = try time(call, "end_ms") { amended.endMs = end }
-        if let note = try note(call) { amended.note = note }
+        // The one place an empty note means something: "" removes it (SPEC §3; null: unchanged).
+        if case .string("")? = call.parameters["note"] {
+            amended.note = nil
+        } else if let note = try note(call) {
+            amended.note = note
+        }
         let timesChanged = amended.startMs != current.startMs || amended.endMs != current.endMs
         if timesChanged { amended.elapsedMs = (amended.endMs ?? amended.startMs) &- amended.startMs }
         if timesChanged || amended.name != current.name {
             try check(amended, excluding: id)
         }
-        journal.append(journal.newCorrection(.form(.amend, id: id, interval: amended)))
+        // Nothing to change: nothing written (an undo step that would do nothing).
+        guard amended != current else { return reply(current) }
+        try journal.append(journal.newCorrection(.form(.amend, id: id, interval: amended)))
         return reply(amended)
     }
 
     func delete(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
         let (id, current) = try existing(call)
-        journal.append(journal.newCorrection(.form(.delete, id: id, interval: nil)))
+        let correction = journal.newCorrection(.form(.delete, id: id, interval: nil))
+        try journal.append(correction)
+        journal.deletedIntervals[correction.record] = current
         return reply(current)
     }
 
+    /// Takes back this device's latest correction not undone. The reply is worked out
+    /// before the record is written (reading a month may fail: then nothing is undone), so
+    /// that a reply, and only a reply, means an undo on disk.
     func undo(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
-        guard let (record, form) = try journal.correctionIndex().latestUndoable() else { throw .nothingToUndo }
-        // As it was when the record was made, should nothing else give it a form after.
-        let before = form.interval
-        journal.append(journal.newCorrection(.undo(record: record)))
+        let index = try journal.correctionIndex()
+        guard let (record, form) = index.latestUndoable() else { throw .nothingToUndo }
+        let correction = journal.newCorrection(.undo(record: record))
+        var afterwards = index
+        afterwards.add(correction, device: journal.deviceID, place: Int.max, isOwn: true)
+        // The interval as the record made it (a delete's: as the Delete replied with it, while
+        // this daemon remembers), should nothing else give it a form after.
+        let before = form.interval ?? journal.deletedIntervals[record]
         let id = form.intervalID
         let after: Interval?
-        if let counting = try journal.correctionIndex().counting[id] {
+        if let counting = afterwards.counting[id] {
             after = counting.interval ?? before
         } else {
             // No record sets its form now: its original line, or, tracked, the interval it was.
             after = try journal.originalInterval(id) ?? before
         }
+        try journal.append(correction)
+        // Only when nothing is known of it any more (a delete made before a restart, undone
+        // after its line was pruned): the id alone.
         var interval = after ?? Interval(id: id, name: "", startMs: 0, endMs: 0, elapsedMs: 0)
         interval.id = id
         interval.device = journal.deviceName
@@ -136,7 +155,7 @@ struct IntervalCorrections {
         switch call.parameters[key] {
         case nil, .null?: return nil
         case .int(let value)? where (0...Interval.latestMs).contains(value): return value
-        case .int?: throw .invalidInterval("\(key) \(call.parameters[key].map { "\($0)" } ?? "") is out of range: give a time from \(UTCTime.text(0)) to the year 9999")
+        case .int(let value)?: throw .invalidInterval("\(key) \(value) is out of range: give a time from \(UTCTime.text(0)) to the year 9999")
         default: throw .invalidParameter(key)
         }
     }

@@ -28,6 +28,13 @@ final class StopwatchRegistry {
     private let makeUseCase: (StopWatchSnapshot) -> StopWatchUseCase
     /// The server's queue, where watchers are told of updates.
     private let queue: DispatchQueue
+    /// The id of each counting stopwatch's counting interval (SPEC §3: an interval has its id
+    /// from its start, shown by History while it counts and written at its end). Kept here,
+    /// by the daemon, beside the stopwatch rather than in the core's snapshot, which knows
+    /// nothing of the history; the state store writes it in the stopwatch's file
+    /// (`interval_id`), and the restore puts it back. Set by `StopwatchService` when an
+    /// interval begins, cleared when it ends or the stopwatch is removed.
+    private var intervalIDs: [StopwatchKey: String] = [:]
 
     init(limit: Int, queue: DispatchQueue, makeUseCase: @escaping (StopWatchSnapshot) -> StopWatchUseCase) {
         self.limit = limit
@@ -79,11 +86,22 @@ final class StopwatchRegistry {
         entries[StopwatchKey(name)] = entry.fanOut == nil && !entry.isCreated ? nil : entry
     }
 
+    /// The id of `name`'s counting interval, if it counts.
+    func intervalID(of name: String) -> String? {
+        intervalIDs[StopwatchKey(name)]
+    }
+
+    /// Sets (nil: clears) the id of `name`'s counting interval.
+    func setIntervalID(_ id: String?, of name: String) {
+        intervalIDs[StopwatchKey(name)] = id
+    }
+
     /// Deletes `name`. Its watchers stay, are told `removed`, and from then on watch a
     /// stopwatch never started in its place. Returns whether it existed.
     @discardableResult
     func remove(_ name: String) -> Bool {
         guard let entry = entries[StopwatchKey(name)], entry.isCreated else { return false }
+        intervalIDs[StopwatchKey(name)] = nil
         createdCount -= 1
         // Its tick timer goes with it, once nothing subscribes (the fan-out lets go below).
         if let fanOut = entry.fanOut {

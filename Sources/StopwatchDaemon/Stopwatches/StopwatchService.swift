@@ -406,6 +406,14 @@ final class StopwatchService {
         if before.endsInterval(goingTo: after) {
             // A stop in the past: where it paused, on its own clock, is where the interval ends.
             recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) })
+            registry.setIntervalID(nil, of: name)
+        }
+        // An interval begins (a start, a toggle, a countdown, a resume): its id from now on,
+        // saved with it, shown by History while it counts and written at its end.
+        if !after.state.isCounting {
+            registry.setIntervalID(nil, of: name)
+        } else if registry.intervalID(of: name) == nil {
+            registry.setIntervalID(IntervalIdentity.random(), of: name)
         }
         if order == .beforeTelling { storage.save(name, after) }
         changed()
@@ -470,15 +478,15 @@ final class StopwatchService {
 
     /// Appends the counting interval `snapshot` is in to the history, ending now, or for a
     /// stop dated in the past, `ended.at.ago` before now at wall-clock `ended.at.atMs`, where
-    /// its own clock read `ended.reading` (nil: `ago` before now). Its id is left empty: the
-    /// journal gives it one.
+    /// its own clock read `ended.reading` (nil: `ago` before now), with the id it has had
+    /// since it began (`StopwatchRegistry`'s table).
     private func recordInterval(_ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil) {
         let endMs = ended?.at.atMs ?? wallClock.nowMilliseconds()
         guard let history,
             let interval = openInterval(name, snapshot, wallNow: endMs, ago: ended?.at.ago ?? .zero, endReading: ended?.reading)
         else { return }
         history.append(Interval(
-            name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
+            id: registry.intervalID(of: name) ?? "", name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
             note: interval.note
         ))
     }
@@ -505,7 +513,10 @@ final class StopwatchService {
         let elapsedMs = milliseconds(elapsed)
         let spanMs = snapshot.intervalStartBoot.map { milliseconds(max(instant.boot - ago - $0, elapsed)) } ?? elapsedMs
         let (start, overflow) = wallNow.subtractingReportingOverflow(spanMs)
-        return Interval(name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs, note: snapshot.note)
+        return Interval(
+            id: registry.intervalID(of: name) ?? "", name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs,
+            note: snapshot.note
+        )
     }
 
     private func history(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {

@@ -28,6 +28,12 @@ final class StateStore: @unchecked Sendable {
     private let retryInterval: Duration
     /// What to write for a name whose last write failed, when trying again.
     private let currentSnapshot: (String) -> StopWatchSnapshot?
+    /// The id of a counting stopwatch's counting interval (`StopwatchRegistry`'s table),
+    /// written in its file as `interval_id`.
+    private let currentIntervalID: (String) -> String?
+    /// The interval ids `load` read, until the restore takes them (`takeRestoredIntervalIDs`);
+    /// what a save during `load` writes meanwhile.
+    private var restoredIntervalIDs: [StopwatchKey: String] = [:]
     /// Told when writing starts failing (why), and when it works again (nil).
     private let problemChanged: (String?) -> Void
     /// Called once every change handed over so far is on disk, `saveSoon`'s included, after
@@ -64,6 +70,7 @@ final class StateStore: @unchecked Sendable {
     ///     `stopwatches/`.
     ///   - currentSnapshot: what stopwatch `name` is now (nil: removed), for writing again
     ///     what failed to be written.
+    ///   - currentIntervalID: the id of stopwatch `name`'s counting interval, if it counts.
     ///   - problemChanged: told why writing fails, when it starts, and nil when it works again.
     init(
         directory stateDirectory: String,
@@ -71,6 +78,7 @@ final class StateStore: @unchecked Sendable {
         logger: Logger,
         queue: DispatchQueue,
         currentSnapshot: @escaping (String) -> StopWatchSnapshot?,
+        currentIntervalID: @escaping (String) -> String? = { _ in nil },
         problemChanged: @escaping (String?) -> Void,
         retryInterval: Duration = .seconds(5),
         trust: DirectoryTrust = .currentProcess,
@@ -84,6 +92,7 @@ final class StateStore: @unchecked Sendable {
         self.retryInterval = retryInterval
         self.clocks = clocks
         self.currentSnapshot = currentSnapshot
+        self.currentIntervalID = currentIntervalID
         self.problemChanged = problemChanged
     }
 
@@ -122,6 +131,9 @@ final class StateStore: @unchecked Sendable {
         }
         defer { if !isLocked { stopwatches.close() } }
         let restored = try reader.readAll(in: stopwatches, removingLeftovers: isLocked, at: clocks())
+        for stopwatch in restored {
+            if let id = stopwatch.intervalID, stopwatch.snapshot.state.isCounting { restoredIntervalIDs[StopwatchKey(stopwatch.name)] = id }
+        }
         for stopwatch in restored where stopwatch.legacyFile == nil && StopwatchFileName.legacyOf(stopwatch.name) != nil {
             ownedLongNameFiles.insert(StopwatchKey(stopwatch.name))
         }
@@ -138,6 +150,22 @@ final class StateStore: @unchecked Sendable {
             logger.info("\(legacy.count) stopwatch file\(legacy.count == 1 ? "" : "s") of a long name renamed from an earlier release's FNV-1a name")
         }
         return restored.map { ($0.name, $0.snapshot) }
+    }
+
+    /// The interval ids of the counting stopwatches `load` read (`interval_id`), by name,
+    /// for the restore to put in the registry; forgotten here then.
+    func takeRestoredIntervalIDs() -> [StopwatchKey: String] {
+        defer { restoredIntervalIDs = [:] }
+        return restoredIntervalIDs
+    }
+
+    /// The record `name`'s file holds for `snapshot`, its counting interval's id with it.
+    private func record(_ name: String, _ snapshot: StopWatchSnapshot, at now: ClockReading) -> StopwatchRecord {
+        var record = StopwatchRecord(name: name, snapshot: snapshot, at: now)
+        if snapshot.state.isCounting {
+            record.intervalID = currentIntervalID(name) ?? restoredIntervalIDs[StopwatchKey(name)]
+        }
+        return record
     }
 
     /// Opens `history/` in the state directory to write, once it is open and locked (tried
@@ -212,7 +240,7 @@ final class StateStore: @unchecked Sendable {
                 alone.append(name)
                 continue
             }
-            let record = StopwatchRecord(name: name, snapshot: snapshot, at: now)
+            let record = record(name, snapshot, at: now)
             files.append((StopwatchFileName.of(name), record.serialized, StopwatchFileName.temporary(of: name)))
             together.append(name)
         }
@@ -288,7 +316,7 @@ final class StateStore: @unchecked Sendable {
             (try? reader.recordedName(in: legacyFile, of: stopwatches))?.utf8.elementsEqual(name.utf8) == true ? legacyFile : nil
         }
         if let snapshot {
-            let record = StopwatchRecord(name: name, snapshot: snapshot, at: clocks())
+            let record = record(name, snapshot, at: clocks())
             try stopwatches.replaceAtomically(file, with: record.serialized, through: StopwatchFileName.temporary(of: name))
             if let legacyFile {
                 // Left if this fails: the next start reads `file` and moves the other aside.

@@ -65,6 +65,10 @@ package struct StopwatchRecord: Equatable, Sendable {
     package var originAwake: Duration?
     /// While counting: the note of its counting interval.
     package var note: String?
+    /// While counting: its counting interval's id (`interval_id`, 16 hex digits), the one
+    /// History shows and the stop writes; absent in files of earlier versions. The daemon's
+    /// (`StopwatchRegistry`'s table), not the core's: set by the state store, not by `init`.
+    package var intervalID: String?
     /// While counting and skipping sleep: when its counting interval began, on the boot clock
     /// and on the wall clock, and when its latest lap was taken on the boot clock (if known).
     package var intervalStartBoot: Duration?
@@ -276,6 +280,7 @@ package struct StopwatchRecord: Equatable, Sendable {
             if let intervalStart { object["interval_start_ns"] = .int(intervalStart.nanoseconds) }
             if let originAwake { object["origin_awake_ns"] = .int(originAwake.nanoseconds) }
             if let note { object["note"] = .string(note) }
+            if let intervalID { object["interval_id"] = .string(intervalID) }
             if let intervalStartBoot { object["interval_start_boot_ns"] = .int(intervalStartBoot.nanoseconds) }
             if let intervalStartWall { object["interval_start_wall_ns"] = .int(intervalStartWall.nanoseconds) }
             if let latestLapBoot { object["lap_boot_ns"] = .int(latestLapBoot.nanoseconds) }
@@ -351,6 +356,11 @@ package struct StopwatchRecord: Equatable, Sendable {
             case nil, .null?: break
             case .string(let note)? where IntervalNote.isValid(note): self.note = note
             default: throw MalformedMessage("note is not a valid note (\(IntervalNote.rule))")
+            }
+            switch object["interval_id"] {
+            case nil, .null?: break
+            case .string(let id)? where IntervalID.isValid(id): intervalID = id
+            default: throw MalformedMessage("interval_id is not 16 lowercase hex digits")
             }
         }
         switch object["counts_sleep"] {

@@ -222,6 +222,8 @@ struct CommandLineOptions {
             let hint = word == .stop ? ": a note goes with the start of an interval ('swctl amend @1 --note TEXT' adds one after)" : ""
             throw UsageError("--note goes with start, toggle, track and amend\(hint)")
         }
+        // The one place an empty note means something: amend removes the note with it.
+        if note == "", word != .amend { throw UsageError("--note takes \(IntervalNote.rule)") }
         if newName != nil || start != nil || end != nil, word != .amend { throw UsageError("--name, --start and --end go with amend") }
         if waitFor != nil || waitTimeout != nil, word != .wait { throw UsageError("--for and --timeout go with wait") }
         // Not a `Set`: `Set<Command.Word>`'s metadata and the search for its `Hashable`

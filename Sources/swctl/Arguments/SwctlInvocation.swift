@@ -72,6 +72,7 @@ package struct SwctlInvocation: Equatable, Sendable {
                            add an interval of NAME from FROM to TO (WHENs) to the history
           amend INTERVAL [--name NAME] [--start WHEN] [--end WHEN] [--note TEXT]
                            correct an ended interval: what is given changes
+                           (--note "" removes its note)
           delete INTERVAL  remove an ended interval from the history
           undo             take back the latest track, amend or delete (again: the one
                            before it)
@@ -209,7 +210,8 @@ package struct SwctlInvocation: Equatable, Sendable {
                 }
             case "--note":
                 let text = try value()
-                guard IntervalNote.isValid(text) else { throw UsageError("--note takes \(IntervalNote.rule)") }
+                // Empty: amend's way to remove a note (refused for the others in `check`).
+                guard text.isEmpty || IntervalNote.isValid(text) else { throw UsageError("--note takes \(IntervalNote.rule)") }
                 options.note = text
             case "--name":
                 let text = try value()

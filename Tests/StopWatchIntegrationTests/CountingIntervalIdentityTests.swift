@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import StopwatchProtocol
+import Testing
+import Varlink
+
+/// A counting interval has its id from its start: History shows it while it counts, the
+/// stopwatch's file keeps it across a `kill -9`, and the stop writes the same id. And one
+/// `--history-dir` is never written by two daemons as the same device.
+@Suite("the counting interval's id, and the device folder's lock, against the daemon")
+struct CountingIntervalIdentityTests {
+    let directory: TestDirectory
+    static let deviceID = "0123456789abcdef0123456789abcdef"
+
+    init() throws {
+        directory = try TestDirectory()
+    }
+
+    func start(_ socket: String? = nil, _ arguments: [String] = []) throws -> DaemonProcess {
+        try DaemonProcess(socket: socket ?? directory.socket, arguments: ["--device-id", Self.deviceID] + arguments)
+    }
+
+    /// The whole History, streamed.
+    func history(_ socket: String) throws -> [Interval] {
+        let connection = try RawConnection(socket)
+        try connection.call("io.stopwatchd.History", "{}", more: true)
+        var intervals: [Interval] = []
+        while let reply = try connection.reply() {
+            guard case .object(let parameters)? = reply["parameters"], case .array(let items)? = parameters["intervals"] else {
+                throw Errno(EPROTO)
+            }
+            intervals += try items.map { try Interval(json: $0) }
+            if reply["continues"] != .bool(true) { return intervals }
+        }
+        throw Errno(ETIMEDOUT)
+    }
+
+    func call(_ socket: String, _ method: String, _ parameters: String) throws -> JSONObject {
+        let connection = try RawConnection(socket)
+        try connection.call("io.stopwatchd." + method, parameters)
+        guard let reply = try connection.reply() else { throw Errno(ETIMEDOUT) }
+        return reply
+    }
+
+    @Test("the id History shows while an interval counts is the id of that interval in the history after the stop, across a kill -9 and a restart")
+    func idFromStartAcrossKill() throws {
+        var daemon = try start()
+        _ = try call(daemon.socket, "Start", #"{"name":"work"}"#)
+        let counting = try #require(try history(daemon.socket).first { $0.name == "work" && $0.endMs == nil })
+        #expect(IntervalID.isValid(counting.id), "\(counting)")
+        // The same on a second look: it is the interval's, not made for the reply.
+        #expect(try history(daemon.socket).first { $0.endMs == nil }?.id == counting.id)
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        daemon = try start()
+        #expect(try history(daemon.socket).first { $0.endMs == nil }?.id == counting.id)
+        _ = try call(daemon.socket, "Stop", #"{"name":"work"}"#)
+        let ended = try history(daemon.socket)
+        #expect(ended.map(\.id) == [counting.id] && ended.first?.endMs != nil, "\(ended)")
+        // A new interval: a new id.
+        _ = try call(daemon.socket, "Start", #"{"name":"work"}"#)
+        let next = try #require(try history(daemon.socket).first { $0.endMs == nil })
+        #expect(next.id != counting.id && IntervalID.isValid(next.id))
+        _ = daemon
+    }
+
+    @Test("a second daemon (another state directory) given the same --history-dir and device id refuses to start, naming the held lock; the first goes on")
+    func sharedHistoryDirectoryLocked() throws {
+        let shared = directory.path + "/shared-history"
+        let first = try start(nil, ["--history-dir", shared])
+        let otherSocket = directory.path + "/other/stopwatchd.sock"
+        try FileManager.default.createDirectory(atPath: directory.path + "/other", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let second = try DaemonProcess(socket: otherSocket, arguments: ["--device-id", Self.deviceID, "--history-dir", shared], waitUntilReady: false)
+        #expect(second.waitForExit().map { $0 != 0 } == true)
+        #expect(second.readLog().contains("another stopwatchd writes the device folder"), "\(second.readLog())")
+        _ = try call(first.socket, "Start", #"{"name":"still"}"#)
+        #expect(try history(first.socket).contains { $0.name == "still" })
+    }
+
+    @Test("--history-dir: a missing folder is created (0700) and written; one writable by others is refused at start, with a message; months left in the state directory's history/ are named in a warning")
+    func historyDirectoryEndToEnd() throws {
+        let made = directory.path + "/made/history"
+        // Months of a history kept in the state directory before.
+        let oldHistory = DaemonProcess.stateDirectory(for: directory.socket) + "/history"
+        try FileManager.default.createDirectory(atPath: oldHistory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        #expect(chmod(DaemonProcess.stateDirectory(for: directory.socket), 0o700) == 0)
+        try #"{"name":"tea","start_ms":1790000000000,"end_ms":1790000600000,"elapsed_ms":600000}"#.appending("\n")
+            .write(toFile: oldHistory + "/2026-09.jsonl", atomically: false, encoding: .utf8)
+        let daemon = try start(nil, ["--history-dir", made])
+        _ = try call(daemon.socket, "Start", #"{"name":"work"}"#)
+        _ = try call(daemon.socket, "Stop", #"{"name":"work"}"#)
+        #expect(try history(daemon.socket).map(\.name) == ["work"])
+        var info = stat()
+        #expect(stat(made, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(FileManager.default.fileExists(atPath: made + "/stopwatchd-history.json"))
+        #expect(daemon.readLog().contains("2026-09.jsonl") && daemon.readLog().contains("is not read nor moved"), "\(daemon.readLog())")
+        #expect(daemon.stop(SIGTERM) == 0)
+        let open = directory.path + "/open-history"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: false)
+        #expect(chmod(open, 0o777) == 0)
+        let refused = try DaemonProcess(socket: directory.socket, arguments: ["--device-id", Self.deviceID, "--history-dir", open], waitUntilReady: false)
+        #expect(refused.waitForExit().map { $0 != 0 } == true)
+        #expect(refused.readLog().contains("refusing the history folder"), "\(refused.readLog())")
+    }
+}
