@@ -104,25 +104,14 @@ final class HistoryFolder: @unchecked Sendable {
     func openDeviceFolder() throws(Errno) -> DirectoryDescriptor {
         let root = try openRoot()
         defer { root.close() }
-        if !prepared {
-            do throws(HistoryLayout.Refusal) {
-                let device = try layout.prepare(root, path: path)
-                prepared = true
-                do throws(HistoryLayout.Refusal) {
-                    try lockedOnce(root: root)
-                } catch {
-                    device.close()
-                    throw error
-                }
-                return device
-            } catch {
-                if let errno = error.errno { throw errno }
-                layout.logger.error("\(error)")
-                throw Errno(EPERM)
-            }
-        }
         do throws(HistoryLayout.Refusal) {
-            let device = try layout.deviceFolder(in: root, path: path)
+            let device: DirectoryDescriptor
+            if prepared {
+                device = try layout.deviceFolder(in: root, path: path)
+            } else {
+                device = try layout.prepare(root, path: path)
+                prepared = true
+            }
             do throws(HistoryLayout.Refusal) {
                 try lockedOnce(root: root)
             } catch {
