@@ -21,19 +21,8 @@ struct CountingIntervalIdentityTests {
         try DaemonProcess(socket: socket ?? directory.socket, arguments: ["--device-id", Self.deviceID] + arguments)
     }
 
-    /// The whole History, streamed.
     func history(_ socket: String) throws -> [Interval] {
-        let connection = try RawConnection(socket)
-        try connection.call("io.stopwatchd.History", "{}", more: true)
-        var intervals: [Interval] = []
-        while let reply = try connection.reply() {
-            guard case .object(let parameters)? = reply["parameters"], case .array(let items)? = parameters["intervals"] else {
-                throw Errno(EPROTO)
-            }
-            intervals += try items.map { try Interval(json: $0) }
-            if reply["continues"] != .bool(true) { return intervals }
-        }
-        throw Errno(ETIMEDOUT)
+        try RawConnection.streamedHistory(socket)
     }
 
     func call(_ socket: String, _ method: String, _ parameters: String) throws -> JSONObject {

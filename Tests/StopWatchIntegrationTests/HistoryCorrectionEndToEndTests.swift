@@ -41,19 +41,8 @@ struct HistoryCorrectionEndToEndTests {
         return try? Interval(json: json)
     }
 
-    /// The whole History, streamed.
     func streamedHistory(_ socket: String) throws -> [Interval] {
-        let connection = try RawConnection(socket)
-        try connection.call("io.stopwatchd.History", "{}", more: true)
-        var intervals: [Interval] = []
-        while let reply = try connection.reply() {
-            guard case .object(let parameters)? = reply["parameters"], case .array(let items)? = parameters["intervals"] else {
-                throw Errno(EPROTO)
-            }
-            intervals += try items.map { try Interval(json: $0) }
-            if reply["continues"] != .bool(true) { return intervals }
-        }
-        throw Errno(ETIMEDOUT)
+        try RawConnection.streamedHistory(socket)
     }
 
     @Test("Track, Amend, Delete and Undo through varlink, then kill -9 and a restart: the same History")

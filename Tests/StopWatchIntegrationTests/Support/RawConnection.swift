@@ -99,3 +99,21 @@ extension JSONObject {
         parameters["stopwatch"].flatMap { try? Stopwatch(json: $0) }
     }
 }
+
+extension RawConnection {
+    /// The whole `History` of the daemon on `socket`, streamed with `more` on a connection
+    /// of its own.
+    static func streamedHistory(_ socket: String) throws -> [Interval] {
+        let connection = try RawConnection(socket)
+        try connection.call("io.stopwatchd.History", "{}", more: true)
+        var intervals: [Interval] = []
+        while let reply = try connection.reply() {
+            guard case .object(let parameters)? = reply["parameters"], case .array(let items)? = parameters["intervals"] else {
+                throw Errno(EPROTO)
+            }
+            intervals += try items.map { try Interval(json: $0) }
+            if reply["continues"] != .bool(true) { return intervals }
+        }
+        throw Errno(ETIMEDOUT)
+    }
+}
