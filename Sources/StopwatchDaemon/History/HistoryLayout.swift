@@ -59,7 +59,9 @@ struct HistoryLayout {
             let complete = try migrate(from: root, to: device, path: path)
             guard complete else { return device }
             try replace(Self.markerName, in: root, with: Array(#"{"format":2}"#.utf8) + [UInt8(ascii: "\n")])
-            logger.info("the history folder \(path) is in format 2 now (\(Self.markerName) written)")
+            // No news at a first start (the Quick start's terminal shows every line); a move of
+            // the last release's months is told by `migrate`.
+            logger.debug("the history folder \(path) is in format 2 now (\(Self.markerName) written)")
             return device
         } catch {
             device.close()
