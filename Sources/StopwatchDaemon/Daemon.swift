@@ -429,19 +429,28 @@ package enum Daemon {
         let start = ContinuousClock.now
         let restored = try store.load()
         var dropped: [String] = []
+        var givenIDs: [String] = []
         let intervalIDs = store.takeRestoredIntervalIDs()
         for (name, snapshot) in restored {
             do {
                 _ = try registry.create(name, from: snapshot)
                 // A counting one's interval keeps its id; one from a file of an earlier
-                // version (none kept) gets one now, written with its next save.
+                // version (none kept, or a bad one) gets one now.
                 if snapshot.state.isCounting {
-                    registry.setIntervalID(intervalIDs[StopwatchKey(name)] ?? IntervalIdentity.random(), of: name)
+                    if let id = intervalIDs[StopwatchKey(name)] {
+                        registry.setIntervalID(id, of: name)
+                    } else {
+                        registry.setIntervalID(IntervalIdentity.random(), of: name)
+                        givenIDs.append(name)
+                    }
                 }
             } catch {
                 dropped.append(name)
             }
         }
+        // Saved now, not at the stopwatch's next change: a restart before that would give
+        // the interval History showed another id.
+        store.saveSoon(givenIDs)
         if !dropped.isEmpty {
             logger.warning("over the limit of \(registry.limit) stopwatches: not loaded \(dropped.joined(separator: ", ")) (their files are kept)")
         }

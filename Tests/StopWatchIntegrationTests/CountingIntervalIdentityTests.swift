@@ -53,6 +53,31 @@ struct CountingIntervalIdentityTests {
         _ = daemon
     }
 
+    @Test("a counting stopwatch whose file has no interval_id (an earlier version's) keeps the id it is given at the restore across a kill -9")
+    func idGivenAtRestoreIsSaved() throws {
+        var daemon = try start()
+        _ = try call(daemon.socket, "Start", #"{"name":"work"}"#)
+        #expect(daemon.stop(SIGTERM) == 0)
+        // The file as an earlier version wrote it: the same, without interval_id.
+        let stopwatches = DaemonProcess.stateDirectory(for: directory.socket) + "/stopwatches"
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: stopwatches).first {
+            (try? String(contentsOfFile: stopwatches + "/" + $0, encoding: .utf8))?.contains(#""name":"work""#) == true
+        })
+        let path = stopwatches + "/" + file
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let stripped = text.replacingOccurrences(of: #",?"interval_id":"[0-9a-f]{16}""#, with: "", options: .regularExpression)
+        #expect(stripped != text && !stripped.contains("interval_id"), "\(text)")
+        try stripped.write(toFile: path, atomically: false, encoding: .utf8)
+        daemon = try start()
+        let given = try #require(try history(daemon.socket).first { $0.name == "work" && $0.endMs == nil }?.id)
+        #expect(IntervalID.isValid(given))
+        #expect(Deadline.wait { (try? String(contentsOfFile: path, encoding: .utf8))?.contains(given) == true })
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        daemon = try start()
+        #expect(try history(daemon.socket).first { $0.name == "work" && $0.endMs == nil }?.id == given)
+        _ = daemon
+    }
+
     @Test("a second daemon (another state directory) given the same --history-dir and device id refuses to start, naming the held lock; the first goes on")
     func sharedHistoryDirectoryLocked() throws {
         let shared = directory.path + "/shared-history"
