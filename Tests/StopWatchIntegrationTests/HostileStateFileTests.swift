@@ -15,11 +15,12 @@ struct HostileStateFileTests {
         case fifo, symlinkOutside, directory, twoMebibytes, tenThousandLaps
         case transitionWallMin, transitionWallMax, transitionBootFuture, intervalStartWallZero, intervalStartWallMax
         case intervalStartWallBeyondOrigin, originAwakeMinSameBoot, originAwakeMaxSameBoot
+        case badIntervalID
 
         var testDescription: String { rawValue }
         /// Whether the file is kept and loads: the writer can produce it (or, for a stop's
         /// wall-clock time in the future, a clock set back since: taken as now).
-        var loads: Bool { self == .tenThousandLaps || self == .transitionWallMax }
+        var loads: Bool { self == .tenThousandLaps || self == .transitionWallMax || self == .badIntervalID }
     }
 
     static let hundredYears: Int64 = 3_155_760_000_000_000_000
@@ -57,6 +58,8 @@ struct HostileStateFileTests {
         case .originAwakeMinSameBoot, .originAwakeMaxSameBoot:
             let awake = hostile == .originAwakeMinSameBoot ? Int64.min : Int64.max
             try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(now.boot.nanoseconds),"origin_wall_ns":\#(now.wall.nanoseconds),"counts_sleep":false,"origin_awake_ns":\#(awake)"#))
+        case .badIntervalID:
+            try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(now.boot.nanoseconds),"origin_wall_ns":\#(now.wall.nanoseconds),"interval_id":"NOT-AN-ID""#))
         case .fifo:
             #expect(mkfifo(path, 0o600) == 0)
         case .symlinkOutside:
@@ -99,6 +102,14 @@ struct HostileStateFileTests {
             if hostile == .tenThousandLaps {
                 #expect(kept.lapsMs.count == 10_000)
                 #expect(kept.elapsedMs == Self.hundredYears / 1_000_000)
+            } else if hostile == .badIntervalID {
+                // The bad id only is dropped: the stopwatch counts on, its interval under a new
+                // id, which its file keeps.
+                #expect(kept.state == .counting)
+                let id = try #require(try RawConnection.streamedHistory(directory.socket).first { $0.name == "bad" && $0.endMs == nil }?.id)
+                #expect(IntervalID.isValid(id))
+                #expect(Deadline.wait { (try? String(contentsOfFile: stopwatches + "/bad.json", encoding: .utf8))?.contains(#""interval_id":"\#(id)""#) == true })
+                #expect(daemon.waitForLog(containing: "interval_id that is not"), "\(daemon.readLog())")
             } else {
                 #expect(kept.state == .pause && kept.elapsedMs == 0)
             }

@@ -133,6 +133,9 @@ final class StateStore: @unchecked Sendable {
         let restored = try reader.readAll(in: stopwatches, removingLeftovers: isLocked, at: clocks())
         for stopwatch in restored {
             if let id = stopwatch.intervalID, stopwatch.snapshot.state.isCounting { restoredIntervalIDs[StopwatchKey(stopwatch.name)] = id }
+            if let bad = stopwatch.ignoredIntervalID {
+                logger.warning("stopwatch \(stopwatch.name)'s file holds an interval_id that is not 16 lowercase hex digits (\(bad)): its counting interval gets a new id")
+            }
         }
         for stopwatch in restored where stopwatch.legacyFile == nil && StopwatchFileName.legacyOf(stopwatch.name) != nil {
             ownedLongNameFiles.insert(StopwatchKey(stopwatch.name))

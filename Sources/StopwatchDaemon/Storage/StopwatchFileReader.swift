@@ -33,7 +33,7 @@ struct StopwatchFileReader {
 
     /// A stopwatch read, and the file of an earlier release it was read from (a long name's,
     /// hashed with FNV-1a: `StopwatchFileName.legacyOf`), which its next save replaces.
-    typealias Restored = (name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool, legacyFile: String?, intervalID: String?)
+    typealias Restored = (name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool, legacyFile: String?, intervalID: String?, ignoredIntervalID: String?)
 
     /// Every stopwatch in `stopwatches`, by name, as it is at `now`. Temporary files, the
     /// leftovers of a crash mid-write, are removed when `removingLeftovers` (only a daemon
@@ -144,7 +144,7 @@ struct StopwatchFileReader {
                 throw MalformedMessage("it holds stopwatch '\(record.name)'")
             }
             try record.checkRange(at: now)
-            return .success((record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now), isLegacy ? file : nil, record.intervalID))
+            return .success((record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now), isLegacy ? file : nil, record.intervalID, record.ignoredIntervalID))
         } catch {
             return .failure(BadContent(reason: "\(error)"))
         }

@@ -69,6 +69,8 @@ package struct StopwatchRecord: Equatable, Sendable {
     /// History shows and the stop writes; absent in files of earlier versions. The daemon's
     /// (`StopwatchRegistry`'s table), not the core's: set by the state store, not by `init`.
     package var intervalID: String?
+    /// An `interval_id` read that is not one (as JSON), ignored: the interval gets a new id.
+    package var ignoredIntervalID: String?
     /// While counting and skipping sleep: when its counting interval began, on the boot clock
     /// and on the wall clock, and when its latest lap was taken on the boot clock (if known).
     package var intervalStartBoot: Duration?
@@ -360,7 +362,8 @@ package struct StopwatchRecord: Equatable, Sendable {
             switch object["interval_id"] {
             case nil, .null?: break
             case .string(let id)? where IntervalID.isValid(id): intervalID = id
-            default: throw MalformedMessage("interval_id is not 16 lowercase hex digits")
+            // Not worth the stopwatch: its interval gets a new id at the restore (logged).
+            case let bad?: ignoredIntervalID = String(bad.text.prefix(64))
             }
         }
         switch object["counts_sleep"] {
