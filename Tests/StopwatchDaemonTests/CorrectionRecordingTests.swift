@@ -157,8 +157,8 @@ extension HistoryCorrectionTests {
         #expect(refusal?.contains("start_ms -1 is out of range") == true, "\(refusal ?? "accepted")")
     }
 
-    @Test("a deleted id does not make a prefix ambiguous: the live interval is found; a prefix naming only a deleted one says it was deleted")
-    func deletedIDsLeavePrefixesAlone() throws {
+    @Test("a Delete retried with its prefix deletes nothing more: a deleted id still makes the prefix ambiguous, named as deleted; the full id says it was deleted")
+    func retriedDeleteByPrefixDeletesNoSecondInterval() throws {
         let f = fixture()
         let one = Interval(id: "abcdef0000000001", name: "a", startMs: Self.now - 9 * Self.hour, endMs: Self.now - 8 * Self.hour, elapsedMs: Self.hour)
         let two = Interval(id: "abcdef0000000002", name: "a", startMs: Self.now - 7 * Self.hour, endMs: Self.now - 6 * Self.hour, elapsedMs: Self.hour)
@@ -167,8 +167,11 @@ extension HistoryCorrectionTests {
         HistoryLine.encode(two, into: &bytes)
         try Data(bytes).write(to: URL(fileURLWithPath: root + "/2023-11.jsonl"))
         _ = f.reply("Delete", ["id": .string(one.id)])
-        #expect(interval(f.reply("Amend", ["id": .string("abcdef"), "note": .string("n")]))?.id == two.id)
-        _ = f.reply("Delete", ["id": .string(two.id)])
+        let retried = reason(f.call("Delete", ["id": .string("abcdef")]))
+        #expect(retried?.contains("InvalidInterval") == true, "\(retried ?? "accepted")")
+        #expect(retried?.contains("\(one.id) (deleted)") == true, "\(retried ?? "accepted")")
+        #expect(retried?.contains(two.id) == true, "\(retried ?? "accepted")")
+        #expect(fixture().historyIntervals().map(\.id) == [two.id])
         let refusal = reason(f.call("Amend", ["id": .string("abcdef0000000001"), "note": .string("n")]))
         #expect(refusal?.contains("was deleted") == true, "\(refusal ?? "accepted")")
     }

@@ -99,7 +99,7 @@ extension HistoryJournal {
         /// One interval, as it is now (`nil`: deleted), and whether a correction set that form.
         case found(id: String, interval: Interval?)
         case none
-        /// Several ids begin so.
+        /// Several ids begin so, a deleted one followed by " (deleted)".
         case ambiguous([String])
     }
 
@@ -120,14 +120,12 @@ extension HistoryJournal {
             }
         }
         for interval in unwritten { consider(interval) }
-        // A deleted id makes no prefix ambiguous: the live ones are what a user can mean;
-        // "was deleted" only when a deleted one is all the prefix names.
-        let live = found.filter { $0.value != nil }
-        let named = live.isEmpty ? found : live
-        switch named.count {
+        // A deleted id counts as any other: a Delete retried with the prefix that named it
+        // must not find the one other interval left with that prefix and delete it too.
+        switch found.count {
         case 0: return .none
-        case 1: return .found(id: named.first!.key, interval: named.first!.value)
-        default: return .ambiguous(named.keys.sorted())
+        case 1: return .found(id: found.first!.key, interval: found.first!.value)
+        default: return .ambiguous(found.sorted { $0.key < $1.key }.map { $0.value == nil ? "\($0.key) (deleted)" : $0.key })
         }
     }
 

@@ -100,10 +100,21 @@ struct IntervalCorrections {
         guard case .string(let prefix)? = call.parameters["id"], IntervalID.isValidPrefix(prefix) else {
             throw .invalidParameter("id")
         }
-        if let counting = countingIntervals().first(where: { !$0.id.isEmpty && $0.id.hasPrefix(prefix) }) {
-            throw .invalidInterval("\(counting.id) of \(counting.name) is still counting: stop it first (at a time in the past if need be)")
+        let counting = countingIntervals().filter { !$0.id.isEmpty && $0.id.hasPrefix(prefix) }
+        var lookup = try journal.lookUp(prefix)
+        // The counting interval is refused as such only when the prefix names it alone;
+        // otherwise it is one of the several the prefix names.
+        if !counting.isEmpty {
+            let countingIDs = counting.map { "\($0.id) (counting)" }
+            switch lookup {
+            case .none where counting.count == 1:
+                throw .invalidInterval("\(counting[0].id) of \(counting[0].name) is still counting: stop it first (at a time in the past if need be)")
+            case .none: lookup = .ambiguous(countingIDs)
+            case .found(let id, let interval): lookup = .ambiguous([interval == nil ? "\(id) (deleted)" : id] + countingIDs)
+            case .ambiguous(let ids): lookup = .ambiguous(ids + countingIDs)
+            }
         }
-        switch try journal.lookUp(prefix) {
+        switch lookup {
         case .none:
             throw .noSuchInterval(prefix)
         case .ambiguous(let ids):
