@@ -57,17 +57,24 @@ final class HistoryFolder: @unchecked Sendable {
         }
         defer { root.close() }
         do throws(HistoryLayout.Refusal) {
-            let device = try layout.prepare(root, path: path)
+            let device = try layout.prepare(root, path: path) { () throws(HistoryLayout.Refusal) in try lockedOnce(root: root) }
+            device.close()
             prepared = true
             if (try? root.status(of: HistoryLayout.markerName)) == nil,
                 let months = try? root.entries().compactMap(HistoryMonth.init(fileName:)).sorted(), !months.isEmpty
             {
                 monthsLeftAtTop = "\(months.map(\.fileName).joined(separator: ", ")) left at the top of \(path), differing from the device folder's (see the log)"
             }
-            try lock(device)
         } catch where error.errno != nil {
             layout.logger.error("\(error); tried again at the first write")
             startProblem = "\(error); tried again at the first write"
+            // Unprepared, but the device folder still this daemon's if it can be opened: a
+            // second daemon is refused all the same. (One that cannot be opened is locked at
+            // the first write.)
+            do throws(HistoryLayout.Refusal) {
+                try lockedOnce(root: root)
+            } catch where error.errno != nil {
+            }
         }
     }
 
@@ -108,15 +115,15 @@ final class HistoryFolder: @unchecked Sendable {
             let device: DirectoryDescriptor
             if prepared {
                 device = try layout.deviceFolder(in: root, path: path)
+                do throws(HistoryLayout.Refusal) {
+                    try lockedOnce(root: root)
+                } catch {
+                    device.close()
+                    throw error
+                }
             } else {
-                device = try layout.prepare(root, path: path)
+                device = try layout.prepare(root, path: path) { () throws(HistoryLayout.Refusal) in try lockedOnce(root: root) }
                 prepared = true
-            }
-            do throws(HistoryLayout.Refusal) {
-                try lockedOnce(root: root)
-            } catch {
-                device.close()
-                throw error
             }
             return device
         } catch {

@@ -41,32 +41,50 @@ struct HistoryLayout {
     }
 
     /// Makes the folder format 2 with this device's folder in it (see the type's comment),
-    /// and returns that folder, open. `path` names the folder in messages.
-    func prepare(_ root: DirectoryDescriptor, path: String) throws(Refusal) -> DirectoryDescriptor {
+    /// and returns that folder, open. `path` names the folder in messages. `lock` runs once
+    /// the device folder is there and before anything is changed (`device.json`, moves, the
+    /// marker): a second daemon refused by the lock changes nothing.
+    func prepare(
+        _ root: DirectoryDescriptor, path: String, lock: () throws(Refusal) -> Void
+    ) throws(Refusal) -> DirectoryDescriptor {
         let marked = try readMarker(root, path: path)
         let device = try deviceFolder(in: root, path: path)
+        do throws(Refusal) {
+            try lock()
+        } catch {
+            device.close()
+            throw error
+        }
         do throws(Errno) {
             try writeDeviceFile(in: device)
         } catch {
             // Only a description for other devices' readers: never what blocks writing.
             logger.error("cannot write \(path)/\(deviceID)/\(Self.deviceFileName): \(error); tried again at the next start")
         }
-        do throws(Errno) {
-            guard !marked else {
-                warnOfMonthsLeft(in: root, path: path)
-                return device
-            }
-            let complete = try migrate(from: root, to: device, path: path)
-            guard complete else { return device }
-            try replace(Self.markerName, in: root, with: Array(#"{"format":2}"#.utf8) + [UInt8(ascii: "\n")])
-            // No news at a first start (the Quick start's terminal shows every line); a move of
-            // the last release's months is told by `migrate`.
-            logger.debug("the history folder \(path) is in format 2 now (\(Self.markerName) written)")
+        guard !marked else {
+            warnOfMonthsLeft(in: root, path: path)
             return device
+        }
+        let migration: Migration
+        do throws(Errno) {
+            migration = try migrate(from: root, to: device, path: path)
+            if case .complete = migration {
+                try replace(Self.markerName, in: root, with: Array(#"{"format":2}"#.utf8) + [UInt8(ascii: "\n")])
+                // No news at a first start (the Quick start's terminal shows every line); a
+                // move of the last release's months is told by `migrate`.
+                logger.debug("the history folder \(path) is in format 2 now (\(Self.markerName) written)")
+            }
         } catch {
             device.close()
             throw Refusal(description: "cannot prepare the history folder \(path): \(error)", errno: error)
         }
+        guard case .cannotMove(let name, let error) = migration else { return device }
+        device.close()
+        // Not an I/O problem a retry at each write would mend: the file system moves no file
+        // between these folders (no hard link for the fallback, another mount).
+        throw Refusal(
+            description: "cannot move \(path)/\(name) into the device folder \(path)/\(deviceID)/ (\(error): the file system does not allow it); move the months YYYY-MM.jsonl at the top of \(path) into \(path)/\(deviceID)/ by hand, then start stopwatchd again"
+        )
     }
 
     /// Whether the marker is there; throws a refusal for one of another format.
@@ -154,11 +172,11 @@ struct HistoryLayout {
     }
 
     /// Moves the months of format 1 at the top of the folder into the device's folder.
-    /// True once none is left there. A month whose name the device's folder already holds
+    /// `.complete` once none is left there. A month whose name the device's folder already holds
     /// is never replaced: the same bytes (a copy a sync tool made) and the top one is
     /// removed; other bytes and both are left as they are, logged, and the folder stays
-    /// unmarked (false), so that the next start looks again; the device's own is the one read.
-    private func migrate(from root: DirectoryDescriptor, to device: DirectoryDescriptor, path: String) throws(Errno) -> Bool {
+    /// unmarked (`.monthsLeft`), so that the next start looks again; the device's own is the one read.
+    private func migrate(from root: DirectoryDescriptor, to device: DirectoryDescriptor, path: String) throws(Errno) -> Migration {
         let months = try root.entries().compactMap(HistoryMonth.init(fileName:)).sorted()
         var moved: [String] = []
         var left: [String] = []
@@ -169,6 +187,13 @@ struct HistoryLayout {
             do throws(Errno) {
                 try root.move(name, to: device, as: name)
                 moved.append(name)
+            } catch where [EPERM, EXDEV, EOPNOTSUPP].contains(error.code) {
+                // What was moved stays moved (durable below); the rest is the user's to move.
+                if !moved.isEmpty {
+                    try device.sync()
+                    try root.sync()
+                }
+                return .cannotMove(name, error)
             } catch where error == .exists {
                 if let status = try root.status(of: name), status.kind != .regular {
                     // A link or other thing with a month's name: nothing to compare (ELOOP).
@@ -188,7 +213,17 @@ struct HistoryLayout {
             try root.sync()
             logger.notice("moved the history's \(moved.joined(separator: ", ")) into its device folder \(path)/\(deviceID)/ (history format 2); nothing in them changed")
         }
-        return left.isEmpty
+        return left.isEmpty ? .complete : .monthsLeft
+    }
+
+    /// What `migrate` left.
+    private enum Migration {
+        /// No month at the top.
+        case complete
+        /// Months left at the top, differing from the device folder's (logged).
+        case monthsLeft
+        /// A month the file system would not move (`DirectoryDescriptor.move`'s error).
+        case cannotMove(String, Errno)
     }
 
     /// Months at the top of a folder already in format 2 (written there by a release before,
