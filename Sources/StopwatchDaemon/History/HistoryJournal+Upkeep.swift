@@ -9,7 +9,7 @@ extension HistoryJournal {
     /// months `--history-days` no longer keeps, and prunes again once a day.
     func start() {
         if let directory = try? directoryDescriptor() {
-            for month in months(in: directory) { cutTornLine(month, in: directory) }
+            for month in months(in: directory) { try? cutTornLine(month, in: directory) }
         }
         prune()
         guard keepDays != nil else { return }
@@ -30,14 +30,16 @@ extension HistoryJournal {
     }
 
     /// Cuts a month's last line off when it does not end in a newline (torn by a crash
-    /// mid-append). Reads only the file's tail, back to the last newline.
-    func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor) {
+    /// mid-append). Reads only the file's tail, back to the last newline. Throws when the
+    /// tail could not be read or mended (also told as the month being unreadable): nothing
+    /// may then be appended to it, or the next record would be glued to the torn line.
+    func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor) throws(Errno) {
         let file: FileDescriptor
-        do {
+        do throws(Errno) {
             file = try directory.openFile(month.fileName, [.readWrite, .noFollow, .nonBlocking])
         } catch {
             unreadable(month, "\(error)")
-            return
+            throw error
         }
         defer { file.close() }
         do throws(Errno) {
@@ -77,6 +79,7 @@ extension HistoryJournal {
             }
         } catch {
             unreadable(month, error == Errno(EINVAL) ? "not a regular file" : "\(error)")
+            throw error
         }
     }
 

@@ -47,6 +47,9 @@ extension HistoryJournal {
         } catch {
             let reason = writeProblem ?? "cannot write to the history folder: \(error)"
             if writeProblem == nil { failed(reason) }
+            // Opened again at the next write, whose open ends or cuts a line this one may
+            // have left torn (when its own cut failed too).
+            closeCurrent()
             throw .protocolError("the history cannot be written now (\(reason)); nothing was changed: try again later")
         }
         if writeProblem != nil { writtenAgain() }
@@ -59,8 +62,10 @@ extension HistoryJournal {
     /// status until a write works.
     func startedUnwritable(_ reason: String) {
         guard writeProblem == nil else { return }
+        // Already logged by the folder: said here only in the status, and retried.
         writeProblem = reason
         problemChanged(problem)
+        failed(reason)
     }
 
     private func writeUnwritten() {
@@ -152,7 +157,7 @@ extension HistoryJournal {
         } else {
             // A line left torn (a crash, a failed write whose cut failed too) is ended or cut
             // off before anything is appended: never glued to the next record.
-            cutTornLine(month, in: directory)
+            try cutTornLine(month, in: directory)
             file = try directory.openFile(month.fileName, flags, mode: 0o600)
         }
         current = (month, file)
@@ -195,8 +200,18 @@ extension HistoryJournal {
     }
 
     /// Tries the waiting intervals again (the retry timer's work; tests call it).
+    /// With nothing waiting (a refused correction, a folder unprepared at start), the problem
+    /// clears once the month's file opens again.
     func retry() {
-        guard !pending.isEmpty else { return }
-        writeUnwritten()
+        if !pending.isEmpty { return writeUnwritten() }
+        guard writeProblem != nil else { return }
+        do throws(Errno) {
+            _ = try file(for: HistoryMonth(epochMilliseconds: wallClock.nowMilliseconds()))
+            writtenAgain()
+        } catch {
+            closeCurrent()
+            directory?.close()
+            directory = nil
+        }
     }
 }
