@@ -29,7 +29,7 @@ extension HistoryCorrectionTests {
         try FileManager.default.moveItem(atPath: moved, toPath: path)
     }
 
-    @Test("a correction that cannot be written is refused with ProtocolError and changes nothing: not in History, not undoable, not written later")
+    @Test("a correction that cannot be written is refused with ProtocolError and changes nothing: not in History, not undoable, not written later; the problem clears at the retry once writing works")
     func correctionRefusedWhenUnwritable() throws {
         let f = fixture()
         let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
@@ -42,6 +42,9 @@ extension HistoryCorrectionTests {
         #expect(f.queue.sync { f.history!.problem }?.contains("cannot write") == true)
         try unblockWriting(moved)
         f.queue.sync { f.history!.retry() }
+        // Nothing was waiting, yet the retry finds writing works: the problem clears then,
+        // not only at the next write.
+        #expect(f.queue.sync { f.history!.problem } == nil)
         #expect(f.historyIntervals() == [made])
         // The undo takes back the Track: the refused Amend is no step.
         #expect(f.reply("Undo")?["undone"] == .string("track"))
@@ -79,7 +82,7 @@ extension HistoryCorrectionTests {
         #expect(f.error("Undo") == "io.stopwatchd.NothingToUndo")
     }
 
-    @Test("made_ms never goes back when the clock is set back a little (the later Amend wins), but one far ahead is not followed")
+    @Test("made_ms never goes back when the clock is set back a little (the later Amend wins), but one far ahead is not followed, except by a change of the interval it sets; Undo goes by file order, the same after a restart")
     func madeMsClamp() throws {
         let f = fixture()
         let made = try tracked(f, "work", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
@@ -100,6 +103,20 @@ extension HistoryCorrectionTests {
         #expect(try String(contentsOfFile: month, encoding: .utf8) == future + "\n")
         #expect(g.queue.sync { g.history!.problem }?.contains("ahead of the clock") == true)
         #expect(logged.withLock { $0 }.contains { $0.contains("more than an hour ahead") })
+        // An Amend of the interval the record far ahead sets is dated after it, so it counts:
+        // at once, and after a restart.
+        #expect(interval(g.reply("Amend", ["id": .string(made.id), "note": .string("fixed")]))?.note == "fixed")
+        #expect(g.historyIntervals().first { $0.id == made.id }?.note == "fixed")
+        #expect(fixture().historyIntervals().first { $0.id == made.id }?.note == "fixed")
+        // Undo goes by this device's files' order (month, then place) in memory as after a
+        // restart: the Amend, then the record far ahead, then the Track of tea (written
+        // before them in a month before theirs).
+        #expect(interval(g.reply("Undo"))?.note == "future")
+        #expect(interval(g.reply("Undo"))?.note == "second")
+        let h = fixture()
+        #expect(h.historyIntervals().first { $0.id == made.id }?.note == "second")
+        let undone = h.reply("Undo")
+        #expect(undone?["undone"] == .string("track") && interval(undone)?.id == other.id, "\(String(describing: undone))")
     }
 
     @Test("pruning forgets the corrections it removed: History shows no form from a deleted month, and Undo cannot take one back")

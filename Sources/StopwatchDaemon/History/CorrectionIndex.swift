@@ -43,9 +43,10 @@ struct CorrectionIndex: Sendable {
     private var recordsOfInterval: [String: [String]] = [:]
     /// Records taken back by an undo.
     private(set) var undone: Set<String> = []
-    /// This device's form records, in the order written: `Undo` takes back the latest of them
-    /// not yet undone.
-    private var ownRecords: [String] = []
+    /// This device's form records in its files' order (by month, then by place in the month's
+    /// file), the same whether added as appended or as read at a restart: `Undo` takes back
+    /// the latest of them not yet undone.
+    private var ownRecords: [(month: HistoryMonth, record: String)] = []
     /// For each interval id whose form a record sets, the record that counts now.
     private(set) var counting: [String: Form] = [:]
     /// The ids of `counting` as numbers: what a `History` stream asks of every line, where
@@ -64,7 +65,13 @@ struct CorrectionIndex: Sendable {
             guard forms[correction.record] == nil else { return }  // The same record twice: once.
             forms[correction.record] = Form(order: order, operation: operation, intervalID: id, interval: interval)
             recordsOfInterval[id, default: []].append(correction.record)
-            if isOwn { ownRecords.append(correction.record) }
+            if isOwn {
+                // Appended last but for a record dated in a later month (one ahead of the
+                // clock, or stamped after it: `HistoryJournal.newCorrection`).
+                let month = HistoryMonth(epochMilliseconds: correction.madeMs)
+                let after = ownRecords.lastIndex { $0.month <= month }.map { $0 + 1 } ?? 0
+                ownRecords.insert((month, correction.record), at: after)
+            }
             recount(id)
         case .undo(let record):
             guard undone.insert(record).inserted else { return }
@@ -120,7 +127,7 @@ struct CorrectionIndex: Sendable {
 
     /// This device's latest track, amend or delete not yet undone: what `Undo` takes back.
     func latestUndoable() -> (record: String, form: Form)? {
-        for record in ownRecords.reversed() where !undone.contains(record) {
+        for (_, record) in ownRecords.reversed() where !undone.contains(record) {
             if let form = forms[record] { return (record, form) }
         }
         return nil

@@ -161,6 +161,13 @@ extension HistoryJournal {
             madeMs = now
             noteCorrectionAhead(latestMadeMs, now: now)
         }
+        // A change of an interval whose counting record is dated later (ahead of the clock)
+        // is dated just after it, or it would be answered and never count: only that
+        // interval's changes follow it; at the last instant allowed, this device's later
+        // place wins the tie.
+        if case .form(_, let id, _) = change, let counting = corrections?.counting[id], counting.order.madeMs >= madeMs {
+            madeMs = min(counting.order.madeMs + 1, Interval.latestMs)
+        }
         return HistoryCorrection(record: IntervalIdentity.random(), madeMs: madeMs, change: change)
     }
 }

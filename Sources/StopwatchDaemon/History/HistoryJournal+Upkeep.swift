@@ -45,6 +45,8 @@ extension HistoryJournal {
         do throws(Errno) {
             let status = try file.status()
             guard status.kind == .regular else { throw Errno(EINVAL) }
+            // Open and regular again (it was not at an earlier try): no longer a problem.
+            if unreadableFiles.removeValue(forKey: month) != nil { problemChanged(problem) }
             guard status.size > 0 else { return }
             // The tail after the last newline, searched for no further back than a line may
             // be long: a longer one is no interval, whatever precedes it.
