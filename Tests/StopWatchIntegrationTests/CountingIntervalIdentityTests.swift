@@ -78,15 +78,24 @@ struct CountingIntervalIdentityTests {
         _ = daemon
     }
 
-    @Test("a second daemon (another state directory) given the same --history-dir and device id refuses to start, naming the held lock; the first goes on")
+    @Test("a second daemon (another state directory) given the same --history-dir and device id refuses to start, naming the held lock, having changed nothing in the folder; the first goes on")
     func sharedHistoryDirectoryLocked() throws {
         let shared = directory.path + "/shared-history"
         let first = try start(nil, ["--history-dir", shared])
         let otherSocket = directory.path + "/other/stopwatchd.sock"
         try FileManager.default.createDirectory(atPath: directory.path + "/other", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // A folder the second would prepare (unmarked, a month at its top): refused by the
+        // lock before it changes anything.
+        let marker = shared + "/stopwatchd-history.json"
+        try FileManager.default.removeItem(atPath: marker)
+        let month = #"{"name":"tea","start_ms":1790000000000,"end_ms":1790000600000,"elapsed_ms":600000}"# + "\n"
+        try month.write(toFile: shared + "/2026-09.jsonl", atomically: false, encoding: .utf8)
         let second = try DaemonProcess(socket: otherSocket, arguments: ["--device-id", Self.deviceID, "--history-dir", shared], waitUntilReady: false)
         #expect(second.waitForExit().map { $0 != 0 } == true)
         #expect(second.readLog().contains("another stopwatchd writes the device folder"), "\(second.readLog())")
+        #expect(!FileManager.default.fileExists(atPath: marker))
+        #expect(try String(contentsOfFile: shared + "/2026-09.jsonl", encoding: .utf8) == month)
+        #expect(!FileManager.default.fileExists(atPath: shared + "/" + Self.deviceID + "/2026-09.jsonl"))
         _ = try call(first.socket, "Start", #"{"name":"still"}"#)
         #expect(try history(first.socket).contains { $0.name == "still" })
     }
