@@ -193,6 +193,24 @@ extension HistoryCorrectionTests {
         #expect(refusal?.contains("was deleted") == true, "\(refusal ?? "accepted")")
     }
 
+    @Test("a prefix naming the counting interval and an ended one is ambiguous, both named; the counting one alone is refused as still counting")
+    func countingIntervalPartOfAmbiguity() throws {
+        let f = fixture()
+        _ = f.reply("Start", ["name": .string("b")])
+        let counting = try #require(f.queue.sync { f.registry.intervalID(of: "b") })
+        let prefix = String(counting.prefix(6))
+        let last = counting.last == "0" ? "1" : "0"
+        let ended = Interval(id: String(counting.dropLast()) + last, name: "a", startMs: Self.now - 9 * Self.hour, endMs: Self.now - 8 * Self.hour, elapsedMs: Self.hour)
+        var bytes: [UInt8] = []
+        HistoryLine.encode(ended, into: &bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: root + "/2023-11.jsonl"))
+        let both = reason(f.call("Amend", ["id": .string(prefix), "note": .string("n")]))
+        #expect(both?.contains("\(counting) (counting)") == true && both?.contains(ended.id) == true, "\(both ?? "accepted")")
+        #expect(both?.contains("still counting") == false, "\(both ?? "accepted")")
+        let alone = reason(f.call("Amend", ["id": .string(counting), "note": .string("n")]))
+        #expect(alone?.contains("still counting") == true, "\(alone ?? "accepted")")
+    }
+
     @Test("a month whose last line was left torn while running is cut before the next append: the record is not glued to it")
     func tornLineCutAtReopen() throws {
         let f = fixture()
