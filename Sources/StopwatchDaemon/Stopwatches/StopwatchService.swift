@@ -196,7 +196,10 @@ final class StopwatchService {
             }
             return try command(note == nil ? plain : .transition(kind, ago: .zero, note: note), call, creating: kind != .stop)
         }
+        // Read together: the instant is placed on the boot clock as of this reading, however
+        // long the checks before the command take.
         let wallNowPrecise = wallClock.now()
+        let bootAtRead = clock.now()
         let wallNow = wallNowPrecise.milliseconds
         guard atMs <= wallNow + Self.atSkewMs else {
             throw .invalidInterval("at_ms \(UTCTime.text(atMs)) is in the future: it may be at most now, \(UTCTime.text(wallNow))")
@@ -207,8 +210,8 @@ final class StopwatchService {
                 "at_ms \(UTCTime.text(atMs)) is more than 366 days ago: it may be from \(UTCTime.text(earliestMs)) to now, \(UTCTime.text(wallNow))"
             )
         }
-        let dated = DatedTransition(atMs: min(atMs, wallNow), wallNow: wallNow, wallNowPrecise: wallNowPrecise)
-        return try command(.transition(kind, ago: dated.ago, note: note), call, creating: kind != .stop, dated: dated)
+        let dated = DatedTransition(atMs: min(atMs, wallNow), wallNow: wallNow, wallNowPrecise: wallNowPrecise, bootAtRead: bootAtRead)
+        return try command(.transition(kind, ago: dated.ago(at: bootAtRead), note: note), call, creating: kind != .stop, dated: dated)
     }
 
     /// A transition dated in the past: when, and the wall clock it was measured against.
@@ -217,11 +220,17 @@ final class StopwatchService {
         let wallNow: Int64
         /// `wallNow` to the nanosecond.
         let wallNowPrecise: Duration
+        /// The boot clock, read just after the wall clock.
+        let bootAtRead: Duration
 
-        /// How long before the command it is dated: from the wall clock to the nanosecond, or
-        /// the fraction of a millisecond each command is read at would come between two dated
-        /// transitions (a start dated 09:25 and a stop dated 12:30 would be 3:04:59.999 apart).
-        var ago: Duration { max(wallNowPrecise - .milliseconds(atMs), .zero) }
+        /// How long before the boot clock's reading `boot` it is dated: from the wall clock to
+        /// the nanosecond, or the fraction of a millisecond each command is read at would come
+        /// between two dated transitions (a start dated 09:25 and a stop dated 12:30 would be
+        /// 3:04:59.999 apart); and from when the clocks were read, or the time the checks took
+        /// in between (the history's overlap, a millisecond or more) would be taken off too.
+        func ago(at boot: Duration) -> Duration {
+            max(wallNowPrecise - .milliseconds(atMs) + (boot - bootAtRead), .zero)
+        }
 
         /// The refusal of an instant earlier than `earliestAgo` before the command allows,
         /// saying the range that is allowed.
@@ -260,6 +269,11 @@ final class StopwatchService {
         }
         expireIfDue(name, useCase)
         let before = useCase.state.current
+        // Dated again as of now: the checks above took time since the clocks were read.
+        var command = command
+        if let dated, case .transition(let kind, _, let note) = command {
+            command = .transition(kind, ago: dated.ago(at: clock.now()), note: note)
+        }
         // Commands reach a stopwatch only from this queue, so the count cannot change before
         // the lap is taken.
         if command == .lap, before.state.isCounting, before.laps.count >= maximumLaps {
@@ -483,7 +497,7 @@ final class StopwatchService {
     private func recordInterval(_ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil) {
         let endMs = ended?.at.atMs ?? wallClock.nowMilliseconds()
         guard let history,
-            let interval = openInterval(name, snapshot, wallNow: endMs, ago: ended?.at.ago ?? .zero, endReading: ended?.reading)
+            let interval = openInterval(name, snapshot, wallNow: endMs, dated: ended?.at, endReading: ended?.reading)
         else { return }
         history.append(Interval(
             id: registry.intervalID(of: name) ?? "", name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
@@ -491,15 +505,16 @@ final class StopwatchService {
         ))
     }
 
-    /// The interval `snapshot` counts in, as of `wallNow` (which is `ago` before now, when its
-    /// own clock read `endReading`, by default `ago` before now on it), without an end; nil
+    /// The interval `snapshot` counts in, as of `wallNow` (for a dated stop, `dated`'s instant,
+    /// when its own clock read `endReading`, by default that long before now on it), without an end; nil
     /// when it does not count. Its start lies as far before `wallNow` as the boot clock has
     /// run since it began: the time counted for one that counts sleep, more for one that left
     /// sleep out.
     private func openInterval(
-        _ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, ago: Duration = .zero, endReading: Duration? = nil
+        _ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, dated: DatedTransition? = nil, endReading: Duration? = nil
     ) -> Interval? {
         let instant = clock.instant()
+        let ago = dated.map { $0.ago(at: instant.boot) } ?? .zero
         let end = endReading ?? snapshot.reading(at: instant) - ago
         guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: end) else {
             return nil
