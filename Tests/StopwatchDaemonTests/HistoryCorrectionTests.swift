@@ -270,4 +270,70 @@ final class HistoryCorrectionTests {
         #expect(cut.historyIntervals() == [made])
         #expect(cut.queue.sync { cut.history!.problem } == nil)
     }
+
+    /// A plain line as the daemon writes it, ending `day` days and `hour` hours into October 2023 (UTC).
+    static func line(_ id: String?, _ name: String, endDay day: Int64, hour: Int64 = 0, note: String? = nil) -> (line: String, end: Int64) {
+        let end = 1_696_118_400_000 + (day - 1) * 24 * Self.hour + hour * Self.hour
+        let start = end - Self.hour
+        var text = id.map { #"{"id":"\#($0)","# } ?? "{"
+        text += #""name":"\#(name)","start_ms":\#(start),"end_ms":\#(end),"elapsed_ms":\#(Self.hour)"#
+        if let note { text += #","note":"\#(note)""# }
+        return (text + "}", end)
+    }
+
+    @Test("lines written out of end order (a stop at an earlier instant, a clock set back) stream in end order, across months and with a since that falls between them")
+    func lateLinesInEndOrder() throws {
+        let october = [
+            Self.line("00000000000000a1", "a", endDay: 20),
+            Self.line("00000000000000a2", "b", endDay: 25),
+            Self.line("00000000000000a3", "c", endDay: 22),  // late
+            Self.line(nil, "d", endDay: 21),  // late, an old line without id
+            Self.line("00000000000000a5", "e", endDay: 28),
+        ]
+        let november = [
+            Self.line("00000000000000b1", "f", endDay: 33),
+            Self.line("00000000000000b2", "g", endDay: 32, note: "late, with a note"),  // late
+            Self.line("00000000000000b3", "h", endDay: 36),
+        ]
+        try (october.map(\.line).joined(separator: "\n") + "\n").write(toFile: root + "/2023-10.jsonl", atomically: false, encoding: .utf8)
+        try (november.map(\.line).joined(separator: "\n") + "\n").write(toFile: root + "/2023-11.jsonl", atomically: false, encoding: .utf8)
+        let inEndOrder = (october + november).sorted { $0.end < $1.end }
+        let names = inEndOrder.map { String($0.line.split(separator: "\"")[$0.line.hasPrefix(#"{"id""#) ? 7 : 3]) }
+        #expect(names == ["a", "d", "c", "b", "e", "g", "f", "h"])
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.name) == names)
+        #expect(f.historyIntervals().map(\.endMs) == inEndOrder.map(\.end))
+        // A since between the late lines' ends: d ended before it, c after.
+        let since = Self.line(nil, "", endDay: 21, hour: 12).end
+        #expect(f.historyIntervals(["since_ms": .int(since)]).map(\.name) == ["c", "b", "e", "g", "f", "h"])
+        #expect(f.historyIntervals(["since_ms": .int(inEndOrder[5].end - 1)]).map(\.name) == ["g", "f", "h"])
+        // One name: its late line alone, in place.
+        #expect(f.historyIntervals(["name": .string("g")]).map(\.note) == ["late, with a note"])
+        // Amend finds a late line by its id, and its amended form takes its place.
+        #expect(interval(f.reply("Amend", ["id": .string("00000000000000a3"), "note": .string("found")]))?.note == "found")
+        #expect(f.historyIntervals().map(\.name) == names)
+        #expect(f.historyIntervals().first { $0.name == "c" }?.note == "found")
+    }
+
+    @Test("a stop at an earlier instant than an interval already written reads in end order, whether the index was built before the append or after it")
+    func stopInThePastReadsInEndOrder() throws {
+        let f = fixture()
+        // Built before the appends: kept current by them.
+        #expect(f.historyIntervals().isEmpty)
+        _ = f.reply("Start", ["name": .string("proj")])
+        f.time.advance(by: .seconds(60))
+        f.wallClock.advance(by: 60_000)
+        _ = f.reply("Start", ["name": .string("mail")])
+        f.time.advance(by: .seconds(60))
+        f.wallClock.advance(by: 60_000)
+        _ = f.reply("Stop", ["name": .string("mail")])
+        // proj stopped at an instant before mail's end: its line is written after mail's.
+        _ = f.reply("Stop", ["name": .string("proj"), "at_ms": .int(Self.now + 90_000)])
+        #expect(try lines().map { $0.contains(#""name":"proj""#) } == [false, true])
+        #expect(f.historyIntervals().map(\.name) == ["proj", "mail"])
+        #expect(f.historyIntervals().map(\.endMs) == [Self.now + 90_000, Self.now + 120_000])
+        // Read anew from the files.
+        #expect(fixture().historyIntervals().map(\.name) == ["proj", "mail"])
+        #expect(fixture().historyIntervals(["since_ms": .int(Self.now + 100_000)]).map(\.name) == ["mail"])
+    }
 }

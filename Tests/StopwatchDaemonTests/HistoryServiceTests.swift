@@ -484,10 +484,11 @@ final class HistoryServiceTests {
         let f = fixture(wall: t0 + 10_000)
         f.queue.sync { f.history!.start() }
         let since = f.historyIntervals(["since_ms": .int(t0)])
-        #expect(since.map(\.name) == ["across", "instant", "spaced"])
+        // In end order (SPEC §3), not file order: "instant" ended before "across".
+        #expect(since.map(\.name) == ["instant", "across", "spaced"])
         #expect(f.queue.sync { f.history!.earliestStart(of: month) } == t0 - 20_000)
         // Without since, every line is parsed: the damaged one is skipped and logged.
-        #expect(f.historyIntervals().map(\.name) == ["old", "old", "across", "instant", "until-since", "stepped", "spaced", "spaced-old"])
+        #expect(f.historyIntervals().map(\.name) == ["old", "old", "spaced-old", "stepped", "until-since", "instant", "across", "spaced"])
         #expect(logged.withLock { $0 }.filter { $0.contains("not intervals") }.count == 1)
     }
 

@@ -8,9 +8,16 @@ import StopwatchProtocol
 /// none, and the interval reads as its original line (or, tracked, is not there). A `delete`
 /// that counts removes it. An `undo` takes back the record it names, whenever it is read.
 ///
-/// Its size is the number of corrections, never the number of intervals: interval lines are
-/// not in it. Built by the journal from the correction lines of the months, then kept
-/// current by the journal's own appends.
+/// It also holds the interval lines written out of end order ("late": a `Stop` with `at_ms`
+/// ends an interval before lines already written, and so does a wall clock set back): an
+/// interval line whose end is below the greatest end of the lines before it in this device's
+/// files. `History` reads lines in file order and must answer in end order, so it passes
+/// over a late line where it lies and merges it in end order, as it does corrected ones.
+///
+/// Its size is the number of corrections and late lines, never the number of intervals:
+/// other interval lines are not in it. Built by the journal from the months (the correction
+/// lines parsed, the interval lines' ends read from their tails), then kept current by the
+/// journal's own appends.
 ///
 /// A value type, used on the server's queue only (its owner's).
 struct CorrectionIndex: Sendable {
@@ -48,9 +55,15 @@ struct CorrectionIndex: Sendable {
     private var ownRecords: [String] = []
     /// For each interval id whose form a record sets, the record that counts now.
     private(set) var counting: [String: Form] = [:]
-    /// The ids of `counting` as numbers: what a `History` stream asks of every line, where
-    /// a string key's comparisons cost a quarter of the daemon's time over a million lines.
-    private var countingIDs: Set<UInt64> = []
+    /// Interval lines written late (out of end order), as written, by id.
+    private(set) var late: [String: Interval] = [:]
+    /// The greatest end of the interval lines seen so far, in file order (read, then
+    /// appended): a line that ends before it is late.
+    private(set) var greatestEnd = Int64.min
+    /// The ids of `counting` and `late` as numbers, the lines `History` passes over where they
+    /// lie: what a stream asks of every line, where a string key's comparisons cost a quarter
+    /// of the daemon's time over a million lines.
+    private(set) var movedIDs: Set<UInt64> = []
     /// Correction lines that were damaged (not JSON, naming no id): skipped.
     var damagedLines = 0
 
@@ -80,19 +93,43 @@ struct CorrectionIndex: Sendable {
             if best.map({ $0.order < form.order }) ?? true { best = form }
         }
         counting[id] = best
-        if let number = UInt64(id, radix: 16) {
-            if best == nil { countingIDs.remove(number) } else { countingIDs.insert(number) }
-        }
+        updateMoved(id)
     }
 
-    /// Whether a record sets `id`'s form (its original line, if any, then does not count).
+    private mutating func updateMoved(_ id: String) {
+        guard let number = Self.number(id) else { return }
+        if counting[id] == nil, late[id] == nil { movedIDs.remove(number) } else { movedIDs.insert(number) }
+    }
+
+    /// Learns the end of the next interval line in file order (read or appended); true when
+    /// it is late: it ends before a line written before it.
+    mutating func isLate(end: Int64) -> Bool {
+        if end < greatestEnd { return true }
+        greatestEnd = end
+        return false
+    }
+
+    /// Adds an interval line found late (`isLate`), as it is written.
+    mutating func addLate(_ interval: Interval) {
+        late[interval.id] = interval
+        updateMoved(interval.id)
+    }
+
+    /// Whether the line of `id` is not read where it lies: a record sets its form (its
+    /// original line then does not count), or it was written late (it is merged in end order
+    /// from `correctedIntervals`).
     func corrects(_ id: String) -> Bool {
-        guard !countingIDs.isEmpty, let number = Self.number(id) else { return false }
-        return countingIDs.contains(number)
+        guard !movedIDs.isEmpty, let number = Self.number(id) else { return false }
+        return movedIDs.contains(number)
+    }
+
+    /// `corrects` for an id already read as a number.
+    func corrects(number: UInt64) -> Bool {
+        !movedIDs.isEmpty && movedIDs.contains(number)
     }
 
     /// 16 lowercase hex digits as a number, read from the bytes (no `String` scanning).
-    private static func number(_ id: String) -> UInt64? {
+    static func number(_ id: String) -> UInt64? {
         var value: UInt64 = 0
         var count = 0
         for byte in id.utf8 {
@@ -108,14 +145,18 @@ struct CorrectionIndex: Sendable {
         return count == IntervalID.length ? value : nil
     }
 
-    /// The interval ids a record sets the form of, with that form (nil: deleted).
+    /// The interval ids whose lines `History` does not read where they lie, with their form:
+    /// as a record sets it (nil: deleted), or, for a late line no record corrects, as written.
     var corrected: [String: Interval?] {
-        counting.mapValues { $0.interval }
+        var all = counting.mapValues { $0.interval }
+        for (id, interval) in late where all[id] == nil { all[id] = interval }
+        return all
     }
 
-    /// The intervals as the counting records make them (deleted ones left out).
+    /// The intervals as the counting records make them (deleted ones left out), and the late
+    /// lines that no record corrects: what `History` merges in end order.
     var correctedIntervals: [Interval] {
-        counting.values.compactMap(\.interval)
+        counting.values.compactMap(\.interval) + late.values.filter { counting[$0.id] == nil }
     }
 
     /// This device's latest track, amend or delete not yet undone: what `Undo` takes back.

@@ -98,6 +98,8 @@ extension HistoryJournal {
             }
         }
         guard !removed.isEmpty else { return }
+        // The index named records and late lines of the months deleted: built again when needed.
+        corrections = nil
         try? directory.sync()
         logger.info("deleted the history's \(removed.joined(separator: ", ")): older than --history-days \(keepDays)")
     }
