@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import LinuxSystem
 import StopwatchProtocol
 import Varlink
@@ -96,6 +97,16 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             case longLine
         }
 
+        /// Whether the next line begins in the chunk being read (none carried from the last).
+        var isAtLineStart: Bool {
+            if case .nothing = carry { true } else { false }
+        }
+
+        /// Learns a start read without `interval(endingWith:since:)`.
+        mutating func learnStart(_ start: Int64) {
+            earliestStart = min(earliestStart ?? start, start)
+        }
+
         /// Keeps `bytes`, the start of a line that goes on in the next chunk.
         mutating func keepLineStart(_ bytes: UnsafeRawBufferPointer) {
             switch carry {
@@ -176,6 +187,10 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// The correction index as the call began: the lines of the ids it corrects are skipped.
     private var corrections = CorrectionIndex()
     private let deviceName: String
+    /// `,"device":"<deviceName>"}`: what ends a plain line copied into a reply.
+    private let deviceEnd: [UInt8]
+    /// The query's name as bytes, compared with a plain line's (as `StopwatchKey` compares).
+    private let queryName: [UInt8]?
     /// Bytes of the reply the connection pulled last: still in its output until it pulls
     /// again (or lets go of the stream). Not a phase: the next reply is built meanwhile.
     private var pulledBytes = 0
@@ -197,6 +212,11 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         self.memory = memory
         self.queue = queue
         self.deviceName = journal.deviceName
+        var deviceEnd = Array(#","device":"#.utf8)
+        HistoryLine.appendString(journal.deviceName, to: &deviceEnd)
+        deviceEnd.append(UInt8(ascii: "}"))
+        self.deviceEnd = deviceEnd
+        self.queryName = query.name.map { Array($0.utf8) }
         self.batchSize = max(batchSize, 1)
         self.linesPerTurn = max(linesPerTurn, 1)
         do throws(VarlinkError) {
@@ -436,7 +456,11 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         while index < count, lines < limit, isBuilding {
             guard let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: index) else { break }
             let line = UnsafeRawBufferPointer(rebasing: chunk[lineStart..<newline])
-            found(self.reading?.interval(endingWith: line, since: query.since) ?? nil)
+            if self.reading?.isAtLineStart == true, let plain = HistoryLine.plain(line) {
+                found(plain, line: line)
+            } else {
+                found(self.reading?.interval(endingWith: line, since: query.since) ?? nil)
+            }
             lines += 1
             index = newline + 1
             lineStart = index
@@ -473,6 +497,35 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             }
         }
         add(line)
+    }
+
+    /// A line of the daemon's plain shape (`HistoryLine.plain`): when it matches, is read where
+    /// it lies (no correction, not late) and no corrected interval comes before it, its bytes
+    /// go into the reply as they are, with the device; no `Interval` is built for it. Else
+    /// (and as the look-ahead that completes a full reply) it is parsed, as any line is.
+    private func found(_ plain: HistoryLine.Plain, line: UnsafeRawBufferPointer) {
+        reading?.learnStart(plain.start)
+        guard matches(plain, line), !corrections.corrects(number: plain.id) else { return }
+        if corrected.first.map({ ($0.endMs ?? 0) > plain.end }) ?? true, var reply = takeReply() {
+            let added = reply.add(plainLine: line, deviceEnd: deviceEnd, batchSize: batchSize)
+            putBack(.building(reply))
+            if added { return }
+        }
+        found(HistoryLine.parse(line))
+    }
+
+    /// `query.matches` for a plain line, from its bytes and numbers.
+    private func matches(_ plain: HistoryLine.Plain, _ line: UnsafeRawBufferPointer) -> Bool {
+        if let queryName {
+            guard plain.name.count == queryName.count else { return false }
+            let same = queryName.withUnsafeBytes { name in
+                memcmp(line.baseAddress! + plain.name.lowerBound, name.baseAddress!, name.count) == 0
+            }
+            guard same else { return false }
+        }
+        if let until = query.until, plain.start >= until { return false }
+        guard let since = query.since else { return true }
+        return plain.end == plain.start ? plain.start >= since : plain.end > since
     }
 
     /// `interval` as a reply carries it: with this device's name.
