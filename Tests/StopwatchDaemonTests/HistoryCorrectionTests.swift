@@ -145,17 +145,17 @@ final class HistoryCorrectionTests {
         var index = CorrectionIndex()
         index.add(form("0000000000000001", 500, note: "later"), device: low, place: 1, isOwn: true)
         index.add(form("0000000000000002", 400, note: "earlier"), device: high, place: 1, isOwn: false)
-        #expect(index.counting["00000000000000aa"]?.interval?.note == "later")
+        #expect(index.counting("00000000000000aa")?.interval?.note == "later")
         // The same instant: the greater device id wins, whichever was read first.
         index.add(form("0000000000000003", 500, note: "tie, greater device"), device: high, place: 2, isOwn: false)
-        #expect(index.counting["00000000000000aa"]?.interval?.note == "tie, greater device")
+        #expect(index.counting("00000000000000aa")?.interval?.note == "tie, greater device")
         var reversed = CorrectionIndex()
         reversed.add(form("0000000000000003", 500, note: "tie, greater device"), device: high, place: 2, isOwn: false)
         reversed.add(form("0000000000000001", 500, note: "later"), device: low, place: 1, isOwn: true)
-        #expect(reversed.counting["00000000000000aa"]?.interval?.note == "tie, greater device")
+        #expect(reversed.counting("00000000000000aa")?.interval?.note == "tie, greater device")
         // Undone: the next in order counts.
         index.add(HistoryCorrection(record: "0000000000000009", madeMs: 600, change: .undo(record: "0000000000000003")), device: low, place: 2, isOwn: true)
-        #expect(index.counting["00000000000000aa"]?.interval?.note == "later")
+        #expect(index.counting("00000000000000aa")?.interval?.note == "later")
         // This device's latest not undone is what Undo takes back.
         #expect(index.latestUndoable()?.record == "0000000000000001")
     }

@@ -35,7 +35,7 @@ struct CorrectionIndex: Sendable {
         }
     }
 
-    /// A track, amend or delete.
+    /// A track, amend or delete, as the index answers it.
     struct Form: Sendable {
         var order: Order
         var operation: HistoryCorrection.Operation
@@ -44,25 +44,53 @@ struct CorrectionIndex: Sendable {
         var interval: Interval?
     }
 
-    /// The form records, by their record id.
-    private(set) var forms: [String: Form] = [:]
-    /// The record ids of each corrected interval id.
-    private var recordsOfInterval: [String: [String]] = [:]
-    /// Records taken back by an undo.
-    private(set) var undone: Set<String> = []
-    /// This device's form records, in the order written: `Undo` takes back the latest of them
+    /// A track, amend or delete as kept: ids as numbers, its interval without its id (a
+    /// 16-digit string is an allocation of its own), one array element each. A dictionary of
+    /// string ids to `Form`s, twice over, was 900 bytes a correction.
+    private struct Record: Sendable {
+        var record: UInt64
+        var madeMs: Int64
+        var device: String
+        var place: Int
+        var operation: HistoryCorrection.Operation
+        var intervalID: UInt64
+        /// Its id left empty (it is `intervalID`).
+        var interval: Interval?
+        /// The record before it of the same interval id, if any: a list per interval id.
+        var previous: Int32
+        var undone = false
+
+        var order: Order { Order(madeMs: madeMs, device: device, place: place) }
+
+        var form: Form {
+            var interval = interval
+            interval?.id = IntervalIdentity.hex(intervalID)
+            return Form(order: order, operation: operation, intervalID: IntervalIdentity.hex(intervalID), interval: interval)
+        }
+    }
+
+    /// The track, amend and delete records, in the order added.
+    private var records: [Record] = []
+    /// Where each record id is in `records`.
+    private var placeOfRecord: [UInt64: Int32] = [:]
+    /// For each interval id, its latest record in `records` (the head of its list).
+    private var latestOfInterval: [UInt64: Int32] = [:]
+    /// Records taken back by an undo (also those not read yet: an undo may come first).
+    private var undone: Set<UInt64> = []
+    /// This device's records, in the order written: `Undo` takes back the latest of them
     /// not yet undone.
-    private var ownRecords: [String] = []
+    private var ownRecords: [Int32] = []
     /// For each interval id whose form a record sets, the record that counts now.
-    private(set) var counting: [String: Form] = [:]
-    /// Interval lines written late (out of end order), as written, by id.
-    private(set) var late: [String: Interval] = [:]
+    private var countingRecord: [UInt64: Int32] = [:]
+    /// Interval lines written late (out of end order), as written.
+    private var lateLines: [Interval] = []
+    /// Where each late line's id is in `lateLines`.
+    private var late: [UInt64: Int32] = [:]
     /// The greatest end of the interval lines seen so far, in file order (read, then
     /// appended): a line that ends before it is late.
     private(set) var greatestEnd = Int64.min
-    /// The ids of `counting` and `late` as numbers, the lines `History` passes over where they
-    /// lie: what a stream asks of every line, where a string key's comparisons cost a quarter
-    /// of the daemon's time over a million lines.
+    /// The ids of `countingRecord` and `late`, the lines `History` passes over where they
+    /// lie: what a stream asks of every line.
     private(set) var movedIDs: Set<UInt64> = []
     /// Correction lines that were damaged (not JSON, naming no id): skipped.
     var damagedLines = 0
@@ -71,34 +99,52 @@ struct CorrectionIndex: Sendable {
 
     /// Adds a record read from, or appended to, `device`'s files at `place`.
     mutating func add(_ correction: HistoryCorrection, device: String, place: Int, isOwn: Bool) {
-        let order = Order(madeMs: correction.madeMs, device: device, place: place)
+        // Ids were checked as 16 hex digits when parsed, or made so.
+        guard let record = Self.number(correction.record) else { return }
         switch correction.change {
         case .form(let operation, let id, let interval):
-            guard forms[correction.record] == nil else { return }  // The same record twice: once.
-            forms[correction.record] = Form(order: order, operation: operation, intervalID: id, interval: interval)
-            recordsOfInterval[id, default: []].append(correction.record)
-            if isOwn { ownRecords.append(correction.record) }
-            recount(id)
-        case .undo(let record):
-            guard undone.insert(record).inserted else { return }
-            if let form = forms[record] { recount(form.intervalID) }
+            guard placeOfRecord[record] == nil, let intervalID = Self.number(id) else { return }  // The same record twice: once.
+            var kept = interval
+            kept?.id = ""
+            let at = Int32(records.count)
+            records.append(Record(
+                record: record, madeMs: correction.madeMs, device: device, place: place, operation: operation,
+                intervalID: intervalID, interval: kept, previous: latestOfInterval[intervalID] ?? -1, undone: undone.contains(record)
+            ))
+            placeOfRecord[record] = at
+            latestOfInterval[intervalID] = at
+            if isOwn { ownRecords.append(at) }
+            recount(intervalID)
+        case .undo(let taken):
+            guard let taken = Self.number(taken), undone.insert(taken).inserted else { return }
+            if let at = placeOfRecord[taken] {
+                records[Int(at)].undone = true
+                recount(records[Int(at)].intervalID)
+            }
         }
     }
 
     /// Sets which record counts for `id`.
-    private mutating func recount(_ id: String) {
-        var best: Form?
-        for record in recordsOfInterval[id] ?? [] where !undone.contains(record) {
-            guard let form = forms[record] else { continue }
-            if best.map({ $0.order < form.order }) ?? true { best = form }
+    private mutating func recount(_ id: UInt64) {
+        var best: Int32?
+        var at = latestOfInterval[id] ?? -1
+        while at >= 0 {
+            let record = records[Int(at)]
+            if !record.undone, best.map({ records[Int($0)].order < record.order }) ?? true { best = at }
+            at = record.previous
         }
-        counting[id] = best
+        countingRecord[id] = best
         updateMoved(id)
     }
 
-    private mutating func updateMoved(_ id: String) {
-        guard let number = Self.number(id) else { return }
-        if counting[id] == nil, late[id] == nil { movedIDs.remove(number) } else { movedIDs.insert(number) }
+    private mutating func updateMoved(_ id: UInt64) {
+        if countingRecord[id] == nil, late[id] == nil { movedIDs.remove(id) } else { movedIDs.insert(id) }
+    }
+
+    /// The record that counts for `id` now, if a record sets its form.
+    func counting(_ id: String) -> Form? {
+        guard let number = Self.number(id), let at = countingRecord[number] else { return nil }
+        return records[Int(at)].form
     }
 
     /// Learns the end of the next interval line in file order (read or appended); true when
@@ -111,8 +157,14 @@ struct CorrectionIndex: Sendable {
 
     /// Adds an interval line found late (`isLate`), as it is written.
     mutating func addLate(_ interval: Interval) {
-        late[interval.id] = interval
-        updateMoved(interval.id)
+        guard let id = Self.number(interval.id) else { return }
+        if let at = late[id] {
+            lateLines[Int(at)] = interval
+        } else {
+            late[id] = Int32(lateLines.count)
+            lateLines.append(interval)
+        }
+        updateMoved(id)
     }
 
     /// Whether the line of `id` is not read where it lies: a record sets its form (its
@@ -148,24 +200,71 @@ struct CorrectionIndex: Sendable {
     /// The interval ids whose lines `History` does not read where they lie, with their form:
     /// as a record sets it (nil: deleted), or, for a late line no record corrects, as written.
     var corrected: [String: Interval?] {
-        var all = counting.mapValues { $0.interval }
-        for (id, interval) in late where all[id] == nil { all[id] = interval }
+        var all: [String: Interval?] = [:]
+        for (id, at) in countingRecord { all[IntervalIdentity.hex(id)] = records[Int(at)].form.interval }
+        for (id, at) in late where countingRecord[id] == nil { all[IntervalIdentity.hex(id)] = lateLines[Int(at)] }
         return all
     }
 
     /// The intervals as the counting records make them (deleted ones left out), and the late
     /// lines that no record corrects: what `History` merges in end order.
     var correctedIntervals: [Interval] {
-        counting.values.compactMap(\.interval) + late.values.filter { counting[$0.id] == nil }
+        var all: [Interval] = []
+        all.reserveCapacity(countingRecord.count + lateLines.count)
+        for at in countingRecord.values { if let interval = records[Int(at)].form.interval { all.append(interval) } }
+        for (id, at) in late where countingRecord[id] == nil { all.append(lateLines[Int(at)]) }
+        return all
+    }
+
+    /// A corrected or late interval, by where it is kept: what `History` merges, sorted by
+    /// end, without a copy of each interval (10,000 of them were 1.7 MB per stream).
+    struct Moved: Sendable {
+        enum Kind: UInt8, Sendable {
+            /// `slot` is a record's place in the index.
+            case record
+            /// `slot` is a late line's place in the index.
+            case late
+            /// `slot` is the stream's own (a line it held back).
+            case held
+        }
+
+        var end: Int64
+        var start: Int64
+        var kind: Kind
+        var slot: Int32
+    }
+
+    /// `correctedIntervals` that `matches` takes, as `Moved`, sorted by end (then start).
+    func moved(matching matches: (Interval) -> Bool) -> [Moved] {
+        var all: [Moved] = []
+        for at in countingRecord.values {
+            guard let interval = records[Int(at)].interval, matches(interval) else { continue }
+            all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .record, slot: at))
+        }
+        for (id, at) in late where countingRecord[id] == nil && matches(lateLines[Int(at)]) {
+            let interval = lateLines[Int(at)]
+            all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .late, slot: at))
+        }
+        all.sort { ($0.end, $0.start) < ($1.end, $1.start) }
+        return all
+    }
+
+    /// The interval `moved` names (one of the index's: not `.held`).
+    func interval(_ moved: Moved) -> Interval? {
+        switch moved.kind {
+        case .record: records[Int(moved.slot)].form.interval
+        case .late: lateLines[Int(moved.slot)]
+        case .held: nil
+        }
     }
 
     /// This device's latest track, amend or delete not yet undone: what `Undo` takes back.
     func latestUndoable() -> (record: String, form: Form)? {
-        for record in ownRecords.reversed() where !undone.contains(record) {
-            if let form = forms[record] { return (record, form) }
+        for at in ownRecords.reversed() where !records[Int(at)].undone {
+            return (IntervalIdentity.hex(records[Int(at)].record), records[Int(at)].form)
         }
         return nil
     }
 
-    var count: Int { forms.count + undone.count }
+    var count: Int { records.count + undone.count }
 }

@@ -183,7 +183,10 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private var tail: ArraySlice<Interval>
     /// The intervals whose form a correction sets, that match, by end: merged into the
     /// months' lines in end order (counted in the budget as `fixed`, as `tail`).
-    private var corrected: ArraySlice<Interval> = []
+    private var corrected: ArraySlice<CorrectionIndex.Moved> = []
+    /// Lines held back behind a corrected interval that completed a reply (`.held` in
+    /// `corrected`).
+    private var heldLines: [Interval] = []
     /// The correction index as the call began: the lines of the ids it corrects are skipped.
     private var corrections = CorrectionIndex()
     private let deviceName: String
@@ -229,12 +232,13 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         // Not written yet: as the lines they will be, corrections applied.
         let matching = tail.filter { query.matches($0) && ($0.id.isEmpty || !index.corrects($0.id)) }
         self.tail = matching[...]
-        let correctedMatching = index.correctedIntervals.filter(query.matches).sorted { ($0.endMs ?? 0, $0.startMs) < ($1.endMs ?? 0, $1.startMs) }
-        corrected = correctedMatching[...]
+        // By where the index keeps them: each interval is made as it is sent.
+        let correctedMatching = index.moved(matching: query.matches)
         account = memory.openAccount()
-        account.takeFixed((matching + correctedMatching).reduce(0) {
+        account.takeFixed(matching.reduce(correctedMatching.count * MemoryLayout<CorrectionIndex.Moved>.stride) {
             $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count + ($1.note?.utf8.count ?? 0)
         })
+        corrected = correctedMatching[...]
         account.whenGranted = { [weak self] bytes in self?.granted(bytes) }
     }
 
@@ -278,6 +282,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         pulledBytes = 0
         tail = []
         corrected = []
+        heldLines = []
         closeReading()
         account.close()
     }
@@ -348,7 +353,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             if let reply = takeReply() { putBack(ending(with: .end(failure), dropping: reply)) }
             return
         }
-        while isBuilding, let interval = corrected.popFirst() { add(withDevice(interval)) }
+        while isBuilding, let moved = corrected.popFirst() { add(moved) }
         while isBuilding, let interval = tail.popFirst() { add(withDevice(interval)) }
         if var reply = takeReply() { putBack(completing(&reply, .last)) }
     }
@@ -396,6 +401,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         account.giveBack(reply.granted)
         tail = []
         corrected = []
+        heldLines = []
         closeReading()
         if !more { account.endWholeReply() }
         account.giveBackFixed()
@@ -483,15 +489,16 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         if corrections.corrects(interval.id) { return }
         let line = withDevice(interval)
         let end = line.endMs ?? 0
-        while let first = corrected.first, (first.endMs ?? 0) <= end {
+        while let first = corrected.first, first.end <= end {
             corrected.removeFirst()
-            add(withDevice(first))
+            add(first)
             guard isBuilding else {
                 // The reply is complete, `first` its look-ahead: the line goes after it, in
                 // end order among the corrected ones still to come.
-                let place = corrected.firstIndex { ($0.endMs ?? 0) > end } ?? corrected.endIndex
+                let place = corrected.firstIndex { $0.end > end } ?? corrected.endIndex
                 var rest = Array(corrected)
-                rest.insert(line, at: place - corrected.startIndex)
+                rest.insert(CorrectionIndex.Moved(end: end, start: line.startMs, kind: .held, slot: Int32(heldLines.count)), at: place - corrected.startIndex)
+                heldLines.append(line)
                 corrected = rest[...]
                 return
             }
@@ -506,7 +513,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private func found(_ plain: HistoryLine.Plain, line: UnsafeRawBufferPointer) {
         reading?.learnStart(plain.start)
         guard matches(plain, line), !corrections.corrects(number: plain.id) else { return }
-        if corrected.first.map({ ($0.endMs ?? 0) > plain.end }) ?? true, var reply = takeReply() {
+        if corrected.first.map({ $0.end > plain.end }) ?? true, var reply = takeReply() {
             let added = reply.add(plainLine: line, deviceEnd: deviceEnd, batchSize: batchSize)
             putBack(.building(reply))
             if added { return }
@@ -526,6 +533,15 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         if let until = query.until, plain.start >= until { return false }
         guard let since = query.since else { return true }
         return plain.end == plain.start ? plain.start >= since : plain.end > since
+    }
+
+    /// A corrected, late or held-back interval, as the reply carries it.
+    private func add(_ moved: CorrectionIndex.Moved) {
+        if moved.kind == .held {
+            add(heldLines[Int(moved.slot)])
+        } else if let interval = corrections.interval(moved) {
+            add(withDevice(interval))
+        }
     }
 
     /// `interval` as a reply carries it: with this device's name.

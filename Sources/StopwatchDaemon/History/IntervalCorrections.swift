@@ -61,7 +61,7 @@ struct IntervalCorrections {
         journal.append(journal.newCorrection(.undo(record: record)))
         let id = form.intervalID
         let after: Interval?
-        if let counting = try journal.correctionIndex().counting[id] {
+        if let counting = try journal.correctionIndex().counting(id) {
             after = counting.interval ?? before
         } else {
             // No record sets its form now: its original line, or, tracked, the interval it was.
