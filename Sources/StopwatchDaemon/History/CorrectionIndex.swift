@@ -92,6 +92,11 @@ struct CorrectionIndex: Sendable {
     /// The ids of `countingRecord` and `late`, the lines `History` passes over where they
     /// lie: what a stream asks of every line.
     private(set) var movedIDs: Set<UInt64> = []
+    /// A bit for each value of an id's low 16 bits that some id in `movedIDs` has (or had):
+    /// a line whose bit is clear is not moved, told by one load instead of a hash (ids are
+    /// random, so with 10,000 corrections seven lines in eight are told so). Bits are never
+    /// cleared: one left set only sends a line on to `movedIDs`.
+    private var movedFilter = [UInt64](repeating: 0, count: 1 << 10)
     /// Correction lines that were damaged (not JSON, naming no id): skipped.
     var damagedLines = 0
 
@@ -138,7 +143,12 @@ struct CorrectionIndex: Sendable {
     }
 
     private mutating func updateMoved(_ id: UInt64) {
-        if countingRecord[id] == nil, late[id] == nil { movedIDs.remove(id) } else { movedIDs.insert(id) }
+        if countingRecord[id] == nil, late[id] == nil {
+            movedIDs.remove(id)
+        } else {
+            movedIDs.insert(id)
+            movedFilter[Int(id >> 6 & 0x3FF)] |= 1 << (id & 63)
+        }
     }
 
     /// The record that counts for `id` now, if a record sets its form.
@@ -177,7 +187,8 @@ struct CorrectionIndex: Sendable {
 
     /// `corrects` for an id already read as a number.
     func corrects(number: UInt64) -> Bool {
-        !movedIDs.isEmpty && movedIDs.contains(number)
+        guard !movedIDs.isEmpty, movedFilter[Int(number >> 6 & 0x3FF)] & (1 << (number & 63)) != 0 else { return false }
+        return movedIDs.contains(number)
     }
 
     /// 16 lowercase hex digits as a number, read from the bytes (no `String` scanning).

@@ -158,19 +158,20 @@ package enum HistoryLine {
 
     /// 16 lowercase hex digits at `offset` as a number; nil if any is not one.
     static func hexNumber(_ line: UnsafeRawBufferPointer, at offset: Int) -> UInt64? {
-        guard offset >= 0, line.count >= offset + IntervalID.length else { return nil }
+        guard offset >= 0, line.count >= offset + IntervalID.length, let base = line.baseAddress else { return nil }
+        // Plain loads within the bounds checked above, and one test for all 16 digits: it
+        // runs for every line a History call copies.
         var value: UInt64 = 0
+        var bad: UInt8 = 0
         for index in offset..<(offset + IntervalID.length) {
-            let byte = line[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte &- UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte &- UInt8(ascii: "a") &+ 10
-            default: return nil
-            }
-            value = value << 4 | UInt64(digit)
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            let decimal = byte &- UInt8(ascii: "0")
+            let letter = byte &- UInt8(ascii: "a")
+            let isDecimal = decimal < 10
+            bad |= (isDecimal || letter < 6) ? 0 : 1
+            value = value << 4 | UInt64(isDecimal ? decimal : letter &+ 10)
         }
-        return value
+        return bad == 0 ? value : nil
     }
 
     /// `digits(before:in:)`, and only as JSON writes a number: no leading zero.
