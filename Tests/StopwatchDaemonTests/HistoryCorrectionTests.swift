@@ -336,4 +336,30 @@ final class HistoryCorrectionTests {
         #expect(fixture().historyIntervals().map(\.name) == ["proj", "mail"])
         #expect(fixture().historyIntervals(["since_ms": .int(Self.now + 100_000)]).map(\.name) == ["mail"])
     }
+
+    @Test("late and corrected intervals merge among copied lines in end order whatever the reply size, a line held back behind one that completes a reply included", arguments: [1, 2, 3, 4, 7])
+    func lateAndCorrectedAcrossReplies(batchSize: Int) throws {
+        let lines = [
+            Self.line("00000000000000a1", "a", endDay: 20),
+            Self.line("00000000000000a2", "b", endDay: 25),
+            Self.line("00000000000000a3", "c", endDay: 22),  // late
+            Self.line("00000000000000a4", "d", endDay: 26),
+            Self.line("00000000000000a5", "e", endDay: 28),
+            Self.line("00000000000000a6", "f", endDay: 24),  // late
+            Self.line("00000000000000a7", "g", endDay: 30),
+        ]
+        try (lines.map(\.line).joined(separator: "\n") + "\n").write(toFile: root + "/2023-10.jsonl", atomically: false, encoding: .utf8)
+        let whole = fixture()
+        // e amended to end where d does: merged right before d's line (ties by start).
+        #expect(interval(whole.reply("Amend", ["id": .string("00000000000000a5"), "end_ms": .int(lines[3].end), "start_ms": .int(lines[3].end - 2 * Self.hour)]))?.name == "e")
+        let expected = ["a", "c", "f", "b", "e", "d", "g"]
+        #expect(whole.historyIntervals().map(\.name) == expected)
+        let small = StopwatchServiceFixture(
+            now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(Self.now), historyBatchSize: batchSize, logged: logged
+        )
+        let replies = small.historyReplies()
+        #expect(replies.count == (expected.count + batchSize - 1) / batchSize)
+        #expect(small.historyIntervals().map(\.name) == expected)
+        #expect(small.historyIntervals(["since_ms": .int(lines[2].end - 1)]).map(\.name) == ["c", "f", "b", "e", "d", "g"])
+    }
 }
