@@ -20,6 +20,15 @@ package enum Memory {
         _ = mallocOption(arenaMaximum, CInt(count))
     }
 
+    /// Blocks of `bytes` or more in mappings of their own, unmapped when freed, for good:
+    /// glibc otherwise raises that threshold to the size of the first such block freed, and
+    /// serves every later one from the heap, where it stays resident once freed.
+    package static func mapBlocks(ofAtLeast bytes: Int) {
+        // M_MMAP_THRESHOLD, a C macro.
+        let mmapThreshold: CInt = -3
+        _ = mallocOption(mmapThreshold, CInt(bytes))
+    }
+
     /// Returns the allocator's free memory to the system: after a burst of clients, a
     /// long-running daemon should not keep its peak for ever.
     package static func releaseFree() {

@@ -121,6 +121,31 @@ struct CorrectionEndToEndTests {
         _ = daemon
     }
 
+    @Test("a stop at an instant before another interval's end: log lists in end order, and its numbers are the ones @N names, with and without --since")
+    func stopBeforeAnotherEndKeepsLogNumbersAndAtN() throws {
+        let daemon = try DaemonProcess(socket: directory.socket)
+        try succeed(["start", "proj", "--at", "2d"])
+        try succeed(["start", "mail", "--at", "3h"])
+        try succeed(["stop", "mail", "--at", "2h"])
+        // proj's line is written after mail's, but ended 23 hours before it.
+        try succeed(["stop", "proj", "--at", "25h"])
+        #expect(try log().map(\.name) == ["proj", "mail"])
+        #expect(try log(["--since", "1d"]).map(\.name) == ["mail"])
+        // The table's @1 is mail's row, and so is `amend @1`'s interval.
+        for (window, second) in [([], "proj"), (["--since", "1d"], nil), (["--since", "3d"], "proj")] {
+            let table = try succeed(["log"] + window).output.split(separator: "\n")
+            #expect(table.first { $0.contains("@1") }?.contains("mail") == true, "swctl log \(window): \(table)")
+            let row2 = table.first { $0.contains("@2") }
+            #expect(second.map { row2?.contains($0) == true } ?? (row2 == nil), "swctl log \(window): \(table)")
+        }
+        let amended = try interval(try succeed(["--json", "amend", "@1", "--note", "inbox"]))
+        #expect(amended.name == "mail" && amended.note == "inbox", "\(amended)")
+        let older = try interval(try succeed(["--json", "amend", "@2", "--note", "the report"]))
+        #expect(older.name == "proj" && older.note == "the report", "\(older)")
+        #expect(try log().map(\.note) == ["the report", "inbox"])
+        _ = daemon
+    }
+
     @Test("track, amend, delete and undo show in report at each step, and all of it survives kill -9")
     func correctionsSurviveACrash() throws {
         var daemon = try DaemonProcess(socket: directory.socket)

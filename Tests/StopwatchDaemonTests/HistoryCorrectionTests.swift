@@ -145,17 +145,17 @@ final class HistoryCorrectionTests {
         var index = CorrectionIndex()
         index.add(form("0000000000000001", 500, note: "later"), device: low, place: 1, isOwn: true)
         index.add(form("0000000000000002", 400, note: "earlier"), device: high, place: 1, isOwn: false)
-        #expect(index.counting["00000000000000aa"]?.interval?.note == "later")
+        #expect(index.counting("00000000000000aa")?.interval?.note == "later")
         // The same instant: the greater device id wins, whichever was read first.
         index.add(form("0000000000000003", 500, note: "tie, greater device"), device: high, place: 2, isOwn: false)
-        #expect(index.counting["00000000000000aa"]?.interval?.note == "tie, greater device")
+        #expect(index.counting("00000000000000aa")?.interval?.note == "tie, greater device")
         var reversed = CorrectionIndex()
         reversed.add(form("0000000000000003", 500, note: "tie, greater device"), device: high, place: 2, isOwn: false)
         reversed.add(form("0000000000000001", 500, note: "later"), device: low, place: 1, isOwn: true)
-        #expect(reversed.counting["00000000000000aa"]?.interval?.note == "tie, greater device")
+        #expect(reversed.counting("00000000000000aa")?.interval?.note == "tie, greater device")
         // Undone: the next in order counts.
         index.add(HistoryCorrection(record: "0000000000000009", madeMs: 600, change: .undo(record: "0000000000000003")), device: low, place: 2, isOwn: true)
-        #expect(index.counting["00000000000000aa"]?.interval?.note == "later")
+        #expect(index.counting("00000000000000aa")?.interval?.note == "later")
         // This device's latest not undone is what Undo takes back.
         #expect(index.latestUndoable()?.record == "0000000000000001")
     }
@@ -271,5 +271,97 @@ final class HistoryCorrectionTests {
         #expect(try String(contentsOfFile: month, encoding: .utf8) == whole)
         #expect(cut.historyIntervals() == [made])
         #expect(cut.queue.sync { cut.history!.problem } == nil)
+    }
+
+    /// A plain line as the daemon writes it, ending `day` days and `hour` hours into October 2023 (UTC).
+    static func line(_ id: String?, _ name: String, endDay day: Int64, hour: Int64 = 0, note: String? = nil) -> (line: String, end: Int64) {
+        let end = 1_696_118_400_000 + (day - 1) * 24 * Self.hour + hour * Self.hour
+        let start = end - Self.hour
+        var text = id.map { #"{"id":"\#($0)","# } ?? "{"
+        text += #""name":"\#(name)","start_ms":\#(start),"end_ms":\#(end),"elapsed_ms":\#(Self.hour)"#
+        if let note { text += #","note":"\#(note)""# }
+        return (text + "}", end)
+    }
+
+    @Test("lines written out of end order (a stop at an earlier instant, a clock set back) stream in end order, across months and with a since that falls between them")
+    func lateLinesInEndOrder() throws {
+        let october = [
+            Self.line("00000000000000a1", "a", endDay: 20),
+            Self.line("00000000000000a2", "b", endDay: 25),
+            Self.line("00000000000000a3", "c", endDay: 22),  // late
+            Self.line(nil, "d", endDay: 21),  // late, an old line without id
+            Self.line("00000000000000a5", "e", endDay: 28),
+        ]
+        let november = [
+            Self.line("00000000000000b1", "f", endDay: 33),
+            Self.line("00000000000000b2", "g", endDay: 32, note: "late, with a note"),  // late
+            Self.line("00000000000000b3", "h", endDay: 36),
+        ]
+        try (october.map(\.line).joined(separator: "\n") + "\n").write(toFile: root + "/2023-10.jsonl", atomically: false, encoding: .utf8)
+        try (november.map(\.line).joined(separator: "\n") + "\n").write(toFile: root + "/2023-11.jsonl", atomically: false, encoding: .utf8)
+        let inEndOrder = (october + november).sorted { $0.end < $1.end }
+        let names = inEndOrder.map { String($0.line.split(separator: "\"")[$0.line.hasPrefix(#"{"id""#) ? 7 : 3]) }
+        #expect(names == ["a", "d", "c", "b", "e", "g", "f", "h"])
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.name) == names)
+        #expect(f.historyIntervals().map(\.endMs) == inEndOrder.map(\.end))
+        // A since between the late lines' ends: d ended before it, c after.
+        let since = Self.line(nil, "", endDay: 21, hour: 12).end
+        #expect(f.historyIntervals(["since_ms": .int(since)]).map(\.name) == ["c", "b", "e", "g", "f", "h"])
+        #expect(f.historyIntervals(["since_ms": .int(inEndOrder[5].end - 1)]).map(\.name) == ["g", "f", "h"])
+        // One name: its late line alone, in place.
+        #expect(f.historyIntervals(["name": .string("g")]).map(\.note) == ["late, with a note"])
+        // Amend finds a late line by its id, and its amended form takes its place.
+        #expect(interval(f.reply("Amend", ["id": .string("00000000000000a3"), "note": .string("found")]))?.note == "found")
+        #expect(f.historyIntervals().map(\.name) == names)
+        #expect(f.historyIntervals().first { $0.name == "c" }?.note == "found")
+    }
+
+    @Test("a stop at an earlier instant than an interval already written reads in end order, whether the index was built before the append or after it")
+    func stopInThePastReadsInEndOrder() throws {
+        let f = fixture()
+        // Built before the appends: kept current by them.
+        #expect(f.historyIntervals().isEmpty)
+        _ = f.reply("Start", ["name": .string("proj")])
+        f.time.advance(by: .seconds(60))
+        f.wallClock.advance(by: 60_000)
+        _ = f.reply("Start", ["name": .string("mail")])
+        f.time.advance(by: .seconds(60))
+        f.wallClock.advance(by: 60_000)
+        _ = f.reply("Stop", ["name": .string("mail")])
+        // proj stopped at an instant before mail's end: its line is written after mail's.
+        _ = f.reply("Stop", ["name": .string("proj"), "at_ms": .int(Self.now + 90_000)])
+        #expect(try lines().map { $0.contains(#""name":"proj""#) } == [false, true])
+        #expect(f.historyIntervals().map(\.name) == ["proj", "mail"])
+        #expect(f.historyIntervals().map(\.endMs) == [Self.now + 90_000, Self.now + 120_000])
+        // Read anew from the files.
+        #expect(fixture().historyIntervals().map(\.name) == ["proj", "mail"])
+        #expect(fixture().historyIntervals(["since_ms": .int(Self.now + 100_000)]).map(\.name) == ["mail"])
+    }
+
+    @Test("late and corrected intervals merge among copied lines in end order whatever the reply size, a line held back behind one that completes a reply included", arguments: [1, 2, 3, 4, 7])
+    func lateAndCorrectedAcrossReplies(batchSize: Int) throws {
+        let lines = [
+            Self.line("00000000000000a1", "a", endDay: 20),
+            Self.line("00000000000000a2", "b", endDay: 25),
+            Self.line("00000000000000a3", "c", endDay: 22),  // late
+            Self.line("00000000000000a4", "d", endDay: 26),
+            Self.line("00000000000000a5", "e", endDay: 28),
+            Self.line("00000000000000a6", "f", endDay: 24),  // late
+            Self.line("00000000000000a7", "g", endDay: 30),
+        ]
+        try (lines.map(\.line).joined(separator: "\n") + "\n").write(toFile: root + "/2023-10.jsonl", atomically: false, encoding: .utf8)
+        let whole = fixture()
+        // e amended to end where d does: merged right before d's line (ties by start).
+        #expect(interval(whole.reply("Amend", ["id": .string("00000000000000a5"), "end_ms": .int(lines[3].end), "start_ms": .int(lines[3].end - 2 * Self.hour)]))?.name == "e")
+        let expected = ["a", "c", "f", "b", "e", "d", "g"]
+        #expect(whole.historyIntervals().map(\.name) == expected)
+        let small = StopwatchServiceFixture(
+            now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(Self.now), historyBatchSize: batchSize, logged: logged
+        )
+        let replies = small.historyReplies()
+        #expect(replies.count == (expected.count + batchSize - 1) / batchSize)
+        #expect(small.historyIntervals().map(\.name) == expected)
+        #expect(small.historyIntervals(["since_ms": .int(lines[2].end - 1)]).map(\.name) == ["c", "f", "b", "e", "d", "g"])
     }
 }

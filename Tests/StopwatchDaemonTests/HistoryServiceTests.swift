@@ -438,6 +438,55 @@ final class HistoryServiceTests {
         #expect(f.historyIntervals().count == 1)
     }
 
+    @Test("a plain line (the daemon's own shape, with an id) is copied into a reply as the same bytes its Interval encodes to; any other line is not read as plain")
+    func plainLineCopiedAsEncoded() throws {
+        let interval = Interval(id: "0123456789abcdef", name: "deep work", startMs: 1_700_000_000_000, endMs: 1_700_000_020_000, elapsedMs: 20_000)
+        var line: [UInt8] = []
+        HistoryLine.encode(interval, into: &line)
+        line.removeLast()
+        let plain = try #require(line.withUnsafeBytes { HistoryLine.plain($0) })
+        #expect(plain.id == 0x0123_4567_89ab_cdef && plain.start == interval.startMs && plain.end == interval.endMs && plain.elapsed == 20_000)
+        #expect(Array(line[plain.name]) == Array("deep work".utf8))
+        // Into a reply: the bytes `add` writes for the interval with its device, escapes and all.
+        var device = interval
+        device.device = #"the "laptop""#
+        var deviceEnd = Array(#","device":"#.utf8)
+        HistoryLine.appendString(device.device, to: &deviceEnd)
+        deviceEnd.append(UInt8(ascii: "}"))
+        var copied = HistoryReply(granted: 4096), encoded = HistoryReply(granted: 4096)
+        for _ in 0..<2 {
+            #expect(line.withUnsafeBytes { copied.add(plainLine: $0, deviceEnd: deviceEnd, batchSize: 10) })
+            let added = encoded.add(device, batchSize: 10)
+            #expect(added)
+        }
+        let copiedMessage = copied.message(continues: false), encodedMessage = encoded.message(continues: false)
+        #expect(copiedMessage == encodedMessage)
+        // Full: refused, nothing added.
+        var small = HistoryReply(granted: 100)
+        #expect(line.withUnsafeBytes { small.add(plainLine: $0, deviceEnd: deviceEnd, batchSize: 10) })
+        #expect(!line.withUnsafeBytes { small.add(plainLine: $0, deviceEnd: deviceEnd, batchSize: 10) })
+        #expect(small.count == 1)
+        for other in [
+            #"{"name":"t","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,  // no id: derived, parsed
+            #"{"id":"0123456789abcdef","name":"t","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"n"}"#,
+            #"{"id":"0123456789ABCDEF","name":"t","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"t","start_ms":01,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"t","start_ms":3,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"a/b","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"a"b","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"a\"b","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":" t","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"..","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"café","start_ms":1,"end_ms":2,"elapsed_ms":1}"#,
+            #"{"id":"0123456789abcdef","name":"t","start_ms":1,"end_ms":2,"elapsed_ms":1} "#,
+            #"{"id":"0123456789abcdef","name":"t","start_ms":1,"end_ms":2,"elapsed_ms":1}}"#,
+            #"{"id":"0123456789abcdef","name":"t","start_ms":1,"end_ms":2,"elapsed_ms":9999999999999999}"#,
+        ] {
+            #expect(Array(other.utf8).withUnsafeBytes { HistoryLine.plain($0) } == nil, "\(other)")
+        }
+    }
+
     @Test("a line's start and end read backwards, for the daemon's own shape only")
     func plainStartAndEnd() {
         var line: [UInt8] = []
@@ -484,10 +533,11 @@ final class HistoryServiceTests {
         let f = fixture(wall: t0 + 10_000)
         f.queue.sync { f.history!.start() }
         let since = f.historyIntervals(["since_ms": .int(t0)])
-        #expect(since.map(\.name) == ["across", "instant", "spaced"])
+        // In end order (SPEC §3), not file order: "instant" ended before "across".
+        #expect(since.map(\.name) == ["instant", "across", "spaced"])
         #expect(f.queue.sync { f.history!.earliestStart(of: month) } == t0 - 20_000)
         // Without since, every line is parsed: the damaged one is skipped and logged.
-        #expect(f.historyIntervals().map(\.name) == ["old", "old", "across", "instant", "until-since", "stepped", "spaced", "spaced-old"])
+        #expect(f.historyIntervals().map(\.name) == ["old", "old", "spaced-old", "stepped", "until-since", "instant", "across", "spaced"])
         #expect(logged.withLock { $0 }.filter { $0.contains("not intervals") }.count == 1)
     }
 

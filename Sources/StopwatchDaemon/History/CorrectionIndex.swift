@@ -8,9 +8,16 @@ import StopwatchProtocol
 /// none, and the interval reads as its original line (or, tracked, is not there). A `delete`
 /// that counts removes it. An `undo` takes back the record it names, whenever it is read.
 ///
-/// Its size is the number of corrections, never the number of intervals: interval lines are
-/// not in it. Built by the journal from the correction lines of the months, then kept
-/// current by the journal's own appends.
+/// It also holds the interval lines written out of end order ("late": a `Stop` with `at_ms`
+/// ends an interval before lines already written, and so does a wall clock set back): an
+/// interval line whose end is below the greatest end of the lines before it in this device's
+/// files. `History` reads lines in file order and must answer in end order, so it passes
+/// over a late line where it lies and merges it in end order, as it does corrected ones.
+///
+/// Its size is the number of corrections and late lines, never the number of intervals:
+/// other interval lines are not in it. Built by the journal from the months (the correction
+/// lines parsed, the interval lines' ends read from their tails), then kept current by the
+/// journal's own appends.
 ///
 /// A value type, used on the server's queue only (its owner's).
 struct CorrectionIndex: Sendable {
@@ -28,7 +35,7 @@ struct CorrectionIndex: Sendable {
         }
     }
 
-    /// A track, amend or delete.
+    /// A track, amend or delete, as the index answers it.
     struct Form: Sendable {
         var order: Order
         var operation: HistoryCorrection.Operation
@@ -37,21 +44,60 @@ struct CorrectionIndex: Sendable {
         var interval: Interval?
     }
 
-    /// The form records, by their record id.
-    private(set) var forms: [String: Form] = [:]
-    /// The record ids of each corrected interval id.
-    private var recordsOfInterval: [String: [String]] = [:]
-    /// Records taken back by an undo.
-    private(set) var undone: Set<String> = []
-    /// This device's form records in its files' order (by month, then by place in the month's
+    /// A track, amend or delete as kept: ids as numbers, its interval without its id (a
+    /// 16-digit string is an allocation of its own), one array element each. A dictionary of
+    /// string ids to `Form`s, twice over, was 900 bytes a correction.
+    private struct Record: Sendable {
+        var record: UInt64
+        var madeMs: Int64
+        var device: String
+        var place: Int
+        var operation: HistoryCorrection.Operation
+        var intervalID: UInt64
+        /// Its id left empty (it is `intervalID`).
+        var interval: Interval?
+        /// The record before it of the same interval id, if any: a list per interval id.
+        var previous: Int32
+        var undone = false
+
+        var order: Order { Order(madeMs: madeMs, device: device, place: place) }
+
+        var form: Form {
+            var interval = interval
+            interval?.id = IntervalIdentity.hex(intervalID)
+            return Form(order: order, operation: operation, intervalID: IntervalIdentity.hex(intervalID), interval: interval)
+        }
+    }
+
+    /// The track, amend and delete records, in the order added.
+    private var records: [Record] = []
+    /// Where each record id is in `records`.
+    private var placeOfRecord: [UInt64: Int32] = [:]
+    /// For each interval id, its latest record in `records` (the head of its list).
+    private var latestOfInterval: [UInt64: Int32] = [:]
+    /// Records taken back by an undo (also those not read yet: an undo may come first).
+    private var undone: Set<UInt64> = []
+    /// This device's records in its files' order (by month, then by place in the month's
     /// file), the same whether added as appended or as read at a restart: `Undo` takes back
     /// the latest of them not yet undone.
-    private var ownRecords: [(month: HistoryMonth, record: String)] = []
+    private var ownRecords: [Int32] = []
     /// For each interval id whose form a record sets, the record that counts now.
-    private(set) var counting: [String: Form] = [:]
-    /// The ids of `counting` as numbers: what a `History` stream asks of every line, where
-    /// a string key's comparisons cost a quarter of the daemon's time over a million lines.
-    private var countingIDs: Set<UInt64> = []
+    private var countingRecord: [UInt64: Int32] = [:]
+    /// Interval lines written late (out of end order), as written.
+    private var lateLines: [Interval] = []
+    /// Where each late line's id is in `lateLines`.
+    private var late: [UInt64: Int32] = [:]
+    /// The greatest end of the interval lines seen so far, in file order (read, then
+    /// appended): a line that ends before it is late.
+    private(set) var greatestEnd = Int64.min
+    /// The ids of `countingRecord` and `late`, the lines `History` passes over where they
+    /// lie: what a stream asks of every line.
+    private(set) var movedIDs: Set<UInt64> = []
+    /// A bit for each value of an id's low 16 bits that some id in `movedIDs` has (or had):
+    /// a line whose bit is clear is not moved, told by one load instead of a hash (ids are
+    /// random, so with 10,000 corrections seven lines in eight are told so). Bits are never
+    /// cleared: one left set only sends a line on to `movedIDs`.
+    private var movedFilter = [UInt64](repeating: 0, count: 1 << 10)
     /// Correction lines that were damaged (not JSON, naming no id): skipped.
     var damagedLines = 0
 
@@ -59,47 +105,103 @@ struct CorrectionIndex: Sendable {
 
     /// Adds a record read from, or appended to, `device`'s files at `place`.
     mutating func add(_ correction: HistoryCorrection, device: String, place: Int, isOwn: Bool) {
-        let order = Order(madeMs: correction.madeMs, device: device, place: place)
+        // Ids were checked as 16 hex digits when parsed, or made so.
+        guard let record = Self.number(correction.record) else { return }
         switch correction.change {
         case .form(let operation, let id, let interval):
-            guard forms[correction.record] == nil else { return }  // The same record twice: once.
-            forms[correction.record] = Form(order: order, operation: operation, intervalID: id, interval: interval)
-            recordsOfInterval[id, default: []].append(correction.record)
+            guard placeOfRecord[record] == nil, let intervalID = Self.number(id) else { return }  // The same record twice: once.
+            var kept = interval
+            kept?.id = ""
+            let at = Int32(records.count)
+            records.append(Record(
+                record: record, madeMs: correction.madeMs, device: device, place: place, operation: operation,
+                intervalID: intervalID, interval: kept, previous: latestOfInterval[intervalID] ?? -1, undone: undone.contains(record)
+            ))
+            placeOfRecord[record] = at
+            latestOfInterval[intervalID] = at
             if isOwn {
-                // Appended last but for a record dated in a later month (one ahead of the
-                // clock, or stamped after it: `HistoryJournal.newCorrection`).
+                // In its files' order (month, then place), the same whether appended or read at
+                // a restart: a record dated in a later month (one ahead of the clock, or stamped
+                // after its interval's counting record: `HistoryJournal.newCorrection`) lies in
+                // that month's file, after those of the months before.
                 let month = HistoryMonth(epochMilliseconds: correction.madeMs)
-                let after = ownRecords.lastIndex { $0.month <= month }.map { $0 + 1 } ?? 0
-                ownRecords.insert((month, correction.record), at: after)
+                let after = ownRecords.lastIndex { HistoryMonth(epochMilliseconds: records[Int($0)].madeMs) <= month }.map { $0 + 1 } ?? 0
+                ownRecords.insert(at, at: after)
             }
-            recount(id)
-        case .undo(let record):
-            guard undone.insert(record).inserted else { return }
-            if let form = forms[record] { recount(form.intervalID) }
+            recount(intervalID)
+        case .undo(let taken):
+            guard let taken = Self.number(taken), undone.insert(taken).inserted else { return }
+            if let at = placeOfRecord[taken] {
+                records[Int(at)].undone = true
+                recount(records[Int(at)].intervalID)
+            }
         }
     }
 
     /// Sets which record counts for `id`.
-    private mutating func recount(_ id: String) {
-        var best: Form?
-        for record in recordsOfInterval[id] ?? [] where !undone.contains(record) {
-            guard let form = forms[record] else { continue }
-            if best.map({ $0.order < form.order }) ?? true { best = form }
+    private mutating func recount(_ id: UInt64) {
+        var best: Int32?
+        var at = latestOfInterval[id] ?? -1
+        while at >= 0 {
+            let record = records[Int(at)]
+            if !record.undone, best.map({ records[Int($0)].order < record.order }) ?? true { best = at }
+            at = record.previous
         }
-        counting[id] = best
-        if let number = UInt64(id, radix: 16) {
-            if best == nil { countingIDs.remove(number) } else { countingIDs.insert(number) }
+        countingRecord[id] = best
+        updateMoved(id)
+    }
+
+    private mutating func updateMoved(_ id: UInt64) {
+        if countingRecord[id] == nil, late[id] == nil {
+            movedIDs.remove(id)
+        } else {
+            movedIDs.insert(id)
+            movedFilter[Int(id >> 6 & 0x3FF)] |= 1 << (id & 63)
         }
     }
 
-    /// Whether a record sets `id`'s form (its original line, if any, then does not count).
+    /// The record that counts for `id` now, if a record sets its form.
+    func counting(_ id: String) -> Form? {
+        guard let number = Self.number(id), let at = countingRecord[number] else { return nil }
+        return records[Int(at)].form
+    }
+
+    /// Learns the end of the next interval line in file order (read or appended); true when
+    /// it is late: it ends before a line written before it.
+    mutating func isLate(end: Int64) -> Bool {
+        if end < greatestEnd { return true }
+        greatestEnd = end
+        return false
+    }
+
+    /// Adds an interval line found late (`isLate`), as it is written.
+    mutating func addLate(_ interval: Interval) {
+        guard let id = Self.number(interval.id) else { return }
+        if let at = late[id] {
+            lateLines[Int(at)] = interval
+        } else {
+            late[id] = Int32(lateLines.count)
+            lateLines.append(interval)
+        }
+        updateMoved(id)
+    }
+
+    /// Whether the line of `id` is not read where it lies: a record sets its form (its
+    /// original line then does not count), or it was written late (it is merged in end order
+    /// from `correctedIntervals`).
     func corrects(_ id: String) -> Bool {
-        guard !countingIDs.isEmpty, let number = Self.number(id) else { return false }
-        return countingIDs.contains(number)
+        guard !movedIDs.isEmpty, let number = Self.number(id) else { return false }
+        return movedIDs.contains(number)
+    }
+
+    /// `corrects` for an id already read as a number.
+    func corrects(number: UInt64) -> Bool {
+        guard !movedIDs.isEmpty, movedFilter[Int(number >> 6 & 0x3FF)] & (1 << (number & 63)) != 0 else { return false }
+        return movedIDs.contains(number)
     }
 
     /// 16 lowercase hex digits as a number, read from the bytes (no `String` scanning).
-    private static func number(_ id: String) -> UInt64? {
+    static func number(_ id: String) -> UInt64? {
         var value: UInt64 = 0
         var count = 0
         for byte in id.utf8 {
@@ -115,23 +217,74 @@ struct CorrectionIndex: Sendable {
         return count == IntervalID.length ? value : nil
     }
 
-    /// The interval ids a record sets the form of, with that form (nil: deleted).
+    /// The interval ids whose lines `History` does not read where they lie, with their form:
+    /// as a record sets it (nil: deleted), or, for a late line no record corrects, as written.
     var corrected: [String: Interval?] {
-        counting.mapValues { $0.interval }
+        var all: [String: Interval?] = [:]
+        for (id, at) in countingRecord { all[IntervalIdentity.hex(id)] = records[Int(at)].form.interval }
+        for (id, at) in late where countingRecord[id] == nil { all[IntervalIdentity.hex(id)] = lateLines[Int(at)] }
+        return all
     }
 
-    /// The intervals as the counting records make them (deleted ones left out).
+    /// The intervals as the counting records make them (deleted ones left out), and the late
+    /// lines that no record corrects: what `History` merges in end order.
     var correctedIntervals: [Interval] {
-        counting.values.compactMap(\.interval)
+        var all: [Interval] = []
+        all.reserveCapacity(countingRecord.count + lateLines.count)
+        for at in countingRecord.values { if let interval = records[Int(at)].form.interval { all.append(interval) } }
+        for (id, at) in late where countingRecord[id] == nil { all.append(lateLines[Int(at)]) }
+        return all
+    }
+
+    /// A corrected or late interval, by where it is kept: what `History` merges, sorted by
+    /// end, without a copy of each interval (10,000 of them were 1.7 MB per stream).
+    struct Moved: Sendable {
+        enum Kind: UInt8, Sendable {
+            /// `slot` is a record's place in the index.
+            case record
+            /// `slot` is a late line's place in the index.
+            case late
+            /// `slot` is the stream's own (a line it held back).
+            case held
+        }
+
+        var end: Int64
+        var start: Int64
+        var kind: Kind
+        var slot: Int32
+    }
+
+    /// `correctedIntervals` that `matches` takes, as `Moved`, sorted by end (then start).
+    func moved(matching matches: (Interval) -> Bool) -> [Moved] {
+        var all: [Moved] = []
+        for at in countingRecord.values {
+            guard let interval = records[Int(at)].interval, matches(interval) else { continue }
+            all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .record, slot: at))
+        }
+        for (id, at) in late where countingRecord[id] == nil && matches(lateLines[Int(at)]) {
+            let interval = lateLines[Int(at)]
+            all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .late, slot: at))
+        }
+        all.sort { ($0.end, $0.start) < ($1.end, $1.start) }
+        return all
+    }
+
+    /// The interval `moved` names (one of the index's: not `.held`).
+    func interval(_ moved: Moved) -> Interval? {
+        switch moved.kind {
+        case .record: records[Int(moved.slot)].form.interval
+        case .late: lateLines[Int(moved.slot)]
+        case .held: nil
+        }
     }
 
     /// This device's latest track, amend or delete not yet undone: what `Undo` takes back.
     func latestUndoable() -> (record: String, form: Form)? {
-        for (_, record) in ownRecords.reversed() where !undone.contains(record) {
-            if let form = forms[record] { return (record, form) }
+        for at in ownRecords.reversed() where !records[Int(at)].undone {
+            return (IntervalIdentity.hex(records[Int(at)].record), records[Int(at)].form)
         }
         return nil
     }
 
-    var count: Int { forms.count + undone.count }
+    var count: Int { records.count + undone.count }
 }

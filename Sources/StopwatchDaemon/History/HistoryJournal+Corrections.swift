@@ -6,8 +6,10 @@ import Varlink
 /// that needs it, and the lookups by id that Amend, Delete and Undo make.
 extension HistoryJournal {
     /// The correction index, built now if no call needed it before: every month read once,
-    /// only its correction lines (`{"op":` by their first bytes) parsed. Throws what a
-    /// `History` call would fail with when a month cannot be read.
+    /// only its correction lines (`{"op":` by their first bytes) parsed, and of its interval
+    /// lines only the end (from the line's tail, for the daemon's own shape), to find those
+    /// written late; a late one is parsed. Throws what a `History` call would fail with when
+    /// a month cannot be read.
     func correctionIndex() throws(VarlinkError) -> CorrectionIndex {
         if let corrections { return corrections }
         var index = CorrectionIndex()
@@ -15,7 +17,10 @@ extension HistoryJournal {
         for (month, size) in try monthsToRead() {
             try forEachLine(of: month, size: size) { line in
                 place += 1
-                guard HistoryLine.isCorrection(line) else { return }
+                guard HistoryLine.isCorrection(line) else {
+                    Self.learnEnd(of: line, into: &index)
+                    return
+                }
                 if let correction = HistoryCorrection.parse(line) {
                     index.add(correction, device: deviceID, place: place, isOwn: true)
                     latestMadeMs = max(latestMadeMs, correction.madeMs)
@@ -25,9 +30,12 @@ extension HistoryJournal {
             }
         }
         // Those not yet written follow, in order.
-        for case .correction(let correction) in pending {
+        for record in pending {
             place += 1
-            index.add(correction, device: deviceID, place: place, isOwn: true)
+            switch record {
+            case .correction(let correction): index.add(correction, device: deviceID, place: place, isOwn: true)
+            case .interval(let interval): if index.isLate(end: interval.endMs ?? interval.startMs) { index.addLate(interval) }
+            }
         }
         nextPlace = max(nextPlace, place + 1)
         if index.damagedLines > 0 {
@@ -36,6 +44,20 @@ extension HistoryJournal {
         corrections = index
         if index.damagedLines > 0 { problemChanged(problem) }
         return index
+    }
+
+    /// Learns the end of an interval line read in file order, and keeps the line if it is
+    /// late. The daemon's own shape is read from its tail; any other line is parsed (a line
+    /// that holds no interval is passed over, as `History` passes over it).
+    private static func learnEnd(of line: UnsafeRawBufferPointer, into index: inout CorrectionIndex) {
+        if let times = HistoryLine.plainStartAndEnd(line) {
+            guard times.start <= times.end, times.end <= HistoryLine.maximumTimeMilliseconds,
+                index.isLate(end: times.end), let interval = HistoryLine.parse(line)
+            else { return }
+            index.addLate(interval)
+        } else if let interval = HistoryLine.parse(line), let end = interval.endMs, index.isLate(end: end) {
+            index.addLate(interval)
+        }
     }
 
     /// Calls `body` with each line of `month` up to `size` (without its newline; a last line
@@ -108,7 +130,7 @@ extension HistoryJournal {
     func lookUp(_ prefix: String) throws(VarlinkError) -> Lookup {
         let index = try correctionIndex()
         var found: [String: Interval?] = [:]
-        for (id, form) in index.counting where id.hasPrefix(prefix) { found[id] = form.interval }
+        for (id, interval) in index.corrected where id.hasPrefix(prefix) { found[id] = interval }
         func consider(_ interval: Interval) {
             guard interval.id.hasPrefix(prefix), !index.corrects(interval.id) else { return }
             found[interval.id] = interval
@@ -165,7 +187,7 @@ extension HistoryJournal {
         // is dated just after it, or it would be answered and never count: only that
         // interval's changes follow it; at the last instant allowed, this device's later
         // place wins the tie.
-        if case .form(_, let id, _) = change, let counting = corrections?.counting[id], counting.order.madeMs >= madeMs {
+        if case .form(_, let id, _) = change, let counting = corrections?.counting(id), counting.order.madeMs >= madeMs {
             madeMs = min(counting.order.madeMs + 1, Interval.latestMs)
         }
         return HistoryCorrection(record: IntervalIdentity.random(), madeMs: madeMs, change: change)

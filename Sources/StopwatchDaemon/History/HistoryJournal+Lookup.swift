@@ -18,9 +18,7 @@ extension HistoryJournal {
             guard interval.id != id, let end = interval.endMs, HistoryQuery.sameName(interval.name, name) else { return false }
             return interval.startMs < endMs && startMs < end
         }
-        for form in index.counting.values {
-            if let interval = form.interval, overlaps(interval) { return interval }
-        }
+        for interval in index.correctedIntervals where overlaps(interval) { return interval }
         for interval in unwritten where !index.corrects(interval.id) && overlaps(interval) { return interval }
         var found: Interval?
         for (month, size) in try monthsToRead() where found == nil {

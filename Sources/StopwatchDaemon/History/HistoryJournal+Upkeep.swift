@@ -103,7 +103,8 @@ extension HistoryJournal {
             }
         }
         guard !removed.isEmpty else { return }
-        // Records gone from disk no longer count: the index is built again when next needed.
+        // Records and late lines gone from disk no longer count: the index is built again when
+        // next needed.
         corrections = nil
         try? directory.sync()
         logger.info("deleted the history's \(removed.joined(separator: ", ")): older than --history-days \(keepDays)")

@@ -29,6 +29,9 @@ extension HistoryJournal {
         var interval = interval
         if interval.id.isEmpty { interval.id = IntervalIdentity.random() }
         interval.device = ""
+        // Written after lines that end later (a stop at an earlier instant, a wall clock set
+        // back): the index keeps it, for `History` to read in end order.
+        if corrections?.isLate(end: interval.endMs ?? interval.startMs) == true { corrections?.addLate(interval) }
         pending.append(.interval(interval))
         nextPlace += 1
         writeUnwritten()

@@ -121,6 +121,77 @@ package enum HistoryLine {
         return (start, end)
     }
 
+    /// An interval line of exactly the shape the daemon writes, with an id, checked valid
+    /// without building an `Interval`: where its name's bytes are, and its numbers.
+    struct Plain {
+        /// Its id's 16 lowercase hex digits as a number.
+        var id: UInt64
+        /// Its name's bytes in the line (printable ASCII without `"`, `\` or `/`: a valid name
+        /// written as it is, with nothing to escape).
+        var name: Range<Int>
+        var start: Int64
+        var end: Int64
+        var elapsed: Int64
+    }
+
+    /// The line, read as `Plain`, if it is exactly
+    /// `{"id":"<16 hex>","name":"<name>","start_ms":S,"end_ms":E,"elapsed_ms":L}` with a name of
+    /// printable ASCII that is valid, numbers without leading zeros, and in range: then the
+    /// line is, byte for byte, the JSON object `encodeObject` writes for it (without
+    /// `device`), and `History` copies it into a reply instead of parsing it. Nil for any
+    /// other line (a note, escapes, other spacing, no id, non-ASCII): those are parsed.
+    static func plain(_ line: UnsafeRawBufferPointer) -> Plain? {
+        guard hasIDPrefix(line), let id = hexNumber(line, at: 7),
+            let brace = before("}", in: line, at: line.count), brace == line.count - 1,
+            let (elapsedDigits, elapsed) = jsonDigits(before: brace, in: line),
+            let elapsedKey = before(#","elapsed_ms":"#, in: line, at: elapsedDigits),
+            let (endDigits, end) = jsonDigits(before: elapsedKey, in: line),
+            let endKey = before(#","end_ms":"#, in: line, at: endDigits),
+            let (startDigits, start) = jsonDigits(before: endKey, in: line),
+            let startKey = before(#","start_ms":"#, in: line, at: startDigits),
+            startKey > 34, line[startKey - 1] == UInt8(ascii: "\""),
+            end >= start, end <= maximumTimeMilliseconds, elapsed <= maximumElapsedMilliseconds,
+            isPlainValidName(UnsafeRawBufferPointer(rebasing: line[33..<(startKey - 1)]))
+        else { return nil }
+        return Plain(id: id, name: 33..<(startKey - 1), start: start, end: end, elapsed: elapsed)
+    }
+
+    /// 16 lowercase hex digits at `offset` as a number; nil if any is not one.
+    static func hexNumber(_ line: UnsafeRawBufferPointer, at offset: Int) -> UInt64? {
+        guard offset >= 0, line.count >= offset + IntervalID.length, let base = line.baseAddress else { return nil }
+        // Plain loads within the bounds checked above, and one test for all 16 digits: it
+        // runs for every line a History call copies.
+        var value: UInt64 = 0
+        var bad: UInt8 = 0
+        for index in offset..<(offset + IntervalID.length) {
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            let decimal = byte &- UInt8(ascii: "0")
+            let letter = byte &- UInt8(ascii: "a")
+            let isDecimal = decimal < 10
+            bad |= (isDecimal || letter < 6) ? 0 : 1
+            value = value << 4 | UInt64(isDecimal ? decimal : letter &+ 10)
+        }
+        return bad == 0 ? value : nil
+    }
+
+    /// `digits(before:in:)`, and only as JSON writes a number: no leading zero.
+    private static func jsonDigits(before end: Int, in line: UnsafeRawBufferPointer) -> (Int, Int64)? {
+        guard let (start, value) = digits(before: end, in: line) else { return nil }
+        if end - start > 1, line[start] == UInt8(ascii: "0") { return nil }
+        return (start, value)
+    }
+
+    /// `StopwatchName.isValid` for a name of printable ASCII with nothing JSON escapes (no
+    /// `"` or `\`), on its bytes; false for any other (which the parse then reads).
+    private static func isPlainValidName(_ name: UnsafeRawBufferPointer) -> Bool {
+        guard (1...StopwatchName.maximumLength).contains(name.count), name[0] != 0x20, name[name.count - 1] != 0x20 else { return false }
+        for byte in name where byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") {
+            return false
+        }
+        if name[0] == UInt8(ascii: "."), name.count == 1 || (name.count == 2 && name[1] == UInt8(ascii: ".")) { return false }
+        return true
+    }
+
     /// False when a line of the daemon's shape (`{"id":"…`) has an id that does not begin
     /// with `prefix`: a lookup by id passes over it without a parse. True for any other line
     /// (one without an id, whose id is derived, or of another shape): it must be parsed.

@@ -1,3 +1,4 @@
+import LinuxSystem
 /// The memory all `History` streams hold together, about `limit` bytes at most
 /// (`--history-memory`, SPEC §3): what their replies hold from when they are encoded until
 /// the connection's socket has taken them. A stream asks for a grant before it encodes a
@@ -55,6 +56,23 @@ final class HistoryMemory {
     init(limit: Int, readBufferSize: Int = HistoryStream.bufferSize) {
         self.limit = max(limit, Self.minimumGrant)
         readBuffer = .allocate(byteCount: readBufferSize, alignment: 16)
+        Self.giveLargeBlocksBack()
+    }
+
+    /// Makes the C library give a reply's memory back to the system when the reply is
+    /// written. By default glibc serves blocks of 128 KiB and more from their own mappings,
+    /// but the first such block freed raises that threshold to its size, so every later
+    /// reply (a megabyte or more) comes from the heap and stays resident after it is freed,
+    /// scattered among small blocks that trimming cannot return: a report over a million
+    /// intervals left the daemon 10 MiB larger than its replies ever were at once. A fixed
+    /// threshold keeps replies in mappings of their own, unmapped when freed. Process-wide,
+    /// and set once: the History replies are the only large blocks the daemon makes.
+    private static let largeBlocksGivenBack: Void = {
+        Memory.mapBlocks(ofAtLeast: 128 * 1024)
+    }()
+
+    private static func giveLargeBlocksBack() {
+        _ = largeBlocksGivenBack
     }
 
     deinit {

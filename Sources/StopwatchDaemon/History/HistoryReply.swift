@@ -47,6 +47,24 @@ struct HistoryReply {
         return true
     }
 
+    /// Adds an interval line of the daemon's plain shape (`HistoryLine.plain`) as it is, but
+    /// its closing brace, then `deviceEnd` (`,"device":"…"}`): the same bytes `add` writes for
+    /// it, without building it. False (and nothing added) as `add`; its size is known
+    /// exactly, so it is counted exactly.
+    mutating func add(plainLine line: UnsafeRawBufferPointer, deviceEnd: [UInt8], batchSize: Int) -> Bool {
+        let object = line.count - 1 + deviceEnd.count
+        let needed = bytes.count + 1 + object + Self.longestEnd
+        if count > 0, count >= batchSize || needed > granted { return false }
+        if needed > bytes.capacity {
+            bytes.reserveCapacity(max(min(bytes.capacity * 2, granted), needed))
+        }
+        if count > 0 { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: line[0..<(line.count - 1)]))
+        bytes.append(contentsOf: deviceEnd)
+        count += 1
+        return true
+    }
+
     /// The complete message; `continues` when more replies follow.
     mutating func message(continues: Bool) -> [UInt8] {
         bytes.append(contentsOf: "]}".utf8)

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import LinuxSystem
 import StopwatchProtocol
 import Varlink
@@ -96,6 +97,16 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             case longLine
         }
 
+        /// Whether the next line begins in the chunk being read (none carried from the last).
+        var isAtLineStart: Bool {
+            if case .nothing = carry { true } else { false }
+        }
+
+        /// Learns a start read without `interval(endingWith:since:)`.
+        mutating func learnStart(_ start: Int64) {
+            earliestStart = min(earliestStart ?? start, start)
+        }
+
         /// Keeps `bytes`, the start of a line that goes on in the next chunk.
         mutating func keepLineStart(_ bytes: UnsafeRawBufferPointer) {
             switch carry {
@@ -172,10 +183,17 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private var tail: ArraySlice<Interval>
     /// The intervals whose form a correction sets, that match, by end: merged into the
     /// months' lines in end order (counted in the budget as `fixed`, as `tail`).
-    private var corrected: ArraySlice<Interval> = []
+    private var corrected: ArraySlice<CorrectionIndex.Moved> = []
+    /// Lines held back behind a corrected interval that completed a reply (`.held` in
+    /// `corrected`).
+    private var heldLines: [Interval] = []
     /// The correction index as the call began: the lines of the ids it corrects are skipped.
     private var corrections = CorrectionIndex()
     private let deviceName: String
+    /// `,"device":"<deviceName>"}`: what ends a plain line copied into a reply.
+    private let deviceEnd: [UInt8]
+    /// The query's name as bytes, compared with a plain line's (as `StopwatchKey` compares).
+    private let queryName: [UInt8]?
     /// Bytes of the reply the connection pulled last: still in its output until it pulls
     /// again (or lets go of the stream). Not a phase: the next reply is built meanwhile.
     private var pulledBytes = 0
@@ -197,6 +215,11 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         self.memory = memory
         self.queue = queue
         self.deviceName = journal.deviceName
+        var deviceEnd = Array(#","device":"#.utf8)
+        HistoryLine.appendString(journal.deviceName, to: &deviceEnd)
+        deviceEnd.append(UInt8(ascii: "}"))
+        self.deviceEnd = deviceEnd
+        self.queryName = query.name.map { Array($0.utf8) }
         self.batchSize = max(batchSize, 1)
         self.linesPerTurn = max(linesPerTurn, 1)
         do throws(VarlinkError) {
@@ -209,12 +232,13 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         // Not written yet: as the lines they will be, corrections applied.
         let matching = tail.filter { query.matches($0) && ($0.id.isEmpty || !index.corrects($0.id)) }
         self.tail = matching[...]
-        let correctedMatching = index.correctedIntervals.filter(query.matches).sorted { ($0.endMs ?? 0, $0.startMs) < ($1.endMs ?? 0, $1.startMs) }
-        corrected = correctedMatching[...]
+        // By where the index keeps them: each interval is made as it is sent.
+        let correctedMatching = index.moved(matching: query.matches)
         account = memory.openAccount()
-        account.takeFixed((matching + correctedMatching).reduce(0) {
+        account.takeFixed(matching.reduce(correctedMatching.count * MemoryLayout<CorrectionIndex.Moved>.stride) {
             $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count + ($1.note?.utf8.count ?? 0)
         })
+        corrected = correctedMatching[...]
         account.whenGranted = { [weak self] bytes in self?.granted(bytes) }
     }
 
@@ -258,6 +282,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         pulledBytes = 0
         tail = []
         corrected = []
+        heldLines = []
         closeReading()
         account.close()
     }
@@ -328,7 +353,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             if let reply = takeReply() { putBack(ending(with: .end(failure), dropping: reply)) }
             return
         }
-        while isBuilding, let interval = corrected.popFirst() { add(withDevice(interval)) }
+        while isBuilding, let moved = corrected.popFirst() { add(moved) }
         while isBuilding, let interval = tail.popFirst() { add(withDevice(interval)) }
         if var reply = takeReply() { putBack(completing(&reply, .last)) }
     }
@@ -376,6 +401,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         account.giveBack(reply.granted)
         tail = []
         corrected = []
+        heldLines = []
         closeReading()
         if !more { account.endWholeReply() }
         account.giveBackFixed()
@@ -436,7 +462,11 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         while index < count, lines < limit, isBuilding {
             guard let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: index) else { break }
             let line = UnsafeRawBufferPointer(rebasing: chunk[lineStart..<newline])
-            found(self.reading?.interval(endingWith: line, since: query.since) ?? nil)
+            if self.reading?.isAtLineStart == true, let plain = HistoryLine.plain(line) {
+                found(plain, line: line)
+            } else {
+                found(self.reading?.interval(endingWith: line, since: query.since) ?? nil)
+            }
             lines += 1
             index = newline + 1
             lineStart = index
@@ -459,20 +489,59 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         if corrections.corrects(interval.id) { return }
         let line = withDevice(interval)
         let end = line.endMs ?? 0
-        while let first = corrected.first, (first.endMs ?? 0) <= end {
+        while let first = corrected.first, first.end <= end {
             corrected.removeFirst()
-            add(withDevice(first))
+            add(first)
             guard isBuilding else {
                 // The reply is complete, `first` its look-ahead: the line goes after it, in
                 // end order among the corrected ones still to come.
-                let place = corrected.firstIndex { ($0.endMs ?? 0) > end } ?? corrected.endIndex
+                let place = corrected.firstIndex { $0.end > end } ?? corrected.endIndex
                 var rest = Array(corrected)
-                rest.insert(line, at: place - corrected.startIndex)
+                rest.insert(CorrectionIndex.Moved(end: end, start: line.startMs, kind: .held, slot: Int32(heldLines.count)), at: place - corrected.startIndex)
+                heldLines.append(line)
                 corrected = rest[...]
                 return
             }
         }
         add(line)
+    }
+
+    /// A line of the daemon's plain shape (`HistoryLine.plain`): when it matches, is read where
+    /// it lies (no correction, not late) and no corrected interval comes before it, its bytes
+    /// go into the reply as they are, with the device; no `Interval` is built for it. Else
+    /// (and as the look-ahead that completes a full reply) it is parsed, as any line is.
+    private func found(_ plain: HistoryLine.Plain, line: UnsafeRawBufferPointer) {
+        reading?.learnStart(plain.start)
+        guard matches(plain, line), !corrections.corrects(number: plain.id) else { return }
+        if corrected.first.map({ $0.end > plain.end }) ?? true, var reply = takeReply() {
+            let added = reply.add(plainLine: line, deviceEnd: deviceEnd, batchSize: batchSize)
+            putBack(.building(reply))
+            if added { return }
+        }
+        found(HistoryLine.parse(line))
+    }
+
+    /// `query.matches` for a plain line, from its bytes and numbers.
+    private func matches(_ plain: HistoryLine.Plain, _ line: UnsafeRawBufferPointer) -> Bool {
+        if let queryName {
+            guard plain.name.count == queryName.count else { return false }
+            let same = queryName.withUnsafeBytes { name in
+                memcmp(line.baseAddress! + plain.name.lowerBound, name.baseAddress!, name.count) == 0
+            }
+            guard same else { return false }
+        }
+        if let until = query.until, plain.start >= until { return false }
+        guard let since = query.since else { return true }
+        return plain.end == plain.start ? plain.start >= since : plain.end > since
+    }
+
+    /// A corrected, late or held-back interval, as the reply carries it.
+    private func add(_ moved: CorrectionIndex.Moved) {
+        if moved.kind == .held {
+            add(heldLines[Int(moved.slot)])
+        } else if let interval = corrections.interval(moved) {
+            add(withDevice(interval))
+        }
     }
 
     /// `interval` as a reply carries it: with this device's name.

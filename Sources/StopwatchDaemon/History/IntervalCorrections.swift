@@ -77,7 +77,7 @@ struct IntervalCorrections {
         let before = form.interval ?? journal.deletedIntervals[record]
         let id = form.intervalID
         let after: Interval?
-        if let counting = afterwards.counting[id] {
+        if let counting = afterwards.counting(id) {
             after = counting.interval ?? before
         } else {
             // No record sets its form now: its original line, or, tracked, the interval it was.

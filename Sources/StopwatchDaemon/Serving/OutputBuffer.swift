@@ -26,7 +26,13 @@ struct OutputBuffer {
     var hasRoom: Bool { unsentCount <= highWater }
 
     mutating func append(_ message: [UInt8]) {
-        bytes.append(contentsOf: message)
+        // Into an empty buffer a message is taken as it is, not copied: a History reply is a
+        // megabyte or more, and a copy of it was as much memory again.
+        if bytes.isEmpty {
+            bytes = message
+        } else {
+            bytes.append(contentsOf: message)
+        }
     }
 
     /// Sends as much as `socket` takes now.
