@@ -43,6 +43,7 @@ sources=(
     Sources/StopWatchCore/StopWatch/StopWatchSnapshot.swift
     Sources/StopWatchCore/StopWatch/StopWatchState.swift
     Sources/StopWatchCore/StopWatch/StopWatchCommand.swift
+    Sources/StopWatchCore/StopWatch/StopWatchClock.swift
     Sources/StopWatchCore/StopWatch/InvalidTransition.swift
     Sources/StopWatchCore/UseCase/Command.swift
     Sources/LinuxSystem/Duration+Nanoseconds.swift
