@@ -1,3 +1,4 @@
+import Glibc
 import StopwatchProtocol
 
 /// Reads a `History` reply of the compact shape the daemon writes,
@@ -13,36 +14,62 @@ import StopwatchProtocol
 enum HistoryReplyScanner {
     /// The intervals and whether more replies follow, or nil when the reply is not of the
     /// plain shape or an interval is out of range (the slow path then says why).
-    /// `details` false: the intervals' id, note and device are checked but not kept (left
-    /// empty and nil), for a reader that adds up times (`swctl report`) and need not pay
-    /// for a string each per interval.
-    static func scan(_ message: [UInt8], details: Bool = true) -> (intervals: [Interval], continues: Bool)? {
+    static func scan(_ message: [UInt8]) -> (intervals: [Interval], continues: Bool)? {
         message.withUnsafeBytes { bytes in
-            var scanner = Scanner(bytes: bytes, details: details)
-            return scanner.reply()
+            var scanner = Scanner(bytes: bytes)
+            var intervals: [Interval] = []
+            guard let continues = scanner.reply({ (scanner: inout Scanner) in
+                guard let interval = scanner.object() else { return false }
+                intervals.append(interval)
+                return true
+            }) else { return nil }
+            return (intervals, continues)
         }
     }
 
-    private struct Scanner {
+    /// The intervals' times, their names numbered in `names`, and whether more replies
+    /// follow; nil as `scan` gives it (then `names` may hold names of this reply: harmless,
+    /// a name's number never changes). The ids, notes and devices are checked (strings, valid
+    /// UTF-8), not kept: for a reader that adds up times (`swctl report`), which need not pay
+    /// for four strings per interval.
+    static func scanTimes(_ message: [UInt8], names: inout NameTable) -> (times: [IntervalTimes], continues: Bool)? {
+        message.withUnsafeBytes { bytes in
+            var scanner = Scanner(bytes: bytes)
+            var times: [IntervalTimes] = []
+            times.reserveCapacity(10_000)
+            guard let continues = scanner.reply({ (scanner: inout Scanner) in
+                if let plain = scanner.plainTimes(names: &names) {
+                    times.append(plain)
+                    return true
+                }
+                // Not the daemon's order (another daemon's, a client's test): the general read.
+                guard let interval = scanner.object() else { return false }
+                times.append(IntervalTimes(name: names.number(of: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs))
+                return true
+            }) else { return nil }
+            return (times, continues)
+        }
+    }
+
+    struct Scanner {
         let bytes: UnsafeRawBufferPointer
-        let details: Bool
         var index = 0
         /// The device of the interval before: intervals of one device in a row share it
-        /// rather than each making the same string.
+        /// rather than each making the same string (or checking the same bytes).
         var lastDevice = ""
+        var lastDeviceBytes: Range<Int>?
 
-        init(bytes: UnsafeRawBufferPointer, details: Bool) {
+        init(bytes: UnsafeRawBufferPointer) {
             self.bytes = bytes
-            self.details = details
         }
 
-        mutating func reply() -> (intervals: [Interval], continues: Bool)? {
+        /// The reply around its intervals, each read by `object` (false: not plain): whether
+        /// it continues, or nil.
+        mutating func reply(_ object: (inout Scanner) -> Bool) -> Bool? {
             guard literal(#"{"parameters":{"intervals":["#) else { return nil }
-            var intervals: [Interval] = []
             if !literal("]") {
                 while true {
-                    guard let interval = object() else { return nil }
-                    intervals.append(interval)
+                    guard object(&self) else { return nil }
                     if literal(",") { continue }
                     guard literal("]") else { return nil }
                     break
@@ -51,7 +78,43 @@ enum HistoryReplyScanner {
             guard literal("}") else { return nil }
             let continues = literal(#","continues":true"#)
             guard literal("}"), index == bytes.count else { return nil }
-            return (intervals, continues)
+            return continues
+        }
+
+        /// One interval object exactly as the daemon writes it,
+        /// `{"id":…,"name":…,"start_ms":S[,"end_ms":E],"elapsed_ms":L[,"note":…],"device":…}`,
+        /// read as its times; nil (and nothing read) for any other, which `object` then reads.
+        mutating func plainTimes(names: inout NameTable) -> IntervalTimes? {
+            let begin = index
+            guard literal(#"{"id":"#), let id = plainString(), Self.isValidUTF8(slice(id)),
+                literal(#","name":"#), let nameBytes = plainString(),
+                literal(#","start_ms":"#), let start = integer()
+            else { index = begin; return nil }
+            var end: Int64?
+            if literal(#","end_ms":"#) {
+                guard let value = integer() else { index = begin; return nil }
+                end = value
+            }
+            guard literal(#","elapsed_ms":"#), let elapsed = integer() else { index = begin; return nil }
+            if literal(#","note":"#) {
+                guard let note = plainString(), Self.isValidUTF8(slice(note)) else { index = begin; return nil }
+            }
+            guard literal(#","device":"#), let device = plainString(), literal("}") else { index = begin; return nil }
+            if let last = lastDeviceBytes, last.count == device.count, memcmp(bytes.baseAddress! + last.lowerBound, bytes.baseAddress! + device.lowerBound, device.count) == 0 {
+                // The same bytes as the device before: already checked.
+            } else {
+                guard Self.isValidUTF8(slice(device)) else { index = begin; return nil }
+                lastDeviceBytes = device
+            }
+            let latest = Interval.latestMs
+            guard start <= latest, elapsed <= latest, end.map({ (start...latest).contains($0) }) ?? true,
+                let name = names.number(of: slice(nameBytes))
+            else { index = begin; return nil }
+            return IntervalTimes(name: name, startMs: start, endMs: end, elapsedMs: elapsed)
+        }
+
+        func slice(_ range: Range<Int>) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: bytes[range])
         }
 
         /// One interval object: `id`, `name`, `start_ms`, `end_ms` (absent for one still
@@ -76,13 +139,13 @@ enum HistoryReplyScanner {
                 guard index + 1 < bytes.count else { return nil }
                 switch bytes[index + 1] {
                 case UInt8(ascii: "i"):
-                    guard id == nil, literal(#""id":"#), let value = detail() else { return nil }
+                    guard id == nil, literal(#""id":"#), let value = string() else { return nil }
                     id = value
                 case UInt8(ascii: "n") where literal(#""name":"#):
                     guard name == nil, let value = string() else { return nil }
                     name = value
                 case UInt8(ascii: "n"):
-                    guard note == nil, literal(#""note":"#), let value = detail() else { return nil }
+                    guard note == nil, literal(#""note":"#), let value = string() else { return nil }
                     note = value
                 case UInt8(ascii: "s"):
                     guard start == nil, literal(#""start_ms":"#), let value = integer() else { return nil }
@@ -95,16 +158,13 @@ enum HistoryReplyScanner {
                     elapsed = value
                 case UInt8(ascii: "d"):
                     guard device == nil, literal(#""device":"#), let range = plainString() else { return nil }
-                    let raw = UnsafeRawBufferPointer(rebasing: bytes[range])
+                    let raw = slice(range)
                     if lastDevice.utf8.elementsEqual(raw) {
                         device = lastDevice
-                    } else if details {
+                    } else {
                         guard let value = String(validating: raw, as: UTF8.self) else { return nil }
                         lastDevice = value
                         device = value
-                    } else {
-                        guard Self.isValidUTF8(raw) else { return nil }
-                        device = ""
                     }
                 default:
                     return nil
@@ -115,18 +175,7 @@ enum HistoryReplyScanner {
             let latest = Interval.latestMs
             guard (0...latest).contains(start), (0...latest).contains(elapsed) else { return nil }
             if let end, !(start...latest).contains(end) { return nil }
-            return Interval(
-                id: details ? id ?? "" : "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: details ? note : nil,
-                device: details ? device ?? "" : ""
-            )
-        }
-
-        /// An id or a note: a string as `string()` reads it, made only with `details` (else
-        /// checked and given as ""; the caller drops it).
-        mutating func detail() -> String? {
-            if details { return string() }
-            guard let range = plainString(), Self.isValidUTF8(UnsafeRawBufferPointer(rebasing: bytes[range])) else { return nil }
-            return ""
+            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note, device: device ?? "")
         }
 
         /// Whether `raw` is valid UTF-8, without making a string of it when it is ASCII (an
@@ -141,26 +190,34 @@ enum HistoryReplyScanner {
             return String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
         }
 
-        /// Whether the bytes at `index` are `text` (then passed).
+        /// Whether the bytes at `index` are `text` (then passed). Keys of 8 to 16 bytes are
+        /// compared as two overlapping 8-byte words: it runs several times per interval.
         mutating func literal(_ text: StaticString) -> Bool {
             let count = text.utf8CodeUnitCount
             guard bytes.count - index >= count else { return false }
-            let expected = text.utf8Start
-            // Loads from the base address, within the bounds checked above (the buffer's
-            // subscript checks each index again).
+            // Loads from the base address, within the bounds checked above.
             guard let base = bytes.baseAddress else { return count == 0 }
-            for offset in 0..<count where base.load(fromByteOffset: index + offset, as: UInt8.self) != expected[offset] { return false }
+            let expected = UnsafeRawPointer(text.utf8Start)
+            let here = base + index
+            if count >= 8, count <= 16 {
+                guard here.loadUnaligned(as: UInt64.self) == expected.loadUnaligned(as: UInt64.self),
+                    here.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) == expected.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                else { return false }
+            } else {
+                guard memcmp(here, expected, count) == 0 else { return false }
+            }
             index += count
             return true
         }
 
         /// A string without escapes or control characters: its bytes' range.
         mutating func plainString() -> Range<Int>? {
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            guard index < bytes.count, let base = bytes.baseAddress, base.load(fromByteOffset: index, as: UInt8.self) == UInt8(ascii: "\"") else { return nil }
             let start = index + 1
             var position = start
+            // Loads from the base address, each below `bytes.count`.
             while position < bytes.count {
-                let byte = bytes[position]
+                let byte = base.load(fromByteOffset: position, as: UInt8.self)
                 if byte == UInt8(ascii: "\"") {
                     index = position + 1
                     return start..<position
@@ -171,20 +228,26 @@ enum HistoryReplyScanner {
             return nil
         }
 
-        /// A non-negative integer as JSON writes it: digits, no leading zero, no fraction or
-        /// exponent (a negative one is out of range anyway: the slow path says so).
+        /// A non-negative integer as JSON writes it: 1 to 18 digits (no overflow; more is out
+        /// of range anyway), no leading zero, no fraction or exponent (a negative one is out of
+        /// range too: the slow path says so).
         mutating func integer() -> Int64? {
+            guard let base = bytes.baseAddress else { return nil }
             let start = index
             var value: Int64 = 0
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
-                let (times10, o1) = value.multipliedReportingOverflow(by: 10)
-                let (sum, o2) = times10.addingReportingOverflow(Int64(bytes[index] - UInt8(ascii: "0")))
-                guard !o1, !o2 else { return nil }
-                value = sum
+            // Loads from the base address, each below `bytes.count`.
+            while index < bytes.count, index - start < 18 {
+                let digit = base.load(fromByteOffset: index, as: UInt8.self) &- UInt8(ascii: "0")
+                guard digit < 10 else { break }
+                value = value &* 10 &+ Int64(digit)
                 index += 1
             }
-            guard index > start, index - start == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
-            if index < bytes.count, bytes[index] == UInt8(ascii: ".") || bytes[index] | 0x20 == UInt8(ascii: "e") { return nil }
+            guard index > start, index - start == 1 || base.load(fromByteOffset: start, as: UInt8.self) != UInt8(ascii: "0") else { return nil }
+            if index < bytes.count {
+                let next = base.load(fromByteOffset: index, as: UInt8.self)
+                // A 19th digit, a fraction or an exponent: the slow path.
+                if next &- UInt8(ascii: "0") < 10 || next == UInt8(ascii: ".") || next | 0x20 == UInt8(ascii: "e") { return nil }
+            }
             return value
         }
     }

@@ -9,9 +9,8 @@ import Varlink
 public final class HistoryStream {
     private let connection: VarlinkConnection
     private var finished = false
-    /// false: the intervals come without their id, note and device (empty), which costs a
-    /// reader that only adds up times (`swctl report`) a string less each.
-    package var details = true
+    /// The names `nextTimes` numbered, in this stream.
+    package private(set) var names = NameTable()
 
     package init(connection: VarlinkConnection) {
         self.connection = connection
@@ -24,13 +23,34 @@ public final class HistoryStream {
         guard !finished else { return nil }
         do {
             let message = try connection.receiveMessage()
-            if let (intervals, continues) = HistoryReplyScanner.scan(message, details: details) {
+            if let (intervals, continues) = HistoryReplyScanner.scan(message) {
                 if !continues { finish() }
                 return intervals
             }
             let reply = try connection.decode(message)
             if !reply.continues { finish() }
             return try Self.intervals(in: reply, from: connection)
+        } catch {
+            finish()
+            throw error
+        }
+    }
+
+    /// The next batch as `next()` gives it, each interval as its times, its name numbered in
+    /// `names`: for a reader that adds up time and needs no id, note, device or string.
+    package func nextTimes() throws(ClientError) -> [IntervalTimes]? {
+        guard !finished else { return nil }
+        do {
+            let message = try connection.receiveMessage()
+            if let (times, continues) = HistoryReplyScanner.scanTimes(message, names: &names) {
+                if !continues { finish() }
+                return times
+            }
+            let reply = try connection.decode(message)
+            if !reply.continues { finish() }
+            return try Self.intervals(in: reply, from: connection).map { interval in
+                IntervalTimes(name: names.number(of: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs)
+            }
         } catch {
             finish()
             throw error

@@ -71,18 +71,65 @@ struct HistoryReplyScannerTests {
         #expect(fast.intervals == [Interval(id: "0123456789abcdef", name: "tea", startMs: 1, endMs: 2, elapsedMs: 1, note: "why", device: "desk")])
     }
 
-    @Test("without details: the same names and times, no id, note or device; bad UTF-8 in them still left to the full path")
-    func withoutDetails() throws {
-        let text = #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"why ✓","device":"desk"},{"id":"fedcba9876543210","name":"café","start_ms":3,"elapsed_ms":1,"device":"desk"}]}}"#
+    /// What `scanTimes` gives for what `scan` gives: the times, names through `names`.
+    func times(_ intervals: [Interval], _ names: inout NameTable) -> [IntervalTimes] {
+        intervals.map { IntervalTimes(name: names.number(of: $0.name), startMs: $0.startMs, endMs: $0.endMs, elapsedMs: $0.elapsedMs) }
+    }
+
+    @Test("times only: the same names and times as the full read, for the daemon's order and any other", arguments: [
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"why ✓","device":"desk"},{"id":"fedcba9876543210","name":"café","start_ms":3,"elapsed_ms":1,"device":"desk"},{"id":"0123456789abcdee","name":"tea","start_ms":3,"end_ms":9,"elapsed_ms":6,"device":"laptop"}]},"continues":true}"#,
+        #"{"parameters":{"intervals":[{"device":"laptop","note":"x","elapsed_ms":1,"end_ms":2,"start_ms":1,"name":"tea","id":"0123456789abcdef"},{"name":"tea","start_ms":1000,"end_ms":2000,"elapsed_ms":1000}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"a b","start_ms":253402300799999,"end_ms":253402300799999,"elapsed_ms":253402300799999,"device":""}]}}"#,
+        #"{"parameters":{"intervals":[]}}"#,
+    ])
+    func timesOnly(text: String) throws {
         let full = try #require(HistoryReplyScanner.scan(Array(text.utf8)))
-        let bare = try #require(HistoryReplyScanner.scan(Array(text.utf8), details: false))
-        #expect(full.intervals.map(\.device) == ["desk", "desk"])
-        #expect(bare.intervals == full.intervals.map { Interval(name: $0.name, startMs: $0.startMs, endMs: $0.endMs, elapsedMs: $0.elapsedMs) })
-        for field in ["note", "device", "id"] {
-            let bytes = Array(#"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,""#.utf8) + Array(field.utf8)
-                + Array(#"":"a"#.utf8) + [0xFF] + Array(#""}]}}"#.utf8)
-            #expect(HistoryReplyScanner.scan(bytes, details: false) == nil, "\(field)")
-            #expect(HistoryReplyScanner.scan(bytes) == nil, "\(field)")
+        var names = NameTable()
+        let scanned = try #require(HistoryReplyScanner.scanTimes(Array(text.utf8), names: &names))
+        var expectedNames = NameTable()
+        #expect(scanned.times == times(full.intervals, &expectedNames))
+        #expect(names.names == expectedNames.names)
+        #expect(scanned.continues == full.continues)
+    }
+
+    @Test("times only: whatever the full read refuses is left to it, bad UTF-8 in id, note or device too", arguments: [
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":01,"end_ms":2,"elapsed_ms":1,"device":"d"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":5,"end_ms":2,"elapsed_ms":1,"device":"d"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":253402300800000,"elapsed_ms":1,"device":"d"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1234567890123456789,"device":"d"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1e3,"device":"d"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"t\"ea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"d"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"d","phase":"focus"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"d"}],"continues":false}"#,
+    ])
+    func timesOnlyOther(text: String) {
+        var names = NameTable()
+        #expect(HistoryReplyScanner.scanTimes(Array(text.utf8), names: &names) == nil)
+        #expect(HistoryReplyScanner.scan(Array(text.utf8)) == nil)
+    }
+
+    @Test("times only: a field that is not UTF-8 is left to the full path, in the daemon's order or not")
+    func timesOnlyInvalidUTF8() {
+        for field in ["note", "device", "id", "name"] {
+            for daemonOrder in [true, false] {
+                var bytes = Array(#"{"parameters":{"intervals":[{"#.utf8)
+                func add(_ key: String, _ value: [UInt8]) {
+                    if bytes.last != UInt8(ascii: "{") { bytes.append(UInt8(ascii: ",")) }
+                    bytes += Array("\"\(key)\":".utf8) + value
+                }
+                func string(_ key: String, _ text: String) -> [UInt8] {
+                    Array("\"".utf8) + Array(text.utf8) + (key == field ? [0xFF] : []) + Array("\"".utf8)
+                }
+                let fields: [(String, [UInt8])] = [
+                    ("id", string("id", "0123456789abcdef")), ("name", string("name", "tea")), ("start_ms", Array("1".utf8)),
+                    ("end_ms", Array("2".utf8)), ("elapsed_ms", Array("1".utf8)), ("note", string("note", "n")), ("device", string("device", "desk")),
+                ]
+                for (key, value) in daemonOrder ? fields : fields.reversed() { add(key, value) }
+                bytes += Array("}]}}".utf8)
+                var names = NameTable()
+                #expect(HistoryReplyScanner.scanTimes(bytes, names: &names) == nil, "\(field), daemon's order: \(daemonOrder)")
+                #expect(HistoryReplyScanner.scan(bytes) == nil, "\(field)")
+            }
         }
     }
 

@@ -32,8 +32,6 @@ struct HistoryPrinter {
         let bounds = try resolvedRange()
         let stream = try client.history(nil, since: bounds.since, until: bounds.until)
         defer { stream.close() }
-        // Totals need no ids, notes or devices.
-        stream.details = false
         try report(stream, byDay: grouping == .day, since: bounds.since, until: bounds.until, now: bounds.now)
     }
 
@@ -90,8 +88,14 @@ struct HistoryPrinter {
 
     private func report(_ stream: HistoryStream, byDay: Bool, since: Int64?, until: Int64?, now: Int64) throws(ClientError) {
         var aggregator = ReportAggregator(since: since, until: until, now: now, byDay: byDay)
-        while let batch = try stream.next() {
-            for interval in batch { aggregator.add(interval) }
+        // Totals need no ids, notes, devices or strings: times, and each name's slot found
+        // once per name, not once per interval.
+        var slots: [Int] = []
+        while let batch = try stream.nextTimes() {
+            while slots.count < stream.names.names.count { slots.append(aggregator.slot(for: stream.names.names[slots.count])) }
+            for times in batch {
+                aggregator.add(slot: slots[Int(times.name)], startMs: times.startMs, endMs: times.endMs, elapsedMs: times.elapsedMs)
+            }
         }
         let totals = aggregator.totals
         let lines = switch format {

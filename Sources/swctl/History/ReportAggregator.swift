@@ -26,12 +26,17 @@ package struct ReportAggregator {
     private let until: Int64?
     private let now: Int64
     private let byDay: Bool
-    private var perName: [StopwatchKey: Int64] = [:]
-    /// Keyed by the day's local 00:00 (ms since the epoch).
-    private var perDay: [Int64: [StopwatchKey: Int64]] = [:]
+    /// The names met, by slot: totals are kept by slot, so that an interval costs no hash of
+    /// its name (`swctl report` hands the slot of each name once, `slot(for:)`).
+    private var keys: [StopwatchKey] = []
+    private var slots: [StopwatchKey: Int] = [:]
+    /// By slot; nil for a name nothing was counted for (no row).
+    private var perName: [Int64?] = []
+    /// Keyed by the day's local 00:00 (ms since the epoch), then by slot.
+    private var perDay: [Int64: [Int: Int64]] = [:]
     /// The parts longer than `longestSplit`: from the first instant of the earliest to the
-    /// last instant of the latest, and their time per name.
-    private var longParts: (first: Int64, last: Int64, names: [StopwatchKey: Int64])?
+    /// last instant of the latest, and their time per slot.
+    private var longParts: (first: Int64, last: Int64, names: [Int: Int64])?
     /// The days the splitting stepped through so far, each costing a local midnight or
     /// two (`mktime`): what skipping days with nothing counted bounds.
     private(set) var daysWalked = 0
@@ -43,13 +48,26 @@ package struct ReportAggregator {
         self.byDay = byDay
     }
 
+    /// The slot that `add(slot:…)` takes for `name`.
+    package mutating func slot(for name: String) -> Int {
+        let key = StopwatchKey(name)
+        if let slot = slots[key] { return slot }
+        keys.append(key)
+        perName.append(nil)
+        slots[key] = keys.count - 1
+        return keys.count - 1
+    }
+
     package mutating func add(_ interval: Interval) {
-        let key = StopwatchKey(interval.name)
-        let start = interval.startMs
-        let end = max(interval.endMs ?? now, start)
+        add(slot: slot(for: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs)
+    }
+
+    /// Adds an interval of the name in `slot` (from `slot(for:)`): from `startMs` to `endMs`
+    /// (nil: still counting, to `now`), `elapsedMs` counted.
+    package mutating func add(slot key: Int, startMs start: Int64, endMs: Int64?, elapsedMs elapsed: Int64) {
+        let end = max(endMs ?? now, start)
         let lower = max(start, since ?? start)
         let upper = min(end, until ?? end)
-        let elapsed = interval.elapsedMs
         if end == start {
             // No wall-clock span (a clock step back, or an instant): all of it on its start.
             guard lower == start, until.map({ start < $0 }) ?? true else { return }
@@ -100,15 +118,17 @@ package struct ReportAggregator {
 
     /// The totals so far.
     package var totals: ReportTotals {
-        let names = Self.rows(perName)
+        var counted: [Int: Int64] = [:]
+        for (slot, total) in perName.enumerated() { if let total { counted[slot] = total } }
+        let names = rows(counted)
         var days: [ReportTotals.Day] = []
         for (dayStart, names) in perDay.sorted(by: { $0.key < $1.key }) {
-            let rows = Self.rows(names)
+            let rows = rows(names)
             days.append(ReportTotals.Day(day: Self.dayText(dayStart), names: rows, total: Self.sum(rows)))
         }
         if let longParts {
             // Among the days, after the day it begins on.
-            let rows = Self.rows(longParts.names)
+            let rows = rows(longParts.names)
             let label = Self.dayText(longParts.first) + "/" + Self.dayText(longParts.last)
             let firstDay = LocalTime.startOfDay(longParts.first) ?? longParts.first
             let index = perDay.keys.filter { $0 <= firstDay }.count
@@ -121,17 +141,17 @@ package struct ReportAggregator {
         LocalTime.dateTime(instant)?.dayText ?? "\(instant)"
     }
 
-    private mutating func record(_ key: StopwatchKey, _ milliseconds: Int64, on instant: Int64) {
-        Self.accumulate(&perName[key, default: 0], milliseconds)
+    private mutating func record(_ key: Int, _ milliseconds: Int64, on instant: Int64) {
+        perName[key] = Self.add(perName[key] ?? 0, milliseconds)
         guard byDay, let day = LocalTime.startOfDay(instant) else { return }
         Self.accumulate(&perDay[day, default: [:]][key, default: 0], milliseconds)
     }
 
     /// A part from `lower` to `upper` (not included) longer than `longestSplit`.
-    private mutating func recordLongPart(_ key: StopwatchKey, _ milliseconds: Int64, from lower: Int64, to upper: Int64) {
+    private mutating func recordLongPart(_ key: Int, _ milliseconds: Int64, from lower: Int64, to upper: Int64) {
         // As a day's share: nothing counted, no row.
         guard milliseconds > 0 else { return }
-        Self.accumulate(&perName[key, default: 0], milliseconds)
+        perName[key] = Self.add(perName[key] ?? 0, milliseconds)
         var parts = longParts ?? (lower, upper - 1, [:])
         parts.first = min(parts.first, lower)
         parts.last = max(parts.last, upper - 1)
@@ -163,8 +183,8 @@ package struct ReportAggregator {
         rows.reduce(0) { add($0, $1.milliseconds) }
     }
 
-    private static func rows(_ totals: [StopwatchKey: Int64]) -> [ReportTotals.Row] {
-        totals.sorted { lhs, rhs in
+    private func rows(_ totals: [Int: Int64]) -> [ReportTotals.Row] {
+        totals.map { (key: keys[$0.key], value: $0.value) }.sorted { lhs, rhs in
             lhs.value != rhs.value ? lhs.value > rhs.value : lhs.key < rhs.key
         }
         .map { ReportTotals.Row(name: $0.key.name, milliseconds: $0.value) }
