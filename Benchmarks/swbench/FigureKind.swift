@@ -37,7 +37,7 @@ enum FigureKind: String, CaseIterable {
         case .lapAt1000: "Lap, stopwatch of 1,000 laps, p50"
         case .lapAt10000: "Lap, stopwatch of 10,000 laps, p50"
         case .historyReport: "swctl report, 1,000,000 intervals + 10,000 corrections, median"
-        case .memoryHistory: "resident memory, +while streaming history"
+        case .memoryHistory: "owned memory, +while streaming history"
         case .historyLogToday: "swctl log --since today, 1,000,000, median"
         case .memoryHistoryStalled: "owned memory, 256 stalled History readers"
         }

@@ -18,16 +18,19 @@ enum HistoryBenchmark {
         let daemon = try context.startDaemon("history-large")
         defer { daemon.stop() }
         let report = [context.options.swctlPath, "--socket", daemon.socketPath, "report"]
-        guard let residentBefore = ProcFS.residentKiB(of: daemon.pid) else { throw BenchError("cannot read the daemon's VmRSS") }
+        guard let ownedBefore = ProcFS.ownedKiB(of: daemon.pid), let residentBefore = ProcFS.residentKiB(of: daemon.pid) else {
+            throw BenchError("cannot read the daemon's smaps_rollup or VmRSS")
+        }
         var reportTimes = Samples(), parseTimes = Samples()
-        var peakKiB = residentBefore, residentSamples = 0
+        var peak = ResidentSampler.Peaks(ownedKiB: ownedBefore, residentKiB: residentBefore)
         // The first of each warms the page cache and is not counted; the daemon's memory is.
         for run in -1..<plan.historyRuns {
             let sampler = ResidentSampler(pid: daemon.pid, every: .milliseconds(2))
             let reportTime = try time(report)
             let sampled = sampler.finish()
-            peakKiB = max(peakKiB, sampled.peakKiB)
-            residentSamples += sampled.samples
+            peak.ownedKiB = max(peak.ownedKiB, sampled.ownedKiB)
+            peak.residentKiB = max(peak.residentKiB, sampled.residentKiB)
+            peak.samples += sampled.samples
             let start = Now.boot()
             let parsed = try HistoryFiles.parseAll(in: large.written.monthsDirectory)
             let parseTime = (Now.boot() - start).inMilliseconds
@@ -66,10 +69,12 @@ enum HistoryBenchmark {
                 "report_max_ms": JSONReport.number(reportTimes.maximum ?? 0),
                 "parse_max_ms": JSONReport.number(parseTimes.maximum ?? 0),
             ]),
-            Figure(.memoryHistory, value: Double(peakKiB - residentBefore) / 1024, details: [
-                "before_mib": JSONReport.number(Double(residentBefore) / 1024),
-                "peak_mib": JSONReport.number(Double(peakKiB) / 1024),
-                "samples": .int(Int64(residentSamples)),
+            Figure(.memoryHistory, value: Double(peak.ownedKiB - ownedBefore) / 1024, details: [
+                "owned_before_mib": JSONReport.number(Double(ownedBefore) / 1024),
+                "owned_peak_mib": JSONReport.number(Double(peak.ownedKiB) / 1024),
+                "resident_before_mib": JSONReport.number(Double(residentBefore) / 1024),
+                "resident_peak_mib": JSONReport.number(Double(peak.residentKiB) / 1024),
+                "samples": .int(Int64(peak.samples)),
                 "reports": .int(Int64(reportTimes.count + 1)),
             ]),
             Figure(.historyLogToday, value: largeTimes.median() ?? 0, baseline: smallTimes.median(), details: [

@@ -364,4 +364,50 @@ final class HistoryCorrectionTests {
         #expect(small.historyIntervals().map(\.name) == expected)
         #expect(small.historyIntervals(["since_ms": .int(lines[2].end - 1)]).map(\.name) == ["c", "f", "b", "e", "d", "g"])
     }
+
+    @Test("a month large enough to be bisected for since, with late, corrected, noted, old and damaged lines throughout: the same intervals as reading it whole and keeping those after since")
+    func bisectedMonthAnswersAsWhole() throws {
+        // 4,000 lines (about 400 KB, past HistoryStream.bisectedSize), one every 10 minutes of
+        // October 2023; some late (ending hours before the line before), some with a note, some
+        // without an id (the last release's), some damaged.
+        let october: Int64 = 1_696_118_400_000
+        var text = ""
+        var latest = october
+        var lateEnds: [Int64] = []
+        for number in 0..<4_000 {
+            var end = october + Int64(number + 1) * 600_000
+            if number % 7 == 6 {
+                end -= 5 * Self.hour
+                lateEnds.append(end)
+            }
+            latest = max(latest, end)
+            let id = number % 71 == 70 ? nil : String(format: "%016llx", 0x1000 + number)
+            let note = number % 53 == 52 ? "note \(number)" : nil
+            if number % 97 == 96 {
+                text += #"{"id":"damaged","name":"x","start_ms":\#(end - 1000),"end_ms":\#(end),"elapsed_ms":1000}"# + "\n"
+                continue
+            }
+            var line = id.map { #"{"id":"\#($0)","# } ?? "{"
+            line += #""name":"n\#(number % 5)","start_ms":\#(end - 300_000),"end_ms":\#(end),"elapsed_ms":300000"#
+            if let note { line += #","note":"\#(note)""# }
+            text += line + "}\n"
+        }
+        try text.write(toFile: root + "/2023-10.jsonl", atomically: false, encoding: .utf8)
+        #expect(text.utf8.count > Int(HistoryStream.bisectedSize))
+        let f = fixture()
+        // Corrections too: an amend that moves an interval to the month's start, a delete.
+        #expect(interval(f.reply("Amend", ["id": .string(String(format: "%016llx", 0x1000 + 2_000)), "start_ms": .int(october), "end_ms": .int(october + 1_000)]))?.name == "n0")
+        #expect(reason(f.call("Delete", ["id": .string(String(format: "%016llx", 0x1000 + 3_000))])) == nil)
+        let all = f.historyIntervals()
+        #expect(all.count == 4_000 - 4_000 / 97 - 1)
+        #expect(all.map { $0.endMs ?? 0 } == all.map { $0.endMs ?? 0 }.sorted())
+        // Anywhere, and just after a late line's end (a probe that took a late line for one
+        // in end order would begin past lines that end after it).
+        let sinces = (0...20).map { october + (latest - october) * Int64($0) / 20 + Int64($0 % 3) * 7 }
+            + stride(from: 0, to: lateEnds.count, by: 11).map { lateEnds[$0] + 1 }
+        for since in sinces {
+            let expected = all.filter { ($0.endMs ?? 0) > since }
+            #expect(f.historyIntervals(["since_ms": .int(since)]) == expected, "since \(since)")
+        }
+    }
 }

@@ -85,6 +85,9 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         var carry = Carry.nothing
         var badLines = 0
         var earliestStart: Int64?
+        /// Whether reading began past the month's first line (`startOffset`): its earliest
+        /// start is then not known.
+        var skippedLines = false
 
         /// What the last chunk ended with.
         enum Carry {
@@ -173,7 +176,14 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private let batchSize: Int
     private let linesPerTurn: Int
 
-    private var state = State.waitingForMemory(first: nil)
+    private var state = State.waitingForMemory(first: nil) {
+        didSet {
+            if case .building = state { isBuilding = true } else { isBuilding = false }
+        }
+    }
+    /// Whether `state` is `.building`, kept as it changes: asked once per line read, where
+    /// matching the state's case copied it (its reply's buffer retained and released) each time.
+    private var isBuilding = false
     private var months: Months
     /// The month being read, if one is open. Not a phase of `state`: one month's lines may
     /// fill several replies, and one reply hold lines of several months.
@@ -317,10 +327,6 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
 
     // MARK: Turns
 
-    private var isBuilding: Bool {
-        if case .building = state { true } else { false }
-    }
-
     /// One turn: reads until the reply is complete or `linesPerTurn` lines are read.
     private func work() {
         guard isBuilding else { return }
@@ -462,7 +468,12 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         while index < count, lines < limit, isBuilding {
             guard let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: index) else { break }
             let line = UnsafeRawBufferPointer(rebasing: chunk[lineStart..<newline])
-            if self.reading?.isAtLineStart == true, let plain = HistoryLine.plain(line) {
+            let atLineStart = self.reading?.isAtLineStart == true
+            if atLineStart, let since = query.since, let times = HistoryLine.plainStartAndEnd(line), times.end < since, times.start <= times.end {
+                // Ended before `since`: passed over by its times alone, read from its tail (a
+                // fraction of `plain`'s checks: `log --since today` passes over a month of them).
+                self.reading?.learnStart(times.start)
+            } else if atLineStart, let plain = HistoryLine.plain(line) {
                 found(plain, line: line)
             } else {
                 found(self.reading?.interval(endingWith: line, since: query.since) ?? nil)
@@ -563,7 +574,12 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                 return nil
             }
             guard let file = opened else { continue }
-            reading = MonthReading(month: month, file: file, size: size)
+            var opening = MonthReading(month: month, file: file, size: size)
+            if let since = query.since, since > month.startMilliseconds, size > Self.bisectedSize {
+                opening.offset = startOffset(in: file, size: size, since: since)
+                opening.skippedLines = opening.offset > 0
+            }
+            reading = opening
             return reading
         }
         return nil
@@ -578,8 +594,60 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             found(rest.withUnsafeBytes { month.interval(endingWith: $0, since: query.since) })
         }
         if month.badLines > 0 { journal.skippedBadLines(month.month, count: month.badLines) }
-        if whole { journal.readWhole(month.month, earliestStart: month.earliestStart, size: month.size) }
+        if whole, !month.skippedLines { journal.readWhole(month.month, earliestStart: month.earliestStart, size: month.size) }
         closeReading()
+    }
+
+    /// A month file larger than this is bisected for `since` (`startOffset`).
+    static let bisectedSize: Int64 = 256 * 1024
+
+    /// Where in a month's `file` (`size` bytes) reading for `since` may begin: a line start
+    /// before which every line in end order ends before `since`. Found by bisecting the
+    /// file's bytes: each probe is the first line after the midpoint that is in end order
+    /// (an interval, not late, not corrected: `probe`). Within a month, the lines that are
+    /// not late are in end order (`CorrectionIndex.isLate`); the late and corrected ones come
+    /// from the index, wherever they lie. `log --since today` then reads today's lines, not
+    /// the month's. 0 when no probe finds such a line (a month of damage, or of late lines):
+    /// read whole, as before. The lines passed over are not read, so not checked: damage in
+    /// them is noticed by a call that reads them.
+    private func startOffset(in file: FileDescriptor, size: Int64, since: Int64) -> Int64 {
+        var low: Int64 = 0
+        var high = size
+        var window = [UInt8](repeating: 0, count: 8 * 1024)
+        while high - low > Int64(window.count) {
+            let middle = low + (high - low) / 2
+            guard let line = probe(file, at: middle, before: size, into: &window) else { break }
+            if line.end < since {
+                // Every line in end order up to this one ends before `since`.
+                low = line.start
+            } else {
+                high = middle
+            }
+        }
+        return low
+    }
+
+    /// The first line that begins after `offset` (and within the window read there) holding
+    /// an interval in end order: where it begins, and its end. Nil when the window holds none.
+    private func probe(_ file: FileDescriptor, at offset: Int64, before size: Int64, into window: inout [UInt8]) -> (start: Int64, end: Int64)? {
+        let length = Int(min(Int64(window.count), size - offset))
+        guard length > 0 else { return nil }
+        return window.withUnsafeMutableBytes { raw -> (start: Int64, end: Int64)? in
+            guard let count = try? file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]), at: offset), count > 0 else { return nil }
+            let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<count])
+            // The line `offset` falls in may have begun before it: the next one is the first whole.
+            guard var lineStart = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: 0).map({ $0 + 1 }) else { return nil }
+            while let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: lineStart) {
+                let line = UnsafeRawBufferPointer(rebasing: chunk[lineStart..<newline])
+                if let plain = HistoryLine.plain(line) {
+                    if !corrections.corrects(number: plain.id) { return (offset + Int64(lineStart), plain.end) }
+                } else if !HistoryLine.isCorrection(line), let interval = HistoryLine.parse(line), let end = interval.endMs, !corrections.corrects(interval.id) {
+                    return (offset + Int64(lineStart), end)
+                }
+                lineStart = newline + 1
+            }
+            return nil
+        }
     }
 
     private func closeReading() {
