@@ -410,4 +410,22 @@ final class HistoryCorrectionTests {
             #expect(f.historyIntervals(["since_ms": .int(since)]) == expected, "since \(since)")
         }
     }
+
+    @Test("an interval not written yet (writing fails) that ended before a corrected one comes before it, in end order")
+    func unwrittenMergedWithCorrected() throws {
+        let f = fixture()
+        let made = try tracked(f, "a", Self.now - 3 * Self.hour, Self.now - 2 * Self.hour)
+        #expect(interval(f.reply("Amend", ["id": .string(made.id), "start_ms": .int(Self.now - Self.hour), "end_ms": .int(Self.now)]))?.endMs == Self.now)
+        #expect(reason(f.call("Start", ["name": .string("b"), "at_ms": .int(Self.now - 30 * 60_000)])) == nil)
+        // The month's file replaced by a directory: the open file is found unlinked, and
+        // opening it again fails, so the stop's interval waits in memory. (The amended form
+        // of "a" is the index's, in memory: History still has it.)
+        let month = root + "/" + HistoryMonth(epochMilliseconds: Self.now).fileName
+        try FileManager.default.removeItem(atPath: month)
+        try FileManager.default.createDirectory(atPath: month, withIntermediateDirectories: false)
+        #expect(reason(f.call("Stop", ["name": .string("b"), "at_ms": .int(Self.now - 10 * 60_000)])) == nil)
+        #expect(f.queue.sync { f.history!.unwritten.count } == 1)
+        #expect(f.historyIntervals().map(\.name) == ["b", "a"])
+        #expect(f.historyIntervals().map(\.endMs) == [Self.now - 10 * 60_000, Self.now])
+    }
 }

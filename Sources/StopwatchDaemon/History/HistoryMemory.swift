@@ -66,7 +66,10 @@ final class HistoryMemory {
     /// scattered among small blocks that trimming cannot return: a report over a million
     /// intervals left the daemon 10 MiB larger than its replies ever were at once. A fixed
     /// threshold keeps replies in mappings of their own, unmapped when freed. Process-wide,
-    /// and set once: the History replies are the only large blocks the daemon makes.
+    /// and set once: every other block of 128 KiB or more is mapped on its own too (the
+    /// correction index's arrays, the table of ten thousand stopwatches, a large request's
+    /// bytes), which costs a mapping and its page faults when it is made; those are made
+    /// rarely, and the replies, made a hundred times per report, are what it is for.
     private static let largeBlocksGivenBack: Void = {
         Memory.mapBlocks(ofAtLeast: 128 * 1024)
     }()

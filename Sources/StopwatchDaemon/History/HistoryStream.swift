@@ -359,8 +359,18 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             if let reply = takeReply() { putBack(ending(with: .end(failure), dropping: reply)) }
             return
         }
-        while isBuilding, let moved = corrected.popFirst() { add(moved) }
-        while isBuilding, let interval = tail.popFirst() { add(withDevice(interval)) }
+        // The corrected ones still to come and those not written yet, merged by end (an
+        // interval not written yet may have ended before a corrected one); the open ones last.
+        while isBuilding {
+            if let moved = corrected.first, tail.first.map({ waiting in waiting.endMs.map { moved.end <= $0 } ?? true }) ?? true {
+                corrected.removeFirst()
+                add(moved)
+            } else if let interval = tail.popFirst() {
+                add(withDevice(interval))
+            } else {
+                break
+            }
+        }
         if var reply = takeReply() { putBack(completing(&reply, .last)) }
     }
 
