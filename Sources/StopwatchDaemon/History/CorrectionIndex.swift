@@ -9,15 +9,21 @@ import StopwatchProtocol
 /// that counts removes it. An `undo` takes back the record it names, whenever it is read.
 ///
 /// It also holds the interval lines written out of end order ("late": a `Stop` with `at_ms`
-/// ends an interval before lines already written, and so does a wall clock set back): an
-/// interval line whose end is below the greatest end of the lines before it in this device's
-/// files. `History` reads lines in file order and must answer in end order, so it passes
-/// over a late line where it lies and merges it in end order, as it does corrected ones.
+/// ends an interval before lines already written, and so does a wall clock set back).
+/// `History` reads the months in ascending order, each in file order, and must answer in
+/// end order, so it passes over a late line where it lies and merges it in end order, as it
+/// does corrected ones. A line is late among the lines of its own month's file only: the
+/// daemon writes an interval into the file of its end's month, so the lines of earlier
+/// months all end before that month begins. A line whose end lies outside its file's month
+/// (written by hand, or moved) is late; any other is late when it ends before the greatest
+/// end of its month's lines before it (`isLate(end:month:)`). So a line far ahead (a clock
+/// once set to a later month, a year-9999 file) makes no later append late. An interval not
+/// written yet (writing fails) is read after every month's file: held late until then.
 ///
 /// Its size is the number of corrections and late lines, never the number of intervals:
-/// other interval lines are not in it. Built by the journal from the months (the correction
-/// lines parsed, the interval lines' ends read from their tails), then kept current by the
-/// journal's own appends.
+/// other interval lines are not in it (and a greatest end per month). Built by the journal
+/// from the months (the correction lines parsed, the ends of the interval lines `History`
+/// accepts learnt), then kept current by the journal's own appends.
 ///
 /// A value type, used on the server's queue only (its owner's).
 struct CorrectionIndex: Sendable {
@@ -87,9 +93,13 @@ struct CorrectionIndex: Sendable {
     private var lateLines: [Interval] = []
     /// Where each late line's id is in `lateLines`.
     private var late: [UInt64: Int32] = [:]
-    /// The greatest end of the interval lines seen so far, in file order (read, then
-    /// appended): a line that ends before it is late.
-    private(set) var greatestEnd = Int64.min
+    /// For each month, the greatest end of its file's lines seen so far (read, then
+    /// appended) that end within it: a line of that month that ends before it is late.
+    /// The month asked about last is in `lastMonth` instead, not here.
+    private var greatestEnds: [HistoryMonth: Int64] = [:]
+    /// The month `isLate` was asked about last, its bounds and greatest end: the build reads
+    /// a month's lines in a row, and appends mostly go to the current month (no hash a line).
+    private var lastMonth: (month: HistoryMonth, start: Int64, end: Int64, greatestEnd: Int64)?
     /// The ids of `countingRecord` and `late`, the lines `History` passes over where they
     /// lie: what a stream asks of every line.
     private(set) var movedIDs: Set<UInt64> = []
@@ -166,11 +176,18 @@ struct CorrectionIndex: Sendable {
         return records[Int(at)].form
     }
 
-    /// Learns the end of the next interval line in file order (read or appended); true when
-    /// it is late: it ends before a line written before it.
-    mutating func isLate(end: Int64) -> Bool {
-        if end < greatestEnd { return true }
-        greatestEnd = end
+    /// Learns the end of the next interval line of `month`'s file, in file order (read or
+    /// appended; only lines `History` accepts); true when it is late: it ends outside the
+    /// month (then it teaches nothing), or before a line of the month written before it.
+    mutating func isLate(end: Int64, month: HistoryMonth) -> Bool {
+        if lastMonth?.month != month {
+            if let lastMonth { greatestEnds[lastMonth.month] = lastMonth.greatestEnd }
+            lastMonth = (month, month.startMilliseconds, month.endMilliseconds, greatestEnds[month] ?? .min)
+        }
+        guard var current = lastMonth, end >= current.start, end < current.end else { return true }
+        if end < current.greatestEnd { return true }
+        current.greatestEnd = end
+        lastMonth = current
         return false
     }
 
@@ -287,4 +304,7 @@ struct CorrectionIndex: Sendable {
     }
 
     var count: Int { records.count + undone.count }
+
+    /// How many interval lines it holds as late (what its size grows with, besides records).
+    var lateLineCount: Int { lateLines.count }
 }

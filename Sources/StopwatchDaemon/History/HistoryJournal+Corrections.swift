@@ -7,9 +7,9 @@ import Varlink
 extension HistoryJournal {
     /// The correction index, built now if no call needed it before: every month read once,
     /// only its correction lines (`{"op":` by their first bytes) parsed, and of its interval
-    /// lines only the end (from the line's tail, for the daemon's own shape), to find those
-    /// written late; a late one is parsed. Throws what a `History` call would fail with when
-    /// a month cannot be read.
+    /// lines only the end (checked without a parse for the daemon's own shape), to find
+    /// those written late; a late one is parsed. Throws what a `History` call would fail
+    /// with when a month cannot be read.
     func correctionIndex() throws(VarlinkError) -> CorrectionIndex {
         if let corrections { return corrections }
         var index = CorrectionIndex()
@@ -18,7 +18,7 @@ extension HistoryJournal {
             try forEachLine(of: month, size: size) { line in
                 place += 1
                 guard HistoryLine.isCorrection(line) else {
-                    Self.learnEnd(of: line, into: &index)
+                    Self.learnEnd(of: line, in: month, into: &index)
                     return
                 }
                 if let correction = HistoryCorrection.parse(line) {
@@ -34,7 +34,12 @@ extension HistoryJournal {
             place += 1
             switch record {
             case .correction(let correction): index.add(correction, device: deviceID, place: place, isOwn: true)
-            case .interval(let interval): if index.isLate(end: interval.endMs ?? interval.startMs) { index.addLate(interval) }
+            case .interval(let interval):
+                // Learnt for the month `write` puts it in (its end's), after that month's lines;
+                // kept late whatever it ends: until it is written, `History` reads it after
+                // every month's file, so it is merged in by its end.
+                _ = index.isLate(end: record.timeMs, month: HistoryMonth(epochMilliseconds: record.timeMs))
+                index.addLate(interval)
             }
         }
         nextPlace = max(nextPlace, place + 1)
@@ -46,16 +51,17 @@ extension HistoryJournal {
         return index
     }
 
-    /// Learns the end of an interval line read in file order, and keeps the line if it is
-    /// late. The daemon's own shape is read from its tail; any other line is parsed (a line
-    /// that holds no interval is passed over, as `History` passes over it).
-    private static func learnEnd(of line: UnsafeRawBufferPointer, into index: inout CorrectionIndex) {
-        if let times = HistoryLine.plainStartAndEnd(line) {
-            guard times.start <= times.end, times.end <= HistoryLine.maximumTimeMilliseconds,
-                index.isLate(end: times.end), let interval = HistoryLine.parse(line)
-            else { return }
+    /// Learns the end of an interval line of `month`'s file read in file order, and keeps the
+    /// line if it is late. Only from a line `History` accepts: a damaged one (a broken head
+    /// before a tail of the daemon's shape) claiming a far end would make every line after
+    /// it late. A line of exactly the daemon's shape, with an id or without, is checked
+    /// whole without a parse (`HistoryLine.plainEnd`); any other is parsed (a line that holds
+    /// no interval is passed over, as `History` passes over it).
+    private static func learnEnd(of line: UnsafeRawBufferPointer, in month: HistoryMonth, into index: inout CorrectionIndex) {
+        if let end = HistoryLine.plainEnd(line) {
+            guard index.isLate(end: end, month: month), let interval = HistoryLine.parse(line) else { return }
             index.addLate(interval)
-        } else if let interval = HistoryLine.parse(line), let end = interval.endMs, index.isLate(end: end) {
+        } else if let interval = HistoryLine.parse(line), let end = interval.endMs, index.isLate(end: end, month: month) {
             index.addLate(interval)
         }
     }

@@ -29,12 +29,17 @@ extension HistoryJournal {
         var interval = interval
         if interval.id.isEmpty { interval.id = IntervalIdentity.random() }
         interval.device = ""
-        // Written after lines that end later (a stop at an earlier instant, a wall clock set
-        // back): the index keeps it, for `History` to read in end order.
-        if corrections?.isLate(end: interval.endMs ?? interval.startMs) == true { corrections?.addLate(interval) }
+        // Written after lines of its month that end later (a stop at an earlier instant, a
+        // wall clock set back): the index keeps it, for `History` to read in end order. Its
+        // month is the one `write` puts it in.
+        let end = interval.endMs ?? interval.startMs
+        let isLate = corrections?.isLate(end: end, month: HistoryMonth(epochMilliseconds: end)) == true
         pending.append(.interval(interval))
         nextPlace += 1
         writeUnwritten()
+        // Still waiting (writing fails; the last to be written of those waiting): `History`
+        // reads it after every month's file, so it is merged in by its end too.
+        if isLate || !pending.isEmpty { corrections?.addLate(interval) }
         return interval
     }
 

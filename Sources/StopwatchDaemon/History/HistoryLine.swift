@@ -141,19 +141,43 @@ package enum HistoryLine {
     /// `device`), and `History` copies it into a reply instead of parsing it. Nil for any
     /// other line (a note, escapes, other spacing, no id, non-ASCII): those are parsed.
     static func plain(_ line: UnsafeRawBufferPointer) -> Plain? {
-        guard hasIDPrefix(line), let id = hexNumber(line, at: 7),
-            let brace = before("}", in: line, at: line.count), brace == line.count - 1,
+        guard hasIDPrefix(line), let id = hexNumber(line, at: 7), let fields = plainFields(line, nameStart: 33) else { return nil }
+        return Plain(id: id, name: 33..<fields.nameEnd, start: fields.start, end: fields.end, elapsed: fields.elapsed)
+    }
+
+    /// The end of a line of exactly `plain`'s shape, or of that shape without an id (as the
+    /// release before ids wrote them), checked as `plain` checks one: so non-nil only for a
+    /// line `parse` accepts, with the end it reads. Nil for any other line (which may still
+    /// be one: parse it). What the correction index learns ends from, without a parse.
+    static func plainEnd(_ line: UnsafeRawBufferPointer) -> Int64? {
+        if hasIDPrefix(line) {
+            guard isHexID(line, at: 7) else { return nil }
+            return plainFields(line, nameStart: 33)?.end
+        }
+        guard before(#"{"name":""#, in: line, at: 9) != nil else { return nil }
+        return plainFields(line, nameStart: 9)?.end
+    }
+
+    /// What follows the name, whose first byte is at `nameStart` (just after `"name":"`), in
+    /// a line of the daemon's exact shape: `…","start_ms":S,"end_ms":E,"elapsed_ms":L}` read
+    /// backwards, the name checked valid and with nothing to escape, the numbers without
+    /// leading zeros and in range. Nil for any other line.
+    @inline(__always)
+    private static func plainFields(
+        _ line: UnsafeRawBufferPointer, nameStart: Int
+    ) -> (nameEnd: Int, start: Int64, end: Int64, elapsed: Int64)? {
+        guard let brace = before("}", in: line, at: line.count), brace == line.count - 1,
             let (elapsedDigits, elapsed) = jsonDigits(before: brace, in: line),
             let elapsedKey = before(#","elapsed_ms":"#, in: line, at: elapsedDigits),
             let (endDigits, end) = jsonDigits(before: elapsedKey, in: line),
             let endKey = before(#","end_ms":"#, in: line, at: endDigits),
             let (startDigits, start) = jsonDigits(before: endKey, in: line),
             let startKey = before(#","start_ms":"#, in: line, at: startDigits),
-            startKey > 34, line[startKey - 1] == UInt8(ascii: "\""),
+            startKey > nameStart + 1, line[startKey - 1] == UInt8(ascii: "\""),
             end >= start, end <= maximumTimeMilliseconds, elapsed <= maximumElapsedMilliseconds,
-            isPlainValidName(UnsafeRawBufferPointer(rebasing: line[33..<(startKey - 1)]))
+            isPlainValidName(UnsafeRawBufferPointer(rebasing: line[nameStart..<(startKey - 1)]))
         else { return nil }
-        return Plain(id: id, name: 33..<(startKey - 1), start: start, end: end, elapsed: elapsed)
+        return (startKey - 1, start, end, elapsed)
     }
 
     /// 16 lowercase hex digits at `offset` as a number; nil if any is not one.
@@ -184,12 +208,66 @@ package enum HistoryLine {
     /// `StopwatchName.isValid` for a name of printable ASCII with nothing JSON escapes (no
     /// `"` or `\`), on its bytes; false for any other (which the parse then reads).
     private static func isPlainValidName(_ name: UnsafeRawBufferPointer) -> Bool {
-        guard (1...StopwatchName.maximumLength).contains(name.count), name[0] != 0x20, name[name.count - 1] != 0x20 else { return false }
-        for byte in name where byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") {
-            return false
-        }
+        guard (1...StopwatchName.maximumLength).contains(name.count), let base = name.baseAddress, name[0] != 0x20, name[name.count - 1] != 0x20
+        else { return false }
         if name[0] == UInt8(ascii: "."), name.count == 1 || (name.count == 2 && name[1] == UInt8(ascii: ".")) { return false }
-        return true
+        guard name.count >= 8 else {
+            for byte in name where byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") {
+                return false
+            }
+            return true
+        }
+        // Eight bytes at a time, the last word overlapping the one before: it runs for every
+        // line a History call copies, and for every line the correction index learns from.
+        var bad: UInt64 = 0
+        var offset = 0
+        while offset < name.count - 8 {
+            bad |= badNameBytes(base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        bad |= badNameBytes(base.loadUnaligned(fromByteOffset: name.count - 8, as: UInt64.self))
+        return bad == 0
+    }
+
+    /// Each byte's high bit, and each byte's low bit: the masks of the word checks below.
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+    private static let lowBits: UInt64 = 0x0101_0101_0101_0101
+
+    /// Non-zero when a byte of `word` cannot be in a plain name: not printable ASCII
+    /// (below 0x20, 0x7F or above), `"`, `\` or `/`. Each test sets a byte's high bit: on
+    /// bytes made 0x80 or more (or taken below 0x80) first, no subtraction borrows from the
+    /// next byte.
+    @inline(__always)
+    private static func badNameBytes(_ word: UInt64) -> UInt64 {
+        let raised = word | highBits
+        let ascii = word & ~highBits
+        let atLeastSpace = (raised &- 0x20 &* lowBits) & highBits
+        let atMostTilde = ((0x7E &* lowBits | highBits) &- ascii) & highBits
+        func differs(_ byte: UInt8) -> UInt64 {
+            (((word ^ (UInt64(byte) &* lowBits)) | highBits) &- lowBits) & highBits
+        }
+        let allowed = atLeastSpace & atMostTilde & differs(UInt8(ascii: "\"")) & differs(UInt8(ascii: "\\")) & differs(UInt8(ascii: "/"))
+        return (word & highBits) | (~allowed & highBits)
+    }
+
+    /// Whether the 16 bytes at `offset` are lowercase hex digits (what `hexNumber` reads),
+    /// eight at a time.
+    static func isHexID(_ line: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        guard offset >= 0, line.count >= offset + IntervalID.length, let base = line.baseAddress else { return false }
+        return badHexBytes(base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            | badHexBytes(base.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)) == 0
+    }
+
+    /// Non-zero when a byte of `word` is not `0`-`9` or `a`-`f` (as `badNameBytes`).
+    @inline(__always)
+    private static func badHexBytes(_ word: UInt64) -> UInt64 {
+        let raised = word | highBits
+        let ascii = word & ~highBits
+        let atLeastZero = (raised &- 0x30 &* lowBits) & highBits
+        let atMostNine = ((0x39 &* lowBits | highBits) &- ascii) & highBits
+        let atLeastA = (raised &- 0x61 &* lowBits) & highBits
+        let atMostF = ((0x66 &* lowBits | highBits) &- ascii) & highBits
+        return (word & highBits) | (~(atLeastZero & atMostNine | atLeastA & atMostF) & highBits)
     }
 
     /// False when a line of the daemon's shape (`{"id":"…`) has an id that does not begin
