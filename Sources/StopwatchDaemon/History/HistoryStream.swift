@@ -5,7 +5,8 @@ import StopwatchProtocol
 import Varlink
 
 /// One `History` call's replies: the journal's intervals that match, month after month,
-/// then those not written yet and those still counting, oldest first.
+/// with the corrected and late ones (those not written yet among them) merged in by end,
+/// then those still counting, oldest first.
 ///
 /// Cooperative, so that a history of millions of lines never holds the serving queue: each
 /// turn of the queue reads at most `linesPerTurn` lines (through the one 64 KiB buffer all
@@ -176,20 +177,26 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     private let batchSize: Int
     private let linesPerTurn: Int
 
-    private var state = State.waitingForMemory(first: nil) {
-        didSet {
-            if case .building = state { isBuilding = true } else { isBuilding = false }
-        }
-    }
-    /// Whether `state` is `.building`, kept as it changes: asked once per line read, where
-    /// matching the state's case copied it (its reply's buffer retained and released) each time.
+    /// Set only through `enter(_:)`, which keeps `isBuilding` with it.
+    private var state = State.waitingForMemory(first: nil)
+    /// Whether `state` is `.building`: asked once per line read, where matching the state's
+    /// case copied it (its reply's buffer retained and released) each time.
     private var isBuilding = false
+
+    /// Sets `state` (and `isBuilding`, told from `next` while it is still a local: matching
+    /// the stored state would copy it).
+    private func enter(_ next: consuming State) {
+        if case .building = next { isBuilding = true } else { isBuilding = false }
+        state = next
+    }
     private var months: Months
     /// The month being read, if one is open. Not a phase of `state`: one month's lines may
     /// fill several replies, and one reply hold lines of several months.
     private var reading: MonthReading?
-    /// What comes after the files: intervals not written yet, then the open ones (only those
-    /// that match; counted in the budget as `fixed` until the stream ends).
+    /// What comes after the files and the corrected ones: the open intervals that match
+    /// (counted in the budget as `fixed` until the stream ends). The intervals not written yet
+    /// are the index's late lines, merged in end order with `corrected`; they are filtered out
+    /// of the tail given to `init`, which holds them too.
     private var tail: ArraySlice<Interval>
     /// The intervals whose form a correction sets, that match, by end: merged into the
     /// months' lines in end order (counted in the budget as `fixed`, as `tail`).
@@ -239,7 +246,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             months = .unreadable(error)
         }
         let index = corrections
-        // Not written yet: as the lines they will be, corrections applied.
+        // The open ones; those not written yet only where the index does not hold them as late.
         let matching = tail.filter { query.matches($0) && ($0.id.isEmpty || !index.corrects($0.id)) }
         self.tail = matching[...]
         // By where the index keeps them: each interval is made as it is sent.
@@ -277,7 +284,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         guard case .ready(let item, let bytes, let after) = state else { return nil }
         pulledBytes = bytes
         switch after {
-        case .last: state = .finished
+        case .last: enter(.finished)
         case .more(let next): askForMemory(first: next)
         }
         return item
@@ -288,7 +295,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// Nothing more is pulled: the connection is closing, or has written the last reply.
     func cancel() {
         ready = nil
-        state = .finished
+        enter(.finished)
         pulledBytes = 0
         tail = []
         corrected = []
@@ -301,7 +308,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
 
     /// Waits for the next reply's grant, or begins it at once.
     private func askForMemory(first: Interval?) {
-        state = .waitingForMemory(first: first)
+        enter(.waitingForMemory(first: first))
         if let bytes = account.request(whole: !more) { granted(bytes) }
     }
 
@@ -310,11 +317,11 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         let next: Interval?
         switch state {
         case .waitingForMemory(let first):
-            state = .building(HistoryReply(granted: bytes))
+            enter(.building(HistoryReply(granted: bytes)))
             next = first
         case .waitingToGrow(var reply, let match):
             reply.granted += bytes
-            state = .building(reply)
+            enter(.building(reply))
             next = match
         case .building, .ready, .growing, .finished:
             // Not asked for: given back.
@@ -359,18 +366,10 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             if let reply = takeReply() { putBack(ending(with: .end(failure), dropping: reply)) }
             return
         }
-        // The corrected ones still to come and those not written yet, merged by end (an
-        // interval not written yet may have ended before a corrected one); the open ones last.
-        while isBuilding {
-            if let moved = corrected.first, tail.first.map({ waiting in waiting.endMs.map { moved.end <= $0 } ?? true }) ?? true {
-                corrected.removeFirst()
-                add(moved)
-            } else if let interval = tail.popFirst() {
-                add(withDevice(interval))
-            } else {
-                break
-            }
-        }
+        // The corrected and late ones still to come (the intervals not written yet among
+        // them: the index holds those as late), then the open ones.
+        while isBuilding, let moved = corrected.popFirst() { add(moved) }
+        while isBuilding, let interval = tail.popFirst() { add(withDevice(interval)) }
         if var reply = takeReply() { putBack(completing(&reply, .last)) }
     }
 
@@ -379,8 +378,13 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// The reply being built, taken out of `state` (`.growing` until the caller puts back
     /// the next), so that it grows in place: left in `state` too, its bytes would be copied.
     private func takeReply() -> HistoryReply? {
-        guard case .building(let reply) = state else { return nil }
-        state = .growing
+        guard isBuilding else { return nil }
+        // Moved out, not copied: the reply's buffer is then uniquely referenced, so it grows
+        // in place, and no retain and release are paid per line.
+        var taken = State.growing
+        swap(&taken, &state)
+        isBuilding = false
+        guard case .building(let reply) = consume taken else { return nil }
         return reply
     }
 
@@ -388,7 +392,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// (nothing adding to a reply calls out today, so none is: this keeps it so).
     private func putBack(_ next: State) {
         guard case .growing = state else { return }
-        state = next
+        enter(next)
     }
 
     /// A match: into the reply, or, when the reply is full, the look-ahead that completes it.
