@@ -36,7 +36,8 @@ enum HistoryReplyScanner {
         message.withUnsafeBytes { bytes in
             var scanner = Scanner(bytes: bytes)
             var times: [IntervalTimes] = []
-            times.reserveCapacity(10_000)
+            // An interval of the daemon's shape is about 110 bytes or more.
+            times.reserveCapacity(message.count / 100)
             guard let continues = scanner.reply({ (scanner: inout Scanner) in
                 if let plain = scanner.plainTimes(names: &names) {
                     times.append(plain)
@@ -44,7 +45,7 @@ enum HistoryReplyScanner {
                 }
                 // Not the daemon's order (another daemon's, a client's test): the general read.
                 guard let interval = scanner.object() else { return false }
-                times.append(IntervalTimes(name: names.number(of: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs))
+                times.append(IntervalTimes(nameNumber: names.number(of: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs))
                 return true
             }) else { return nil }
             return (times, continues)
@@ -110,7 +111,7 @@ enum HistoryReplyScanner {
             guard start <= latest, elapsed <= latest, end.map({ (start...latest).contains($0) }) ?? true,
                 let name = names.number(of: slice(nameBytes))
             else { index = begin; return nil }
-            return IntervalTimes(name: name, startMs: start, endMs: end, elapsedMs: elapsed)
+            return IntervalTimes(nameNumber: name, startMs: start, endMs: end, elapsedMs: elapsed)
         }
 
         func slice(_ range: Range<Int>) -> UnsafeRawBufferPointer {

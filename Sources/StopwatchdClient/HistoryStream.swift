@@ -49,7 +49,7 @@ public final class HistoryStream {
             let reply = try connection.decode(message)
             if !reply.continues { finish() }
             return try Self.intervals(in: reply, from: connection).map { interval in
-                IntervalTimes(name: names.number(of: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs)
+                IntervalTimes(nameNumber: names.number(of: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs)
             }
         } catch {
             finish()

@@ -73,7 +73,7 @@ struct HistoryReplyScannerTests {
 
     /// What `scanTimes` gives for what `scan` gives: the times, names through `names`.
     func times(_ intervals: [Interval], _ names: inout NameTable) -> [IntervalTimes] {
-        intervals.map { IntervalTimes(name: names.number(of: $0.name), startMs: $0.startMs, endMs: $0.endMs, elapsedMs: $0.elapsedMs) }
+        intervals.map { IntervalTimes(nameNumber: names.number(of: $0.name), startMs: $0.startMs, endMs: $0.endMs, elapsedMs: $0.elapsedMs) }
     }
 
     @Test("times only: the same names and times as the full read, for the daemon's order and any other", arguments: [
@@ -90,6 +90,29 @@ struct HistoryReplyScannerTests {
         #expect(scanned.times == times(full.intervals, &expectedNames))
         #expect(names.names == expectedNames.names)
         #expect(scanned.continues == full.continues)
+    }
+
+    @Test("times only: the daemon's order is read by the plain path; any other order is left to the general read, nothing consumed")
+    func plainTimesPath() throws {
+        let daemonOrder = #"{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"n","device":"desk"}"#
+        let open = #"{"id":"0123456789abcdef","name":"tea","start_ms":1,"elapsed_ms":1,"device":"desk"}"#
+        let otherOrder = #"{"name":"tea","id":"0123456789abcdef","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"desk"}"#
+        let noDevice = #"{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1}"#
+        for (text, plain) in [(daemonOrder, true), (open, true), (otherOrder, false), (noDevice, false)] {
+            let bytes = Array(text.utf8)
+            var names = NameTable()
+            let read = bytes.withUnsafeBytes { raw in
+                var scanner = HistoryReplyScanner.Scanner(bytes: raw)
+                return (scanner.plainTimes(names: &names), scanner.index)
+            }
+            if plain {
+                #expect(read.0 == IntervalTimes(nameNumber: 0, startMs: 1, endMs: text == open ? nil : 2, elapsedMs: 1), "\(text)")
+                #expect(read.1 == bytes.count)
+            } else {
+                #expect(read.0 == nil, "\(text)")
+                #expect(read.1 == 0)
+            }
+        }
     }
 
     @Test("times only: whatever the full read refuses is left to it, bad UTF-8 in id, note or device too", arguments: [

@@ -94,7 +94,7 @@ struct HistoryPrinter {
         while let batch = try stream.nextTimes() {
             while slots.count < stream.names.names.count { slots.append(aggregator.slot(for: stream.names.names[slots.count])) }
             for times in batch {
-                aggregator.add(slot: slots[Int(times.name)], startMs: times.startMs, endMs: times.endMs, elapsedMs: times.elapsedMs)
+                aggregator.add(slot: slots[Int(times.nameNumber)], startMs: times.startMs, endMs: times.endMs, elapsedMs: times.elapsedMs)
             }
         }
         let totals = aggregator.totals
