@@ -14,6 +14,10 @@ package struct FileStatus: Equatable, Sendable {
     package let size: Int64
     /// Hard links to it: 0 for a directory that was removed while open.
     package let linkCount: UInt64
+    /// The file's inode and the device it is on: together, which file it is (a file
+    /// replaced by rename is another, whatever its name and size).
+    package let inode: UInt64
+    package let device: UInt64
 
     package init(_ info: stat) {
         switch info.st_mode & S_IFMT {
@@ -31,5 +35,7 @@ package struct FileStatus: Equatable, Sendable {
         mode = info.st_mode & 0o7777
         size = Int64(info.st_size)
         linkCount = UInt64(info.st_nlink)
+        inode = UInt64(info.st_ino)
+        device = UInt64(info.st_dev)
     }
 }

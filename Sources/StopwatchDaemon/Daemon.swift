@@ -158,6 +158,8 @@ package enum Daemon {
                 keepDays: options.historyDays,
                 deviceID: folder.layout.deviceID,
                 deviceName: folder.layout.deviceName,
+                openFolder: { () throws(Errno) in try folder.openFolderToRead() },
+                deviceLimit: options.historyDevices,
                 problemChanged: {
                     status.historyProblemChanged($0)
                     idleExit?.activityMayHaveChanged()

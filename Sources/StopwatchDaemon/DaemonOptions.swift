@@ -38,6 +38,8 @@ package struct DaemonOptions: Equatable, Sendable {
     package var historyMemory = 32 * 1024 * 1024
     /// Days of history kept: a month whose end is further back is deleted. Nil keeps all.
     package var historyDays: Int?
+    /// Other devices' folders in the history folder read at most (`PeerDevices`).
+    package var historyDevices = 64
     /// The history folder; nil: `history/` in the state directory.
     package var historyDirectory: String?
     /// This device's id (32 hex digits); nil: derived from /etc/machine-id.
@@ -101,6 +103,9 @@ package struct DaemonOptions: Equatable, Sendable {
           --history-dir DIR        the history folder, one a file-sync tool may share
                                    among devices (default: history/ in the state
                                    directory)
+          --history-devices N      other devices' folders read in the history folder
+                                   at most; the rest are skipped and said in the
+                                   status (default 64)
           --device-id ID           this device's id in the history folder, 32 hex
                                    digits (default: derived from /etc/machine-id)
           --device-name NAME       this device's name in histories (default: the host
@@ -154,6 +159,7 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--hook-backlog", "--max-hooks-waiting": options.hookBacklog = try count(value(), for: name, maximum: 10_000_000)
             case "--history-memory": options.historyMemory = try size(value(), for: name, minimum: 64 * 1024)
             case "--history-days": options.historyDays = try count(value(), for: name, maximum: 1_000_000)
+            case "--history-devices": options.historyDevices = try count(value(), for: name, minimum: 0, maximum: 100_000)
             case "--history-dir": options.historyDirectory = try nonEmpty(value(), for: name)
             case "--device-id":
                 let text = try value()

@@ -91,15 +91,30 @@ struct CorrectionIndex: Sendable {
     private var countingRecord: [UInt64: Int32] = [:]
     /// Interval lines written late (out of end order), as written.
     private var lateLines: [Interval] = []
+    /// The device whose file holds each of `lateLines`.
+    private var lateDevices: [String] = []
+    /// For the interval ids a record sets the form of (and not by `track`), the device whose
+    /// files hold the interval's line: the device a corrected interval is shown under is the
+    /// one that recorded it, not the one that corrected it. Learnt from the lines read
+    /// (`learnOrigin`); `needingOrigin` are those whose line may have been read before their
+    /// record (another device's file read earlier): the journal looks for them once.
+    private var origins: [UInt64: String] = [:]
+    private(set) var needingOrigin: Set<UInt64> = []
     /// Where each late line's id is in `lateLines`.
     private var late: [UInt64: Int32] = [:]
     /// For each month, the greatest end of its file's lines seen so far (read, then
     /// appended) that end within it: a line of that month that ends before it is late.
     /// The month asked about last is in `lastMonth` instead, not here.
-    private var greatestEnds: [HistoryMonth: Int64] = [:]
+    private var greatestEnds: [DeviceMonth: Int64] = [:]
     /// The month `isLate` was asked about last, its bounds and greatest end: the build reads
     /// a month's lines in a row, and appends mostly go to the current month (no hash a line).
-    private var lastMonth: (month: HistoryMonth, start: Int64, end: Int64, greatestEnd: Int64)?
+    private var lastMonth: (month: DeviceMonth, start: Int64, end: Int64, greatestEnd: Int64)?
+
+    /// A month file of one device: lines are late among those of their own file only.
+    struct DeviceMonth: Hashable, Sendable {
+        var device: String
+        var month: HistoryMonth
+    }
     /// The ids of `countingRecord` and `late`, the lines `History` passes over where they
     /// lie: what a stream asks of every line.
     private(set) var movedIDs: Set<UInt64> = []
@@ -123,6 +138,7 @@ struct CorrectionIndex: Sendable {
             var kept = interval
             kept?.id = ""
             let at = Int32(records.count)
+            if operation != .track, origins[intervalID] == nil { needingOrigin.insert(intervalID) }
             records.append(Record(
                 record: record, madeMs: correction.madeMs, device: device, place: place, operation: operation,
                 intervalID: intervalID, interval: kept, previous: latestOfInterval[intervalID] ?? -1, undone: undone.contains(record)
@@ -179,10 +195,11 @@ struct CorrectionIndex: Sendable {
     /// Learns the end of the next interval line of `month`'s file, in file order (read or
     /// appended; only lines `History` accepts); true when it is late: it ends outside the
     /// month (then it teaches nothing), or before a line of the month written before it.
-    mutating func isLate(end: Int64, month: HistoryMonth) -> Bool {
-        if lastMonth?.month != month {
+    mutating func isLate(end: Int64, month: HistoryMonth, device: String) -> Bool {
+        if lastMonth?.month.month != month || lastMonth?.month.device != device {
             if let lastMonth { greatestEnds[lastMonth.month] = lastMonth.greatestEnd }
-            lastMonth = (month, month.startMilliseconds, month.endMilliseconds, greatestEnds[month] ?? .min)
+            let key = DeviceMonth(device: device, month: month)
+            lastMonth = (key, month.startMilliseconds, month.endMilliseconds, greatestEnds[key] ?? .min)
         }
         guard var current = lastMonth, end >= current.start, end < current.end else { return true }
         if end < current.greatestEnd { return true }
@@ -191,16 +208,61 @@ struct CorrectionIndex: Sendable {
         return false
     }
 
-    /// Adds an interval line found late (`isLate`), as it is written.
-    mutating func addLate(_ interval: Interval) {
+    /// Forgets what `device`'s `month` taught of ends: its file is read again from its start
+    /// (another device's, replaced by its sync tool). Its late lines stay: read again, they
+    /// are added again, the same (`addLate` keeps one per id).
+    mutating func forgetEnds(of month: HistoryMonth, device: String) {
+        let key = DeviceMonth(device: device, month: month)
+        if lastMonth?.month == key { lastMonth = nil }
+        greatestEnds[key] = nil
+    }
+
+    /// Adds an interval line of `device`'s files found late (`isLate`), as it is written.
+    mutating func addLate(_ interval: Interval, device: String) {
         guard let id = Self.number(interval.id) else { return }
         if let at = late[id] {
             lateLines[Int(at)] = interval
+            lateDevices[Int(at)] = device
         } else {
             late[id] = Int32(lateLines.count)
             lateLines.append(interval)
+            lateDevices.append(device)
         }
         updateMoved(id)
+    }
+
+    /// Whether the line of interval `id` (read in `device`'s files) tells an origin the index
+    /// wants: one whose form a record sets. Cheap for the other lines (`corrects(number:)`).
+    mutating func learnOrigin(_ id: UInt64, device: String) {
+        guard corrects(number: id) || needingOrigin.contains(id), origins[id] == nil else { return }
+        origins[id] = device
+        needingOrigin.remove(id)
+    }
+
+    /// The line of interval `id` was found in `device`'s files (a lookup by id).
+    mutating func setOrigin(_ id: String, device: String) {
+        guard let number = Self.number(id), origins[number] == nil else { return }
+        origins[number] = device
+        needingOrigin.remove(number)
+    }
+
+    /// The ids were looked for in every file read: those not found have no line there yet
+    /// (a line arriving later is learnt as it is read).
+    mutating func originsSought() {
+        needingOrigin.removeAll()
+    }
+
+    /// The device an interval of the index is shown under: the one whose files hold its line;
+    /// for one tracked, the device that tracked it; failing both, the one that corrected it.
+    func device(ofInterval id: UInt64, record at: Int32) -> String {
+        if let origin = origins[id] { return origin }
+        var cursor = latestOfInterval[id] ?? -1
+        var track: String?
+        while cursor >= 0 {
+            if records[Int(cursor)].operation == .track { track = records[Int(cursor)].device }
+            cursor = records[Int(cursor)].previous
+        }
+        return track ?? records[Int(at)].device
     }
 
     /// Whether the line of `id` is not read where it lies: a record sets its form (its
@@ -269,30 +331,43 @@ struct CorrectionIndex: Sendable {
         var start: Int64
         var kind: Kind
         var slot: Int32
+        /// The interval's id, as a number: what orders two that end and start together.
+        var id: UInt64 = 0
     }
 
-    /// `correctedIntervals` that `matches` takes, as `Moved`, sorted by end (then start).
-    func moved(matching matches: (Interval) -> Bool) -> [Moved] {
+    /// `correctedIntervals` that `matches` takes (given each with the id of the device it is
+    /// shown under), as `Moved`, sorted by end (then start, then id: the same order whatever
+    /// order the records came in).
+    func moved(matching matches: (Interval, String) -> Bool) -> [Moved] {
         var all: [Moved] = []
-        for at in countingRecord.values {
-            guard let interval = records[Int(at)].interval, matches(interval) else { continue }
-            all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .record, slot: at))
+        for (id, at) in countingRecord {
+            guard let interval = records[Int(at)].interval, matches(interval, device(ofInterval: id, record: at)) else { continue }
+            all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .record, slot: at, id: id))
         }
-        for (id, at) in late where countingRecord[id] == nil && matches(lateLines[Int(at)]) {
+        for (id, at) in late where countingRecord[id] == nil && matches(lateLines[Int(at)], lateDevices[Int(at)]) {
             let interval = lateLines[Int(at)]
-            all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .late, slot: at))
+            all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .late, slot: at, id: id))
         }
-        all.sort { ($0.end, $0.start) < ($1.end, $1.start) }
+        all.sort { ($0.end, $0.start, $0.id) < ($1.end, $1.start, $1.id) }
         return all
     }
 
-    /// The interval `moved` names (one of the index's: not `.held`).
-    func interval(_ moved: Moved) -> Interval? {
+    /// The interval `moved` names (one of the index's: not `.held`), and the id of the device
+    /// it is shown under.
+    func interval(_ moved: Moved) -> (interval: Interval, device: String)? {
         switch moved.kind {
-        case .record: records[Int(moved.slot)].form.interval
-        case .late: lateLines[Int(moved.slot)]
+        case .record: records[Int(moved.slot)].form.interval.map { ($0, device(ofInterval: moved.id, record: moved.slot)) }
+        case .late: (lateLines[Int(moved.slot)], lateDevices[Int(moved.slot)])
         case .held: nil
         }
+    }
+
+    /// The id of the device `id`'s interval is shown under, when the index sets its form.
+    func device(ofCorrected id: String) -> String? {
+        guard let number = Self.number(id) else { return nil }
+        if let at = countingRecord[number] { return device(ofInterval: number, record: at) }
+        if let at = late[number] { return lateDevices[Int(at)] }
+        return nil
     }
 
     /// This device's latest track, amend or delete not yet undone: what `Undo` takes back.

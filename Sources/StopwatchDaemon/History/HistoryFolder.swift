@@ -137,6 +137,11 @@ final class HistoryFolder: @unchecked Sendable {
     /// the folder cannot be written (so not prepared); ENOENT when there is none. A folder
     /// not yet in format 2 (no marker, no device folder) is read as it is: its months are at
     /// its top.
+    /// The history folder itself, to read the other devices' folders in it (`PeerDevices`).
+    func openFolderToRead() throws(Errno) -> DirectoryDescriptor {
+        try (openRootToRead ?? openRoot)()
+    }
+
     func openDeviceFolderToRead() throws(Errno) -> DirectoryDescriptor {
         let root = try (openRootToRead ?? openRoot)()
         do throws(HistoryLayout.Refusal) {

@@ -10,15 +10,60 @@ extension HistoryJournal {
     /// lines only the end (checked without a parse for the daemon's own shape), to find
     /// those written late; a late one is parsed. Throws what a `History` call would fail
     /// with when a month cannot be read.
+    ///
+    /// The other devices' months are then looked at (`PeerDevices.refresh`): what is new in
+    /// them is read into the index at every call; one that lost lines has the index built anew.
     func correctionIndex() throws(VarlinkError) -> CorrectionIndex {
-        if let corrections { return corrections }
+        if corrections == nil {
+            corrections = try ownIndex()
+            peers.forget()
+            if corrections!.damagedLines > 0 { problemChanged(problem) }
+        }
+        if case .rebuild = peers.refresh(into: &corrections!) {
+            logger.info("a device's history in the history folder lost lines (months pruned, or a file replaced by a shorter one): the correction index is built anew")
+            corrections = try ownIndex()
+            peers.forget()
+            _ = peers.refresh(into: &corrections!)
+        }
+        if !corrections!.needingOrigin.isEmpty { try seekOrigins() }
+        if peers.problem != peerProblem {
+            peerProblem = peers.problem
+            problemChanged(problem)
+        }
+        return corrections!
+    }
+
+    /// Finds, in every device's months, the lines of the intervals whose records came after
+    /// them (`CorrectionIndex.needingOrigin`): which device each is shown under. Paid once per
+    /// such record: a line that arrives later is learnt as it is read.
+    private func seekOrigins() throws(VarlinkError) {
+        let sought = corrections!.needingOrigin
+        func look(_ line: UnsafeRawBufferPointer, _ device: String) {
+            guard HistoryLine.hasIDPrefix(line), let id = HistoryLine.hexNumber(line, at: 7), sought.contains(id) else { return }
+            corrections!.learnOrigin(id, device: device)
+        }
+        for (month, size) in try monthsToRead() {
+            try forEachLine(of: month, size: size) { look($0, deviceID) }
+        }
+        for source in peers.sources(device: nil) {
+            for (month, size) in source.months {
+                guard let file = peers.open(month, of: source.id) else { continue }
+                defer { file.close() }
+                _ = try? PeerDevices.forEachWholeLine(of: file, from: 0, to: size) { line, _ in look(line, source.id) }
+            }
+        }
+        corrections!.originsSought()
+    }
+
+    /// The index of this device's own months (and records not written yet).
+    private func ownIndex() throws(VarlinkError) -> CorrectionIndex {
         var index = CorrectionIndex()
         var place = 0
         for (month, size) in try monthsToRead() {
             try forEachLine(of: month, size: size) { line in
                 place += 1
                 guard HistoryLine.isCorrection(line) else {
-                    Self.learnEnd(of: line, in: month, into: &index)
+                    Self.learnEnd(of: line, in: month, device: deviceID, into: &index)
                     return
                 }
                 if let correction = HistoryCorrection.parse(line) {
@@ -38,16 +83,14 @@ extension HistoryJournal {
                 // Learnt for the month `write` puts it in (its end's), after that month's lines;
                 // kept late whatever it ends: until it is written, `History` reads it after
                 // every month's file, so it is merged in by its end.
-                _ = index.isLate(end: record.timeMs, month: HistoryMonth(epochMilliseconds: record.timeMs))
-                index.addLate(interval)
+                _ = index.isLate(end: record.timeMs, month: HistoryMonth(epochMilliseconds: record.timeMs), device: deviceID)
+                index.addLate(interval, device: deviceID)
             }
         }
         nextPlace = max(nextPlace, place + 1)
         if index.damagedLines > 0 {
             logger.warning("the history holds \(index.damagedLines) damaged correction line\(index.damagedLines == 1 ? "" : "s") (torn, not JSON, or naming no id); skipped, the intervals they named read as before them")
         }
-        corrections = index
-        if index.damagedLines > 0 { problemChanged(problem) }
         return index
     }
 
@@ -57,12 +100,17 @@ extension HistoryJournal {
     /// it late. A line of exactly the daemon's shape, with an id or without, is checked
     /// whole without a parse (`HistoryLine.plainEnd`); any other is parsed (a line that holds
     /// no interval is passed over, as `History` passes over it).
-    private static func learnEnd(of line: UnsafeRawBufferPointer, in month: HistoryMonth, into index: inout CorrectionIndex) {
+    ///
+    /// `device` is the device whose folder holds the file: its lines are late among its own
+    /// only, and a line whose id a record corrects tells the index which device it is shown under.
+    static func learnEnd(of line: UnsafeRawBufferPointer, in month: HistoryMonth, device: String, into index: inout CorrectionIndex) {
         if let end = HistoryLine.plainEnd(line) {
-            guard index.isLate(end: end, month: month), let interval = HistoryLine.parse(line) else { return }
-            index.addLate(interval)
-        } else if let interval = HistoryLine.parse(line), let end = interval.endMs, index.isLate(end: end, month: month) {
-            index.addLate(interval)
+            if HistoryLine.hasIDPrefix(line), let id = HistoryLine.hexNumber(line, at: 7) { index.learnOrigin(id, device: device) }
+            guard index.isLate(end: end, month: month, device: device), let interval = HistoryLine.parse(line) else { return }
+            index.addLate(interval, device: device)
+        } else if let interval = HistoryLine.parse(line), let end = interval.endMs {
+            if let id = CorrectionIndex.number(interval.id) { index.learnOrigin(id, device: device) }
+            if index.isLate(end: end, month: month, device: device) { index.addLate(interval, device: device) }
         }
     }
 

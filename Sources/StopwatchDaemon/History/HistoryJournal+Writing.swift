@@ -33,13 +33,13 @@ extension HistoryJournal {
         // wall clock set back): the index keeps it, for `History` to read in end order. Its
         // month is the one `write` puts it in.
         let end = interval.endMs ?? interval.startMs
-        let isLate = corrections?.isLate(end: end, month: HistoryMonth(epochMilliseconds: end)) == true
+        let isLate = corrections?.isLate(end: end, month: HistoryMonth(epochMilliseconds: end), device: deviceID) == true
         pending.append(.interval(interval))
         nextPlace += 1
         writeUnwritten()
         // Still waiting (writing fails; the last to be written of those waiting): `History`
         // reads it after every month's file, so it is merged in by its end too.
-        if isLate || !pending.isEmpty { corrections?.addLate(interval) }
+        if isLate || !pending.isEmpty { corrections?.addLate(interval, device: deviceID) }
         return interval
     }
 

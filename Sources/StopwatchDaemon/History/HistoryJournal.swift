@@ -85,6 +85,12 @@ final class HistoryJournal: @unchecked Sendable {
     /// Why `history/` could not be listed for the last `History` call, if it could not.
     var listingProblem: String?
 
+    // Other devices'.
+    /// The other devices' folders, read only (`PeerDevices`).
+    let peers: PeerDevices
+    /// `peers.problem` as last told: a change is told to `problemChanged`.
+    var peerProblem: String?
+
     // Upkeep's.
     var pruneTimer: (any DispatchSourceTimer)?
 
@@ -94,6 +100,8 @@ final class HistoryJournal: @unchecked Sendable {
     ///   - openDirectoryToRead: while `openDirectory` fails (a read-only file system, a
     ///     state directory that cannot be locked), opens `history/` only to read what is
     ///     there, for `History`; ENOENT when there is none. Nil: `openDirectory` only.
+    ///   - openFolder: opens the history folder itself, to read the other devices' folders in
+    ///     it (nil: none are read); `deviceLimit` of them at most (`--history-devices`).
     init(
         openDirectory: @escaping () throws(Errno) -> DirectoryDescriptor,
         openDirectoryToRead: (() throws(Errno) -> DirectoryDescriptor)? = nil,
@@ -105,8 +113,11 @@ final class HistoryJournal: @unchecked Sendable {
         userID: uid_t = geteuid(),
         deviceID: String = "",
         deviceName: String = "",
+        openFolder: (() throws(Errno) -> DirectoryDescriptor)? = nil,
+        deviceLimit: Int = 64,
         problemChanged: @escaping (String?) -> Void = { _ in }
     ) {
+        peers = PeerDevices(ownID: deviceID, limit: deviceLimit, logger: logger, openRoot: openFolder)
         self.deviceID = deviceID
         self.deviceName = deviceName
         self.openDirectory = openDirectory
@@ -133,6 +144,7 @@ final class HistoryJournal: @unchecked Sendable {
             parts.append("\(damaged) damaged correction line\(damaged == 1 ? "" : "s") skipped")
         }
         for month in unreadableFiles.keys.sorted() { parts.append("cannot read \(month): \(unreadableFiles[month]!)") }
+        if let peerProblem { parts.append(peerProblem) }
         return parts.isEmpty ? nil : "history: " + parts.joined(separator: "; ")
     }
 

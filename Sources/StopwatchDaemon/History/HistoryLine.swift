@@ -284,7 +284,7 @@ package enum HistoryLine {
     }
 
     /// Whether a line begins `{"id":"<16 digits>","name":"`, as the daemon writes one.
-    private static func hasIDPrefix(_ line: UnsafeRawBufferPointer) -> Bool {
+    static func hasIDPrefix(_ line: UnsafeRawBufferPointer) -> Bool {
         // `{"id":"` (7 bytes), 16 digits, then `","name":"` (10 bytes), ending at 33.
         guard before(#"{"id":""#, in: line, at: 7) != nil, line.count > 33 else { return false }
         return before(#"","name":""#, in: line, at: 33) != nil

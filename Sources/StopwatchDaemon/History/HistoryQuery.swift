@@ -1,11 +1,19 @@
 import StopwatchProtocol
 
-/// What a `History` call asks for: one name or all, and the window [since, until) on the
-/// wall clock, either end open.
+/// What a `History` call asks for: one name or all, the window [since, until) on the
+/// wall clock, either end open, and one device or all.
 struct HistoryQuery: Sendable {
     var name: String?
     var since: Int64?
     var until: Int64?
+    /// A device's name or its full id (SPEC §3 `History(device)`); nil: every device.
+    var device: String?
+
+    /// Whether the device `id`, named `name`, is one the call asks for.
+    func matchesDevice(id: String, name: String) -> Bool {
+        guard let device else { return true }
+        return device == id || device == name
+    }
 
     /// Whether `interval` overlaps the window: it begins before `until` and ends after
     /// `since`; one of no length matches where it lies, `since <= start < until`. An open

@@ -545,6 +545,11 @@ final class StopwatchService {
         }
         query.since = try time(in: call, "since_ms")
         query.until = try time(in: call, "until_ms")
+        switch call.parameters["device"] {
+        case nil, .null?: break
+        case .string(let device)?: query.device = device
+        default: throw .invalidParameter("device")
+        }
         guard let history else { throw .methodNotFound(call.method) }
         let wallNow = wallClock.nowMilliseconds()
         // Still counting: the newest, by when they began.

@@ -64,7 +64,7 @@ enum SpecInterface {
           event: (current, tick, start, stop, reset, lap, target, expired, removed)
         )
         # Intervals overlapping [since_ms, until_ms), oldest first, at most 10,000 a reply; "more" streams the rest.
-        method History(name: ?string, since_ms: ?int, until_ms: ?int) -> (intervals: []Interval)
+        method History(name: ?string, since_ms: ?int, until_ms: ?int, device: ?string) -> (intervals: []Interval)
         # Whether time in suspend counts; creates the stopwatch if needed.
         method SetCountsSleep(name: ?string, counts_sleep: bool) -> (stopwatch: Stopwatch)
         # Adds an ended interval to the history; no stopwatch changes.

@@ -1,0 +1,400 @@
+import Glibc
+import LinuxSystem
+import StopwatchProtocol
+import Varlink
+
+/// The other devices' folders in the history folder (SPEC §4 "History across devices"):
+/// every `DIR/<32 hex>/` but this device's, brought by a sync tool. They are only read:
+/// nothing here changes, cuts, moves or waits on anything in them. Each month is opened
+/// `O_NOFOLLOW|O_NONBLOCK` and checked a regular file after the open; a month is read only
+/// up to its last newline (a last line without one may still be being written by the sync
+/// tool); everything that is not a month, `device.json` or `open.json` is skipped, counted
+/// per device and said in the status (`problem`).
+///
+/// What it learnt of each month, its file (device and inode) and size, keeps the journal's
+/// `CorrectionIndex` current for a few `stat`s a call (`refresh`): a file that grew in place
+/// is read from where the last read stopped; one replaced (Syncthing writes a new file and
+/// renames it over) and not shorter is read again from its start (records and late lines
+/// are kept once each, by id); one gone or shorter asks the journal to build the index anew
+/// (`Refresh.rebuild`), which reads every device's months again: the simplest answer that is
+/// always right, paid only when a device's history lost lines (pruned months, a hand edit).
+///
+/// At most `limit` peers are read (`--history-devices`), the first by id; the rest are
+/// counted in the status.
+///
+/// Not thread-safe: the journal's, on the server's queue.
+final class PeerDevices {
+    /// What is skipped in a peer's folder, and how the status names it.
+    enum Skip: String, CaseIterable, Comparable {
+        case tornLastLine = "torn last line"
+        case syncTemporary = "sync temporary file"
+        case conflictCopy = "sync conflict copy"
+        case versionsFolder = ".stversions folder"
+        case syncthingTilde = "~syncthing~ file"
+        case notRegular = "month that is not a regular file"
+        case otherName = "unknown file"
+        case openTooLarge = "open.json too large or damaged"
+        case unreadable = "unreadable month"
+
+        static func < (a: Skip, b: Skip) -> Bool {
+            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+        }
+
+        /// What a name in a device folder is, when it is not read.
+        static func of(name: String) -> Skip? {
+            if HistoryMonth(fileName: name) != nil || name == HistoryLayout.deviceFileName || name == PeerDevices.openFileName { return nil }
+            if name.hasPrefix(".syncthing."), name.hasSuffix(".tmp") { return .syncTemporary }
+            if name.contains(".sync-conflict-") { return .conflictCopy }
+            if name == ".stversions" { return .versionsFolder }
+            if name.hasPrefix("~syncthing~") { return .syncthingTilde }
+            return .otherName
+        }
+    }
+
+    static let openFileName = "open.json"
+    /// An `open.json` larger than this is not read (counted as skipped).
+    static let openFileLimit = 1024 * 1024
+
+    /// What was learnt of one month file of a peer.
+    struct LearntMonth {
+        /// Which file: its device and inode.
+        var device: UInt64
+        var inode: UInt64
+        /// Its size when last read.
+        var size: Int64
+        /// The end of its last whole line: what the index holds, and what `History` reads.
+        var wholeEnd: Int64
+    }
+
+    /// One peer device.
+    struct Peer {
+        let id: String
+        /// From its `device.json`; its id when that is missing or damaged.
+        var name: String
+        var months: [HistoryMonth: LearntMonth] = [:]
+        /// What was skipped in its folder at the last look.
+        var skipped: [Skip: Int] = [:]
+    }
+
+    /// A peer's months as `History` reads them: each up to its last whole line learnt.
+    struct Source {
+        let id: String
+        let name: String
+        let months: [(month: HistoryMonth, size: Int64)]
+    }
+
+    private let ownID: String
+    private let limit: Int
+    private let openRoot: (() throws(Errno) -> DirectoryDescriptor)?
+    private let logger: Logger
+    private(set) var peers: [String: Peer] = [:]
+    /// Peers beyond `limit` at the last look: not read.
+    private(set) var notRead = 0
+    /// Why the history folder could not be listed at the last look, if it could not.
+    private(set) var listingProblem: String?
+
+    init(ownID: String, limit: Int, logger: Logger, openRoot: (() throws(Errno) -> DirectoryDescriptor)?) {
+        self.ownID = ownID
+        self.limit = max(limit, 0)
+        self.logger = logger
+        self.openRoot = openRoot
+    }
+
+    /// What a refresh found.
+    enum Refresh {
+        /// The index holds every peer's whole lines.
+        case current
+        /// A peer's history lost lines: the index must be built anew (`forget()`, then a
+        /// refresh from nothing).
+        case rebuild
+    }
+
+    /// Forgets everything learnt: the next refresh reads every peer's months from the start.
+    func forget() {
+        peers = [:]
+    }
+
+    /// Looks at every peer's folder and teaches `index` what is new in their months (see the
+    /// type's comment). `ownIsRead` tells whether this device's folder was read into `index`
+    /// (the lines of corrections' originals: `learnOrigin`).
+    func refresh(into index: inout CorrectionIndex) -> Refresh {
+        guard let openRoot else { return .current }
+        let root: DirectoryDescriptor
+        let names: [String]
+        do throws(Errno) {
+            root = try openRoot()
+            do throws(Errno) {
+                names = try root.entries()
+            } catch {
+                root.close()
+                throw error
+            }
+            listingProblem = nil
+        } catch {
+            // No peers to read now; what was learnt stays (the folder may come back).
+            if listingProblem == nil { logger.error("cannot list the history folder for other devices (\(error))") }
+            listingProblem = "cannot list the history folder for other devices (\(error))"
+            return .current
+        }
+        defer { root.close() }
+        let ids = names.filter { $0 != ownID && DeviceIdentity.isValid($0) }.sorted()
+        let read = ids.prefix(limit)
+        notRead = ids.count - read.count
+        var result = Refresh.current
+        for gone in peers.keys where !read.contains(gone) {
+            if !(peers[gone]?.months.isEmpty ?? true) { result = .rebuild }
+            peers[gone] = nil
+        }
+        for id in read {
+            var peer = peers[id] ?? Peer(id: id, name: id)
+            if case .rebuild = look(at: &peer, in: root, into: &index) { result = .rebuild }
+            peers[id] = peer
+        }
+        return result
+    }
+
+    /// One peer's folder: its name, what is skipped, its months' new lines into `index`.
+    private func look(at peer: inout Peer, in root: DirectoryDescriptor, into index: inout CorrectionIndex) -> Refresh {
+        peer.skipped = [:]
+        let folder: DirectoryDescriptor
+        let names: [String]
+        do throws(Errno) {
+            // Never through a link: `openDirectory` opens with O_NOFOLLOW|O_DIRECTORY.
+            folder = try root.openDirectory(peer.id)
+            do throws(Errno) {
+                names = try folder.entries()
+            } catch {
+                folder.close()
+                throw error
+            }
+        } catch {
+            // A link or file with a device's name, or unreadable: nothing of it is read.
+            peer.skipped[.notRegular, default: 0] += 1
+            return peer.months.isEmpty ? .current : .rebuild
+        }
+        defer { folder.close() }
+        peer.name = Self.name(in: folder) ?? peer.id
+        var months: [HistoryMonth] = []
+        for name in names {
+            if let month = HistoryMonth(fileName: name) {
+                months.append(month)
+            } else if let skip = Skip.of(name: name) {
+                peer.skipped[skip, default: 0] += 1
+            }
+        }
+        var result = Refresh.current
+        let present = Set(months)
+        for month in peer.months.keys where !present.contains(month) {
+            peer.months[month] = nil
+            result = .rebuild
+        }
+        for month in months.sorted() {
+            if case .rebuild = learn(month, of: &peer, in: folder, into: &index) { result = .rebuild }
+        }
+        return result
+    }
+
+    /// Reads what is new of one month of a peer into `index`.
+    private func learn(_ month: HistoryMonth, of peer: inout Peer, in folder: DirectoryDescriptor, into index: inout CorrectionIndex) -> Refresh {
+        guard let (file, status) = Self.openMonth(month.fileName, in: folder) else {
+            peer.skipped[.notRegular, default: 0] += 1
+            if peer.months.removeValue(forKey: month) != nil { return .rebuild }
+            return .current
+        }
+        defer { file.close() }
+        let learnt = peer.months[month]
+        let from: Int64
+        if let learnt, learnt.device == status.device, learnt.inode == status.inode, status.size >= learnt.size {
+            if status.size == learnt.size {
+                if learnt.wholeEnd < learnt.size { peer.skipped[.tornLastLine, default: 0] += 1 }
+                return .current
+            }
+            // Grown in place: only what follows the last whole line read.
+            from = learnt.wholeEnd
+        } else if let learnt, status.size < learnt.wholeEnd {
+            // Shorter than what the index holds: lines it learnt may be gone.
+            peer.months[month] = nil
+            return .rebuild
+        } else {
+            // New, or replaced (a sync tool's rename): read again from the start; what was
+            // learnt from it before is learnt again, the same.
+            if learnt != nil { index.forgetEnds(of: month, device: peer.id) }
+            from = 0
+        }
+        let device = peer.id
+        let base = (month.year * 12 + month.month) << 36
+        let wholeEnd: Int64
+        do throws(Errno) {
+            wholeEnd = try Self.forEachWholeLine(of: file, from: from, to: status.size) { line, offset in
+                guard HistoryLine.isCorrection(line) else {
+                    HistoryJournal.learnEnd(of: line, in: month, device: device, into: &index)
+                    return
+                }
+                if let correction = HistoryCorrection.parse(line) {
+                    // Its place in the device's files: the month, then the offset, the same
+                    // whichever read found it.
+                    index.add(correction, device: device, place: base | Int(offset), isOwn: false)
+                } else {
+                    index.damagedLines += 1
+                }
+            }
+        } catch {
+            peer.skipped[.unreadable, default: 0] += 1
+            return .current
+        }
+        if wholeEnd < status.size { peer.skipped[.tornLastLine, default: 0] += 1 }
+        peer.months[month] = LearntMonth(device: status.device, inode: status.inode, size: status.size, wholeEnd: wholeEnd)
+        return .current
+    }
+
+    /// A peer's month (or other file), opened to read without following a link or waiting
+    /// on a FIFO, and its status after the open; nil when it is not a regular file or cannot
+    /// be opened.
+    static func openMonth(_ name: String, in folder: DirectoryDescriptor) -> (FileDescriptor, FileStatus)? {
+        guard let file = try? folder.openFile(name, [.readOnly, .noFollow, .nonBlocking]) else { return nil }
+        guard let status = try? file.status(), status.kind == .regular else {
+            file.close()
+            return nil
+        }
+        return (file, status)
+    }
+
+    /// Calls `body` with each line of `file` between `from` and `to` that ends with a newline
+    /// (without it), and its offset; a line longer than `HistoryStream.maximumLineLength` is
+    /// passed over. Returns the end of the last whole line (`from` when there is none).
+    static func forEachWholeLine(
+        of file: FileDescriptor, from: Int64, to: Int64, _ body: (UnsafeRawBufferPointer, Int64) -> Void
+    ) throws(Errno) -> Int64 {
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        var carry: [UInt8] = []
+        var carryStart = from
+        var skipping = false
+        var offset = from
+        var wholeEnd = from
+        while offset < to {
+            let length = Int(min(Int64(buffer.count), to - offset))
+            let count = try buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) -> Int in
+                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]), at: offset)
+                }
+            }.get()
+            guard count > 0 else { break }
+            buffer.withUnsafeBytes { raw in
+                let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<count])
+                var start = 0
+                while let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: start) {
+                    let piece = UnsafeRawBufferPointer(rebasing: chunk[start..<newline])
+                    if skipping {
+                        skipping = false
+                    } else if carry.isEmpty {
+                        body(piece, offset + Int64(start))
+                    } else {
+                        carry.append(contentsOf: piece)
+                        let line = carry
+                        carry = []
+                        line.withUnsafeBytes { body($0, carryStart) }
+                    }
+                    start = newline + 1
+                    wholeEnd = offset + Int64(start)
+                }
+                if start < count, !skipping {
+                    if carry.isEmpty { carryStart = offset + Int64(start) }
+                    carry.append(contentsOf: chunk[start..<count])
+                    if carry.count > HistoryStream.maximumLineLength {
+                        carry = []
+                        skipping = true
+                    }
+                }
+            }
+            offset += Int64(count)
+        }
+        return wholeEnd
+    }
+
+    /// The name in a device folder's `device.json`, if it holds a valid one.
+    static func name(in folder: DirectoryDescriptor) -> String? {
+        guard let (file, _) = openMonth(HistoryLayout.deviceFileName, in: folder) else { return nil }
+        defer { file.close() }
+        guard let bytes = try? file.readAll(limit: 64 * 1024), let json = try? JSONParser.parse(bytes), case .object(let object) = json,
+            case .string(let name)? = object["name"], !name.isEmpty, name.utf8.count <= 256
+        else { return nil }
+        return name
+    }
+
+    /// The peers' months as `History` reads them, those whose name or id is `device` (all
+    /// when nil), by id.
+    func sources(device: String?) -> [Source] {
+        peers.keys.sorted().compactMap { id in
+            let peer = peers[id]!
+            guard device.map({ $0 == peer.id || $0 == peer.name }) ?? true else { return nil }
+            let months = peer.months.keys.sorted().compactMap { month in
+                peer.months[month].map { (month, $0.wholeEnd) }
+            }
+            return Source(id: id, name: peer.name, months: months)
+        }
+    }
+
+    /// Opens a peer's month to read, as `refresh` does; nil when it is gone or not a regular
+    /// file any more (its lines are then not in this answer).
+    func open(_ month: HistoryMonth, of id: String) -> FileDescriptor? {
+        guard let openRoot, let root = try? openRoot() else { return nil }
+        defer { root.close() }
+        guard let folder = try? root.openDirectory(id) else { return nil }
+        defer { folder.close() }
+        guard let (file, _) = Self.openMonth(month.fileName, in: folder) else { return nil }
+        do throws(Errno) {
+            try file.setNonBlocking(false)
+        } catch {
+            file.close()
+            return nil
+        }
+        return file
+    }
+
+    /// The counting intervals in each peer's `open.json` (`{"intervals":[…]}`), as of its last
+    /// sync, with `device` set to the peer's name; those of peers whose name or id is not
+    /// `device` left out. A file larger than `openFileLimit`, or damaged, is counted as skipped.
+    func openIntervals(device: String?) -> [Interval] {
+        guard let openRoot, let root = try? openRoot() else { return [] }
+        defer { root.close() }
+        var all: [Interval] = []
+        for id in peers.keys.sorted() {
+            guard let peer = peers[id], device.map({ $0 == peer.id || $0 == peer.name }) ?? true else { continue }
+            guard let folder = try? root.openDirectory(id) else { continue }
+            defer { folder.close() }
+            guard let (file, status) = Self.openMonth(Self.openFileName, in: folder) else { continue }
+            defer { file.close() }
+            guard status.size <= Self.openFileLimit, let bytes = try? file.readAll(limit: Self.openFileLimit),
+                let json = try? JSONParser.parse(bytes), case .object(let object) = json, case .array(let items)? = object["intervals"]
+            else {
+                peers[id]?.skipped[.openTooLarge, default: 0] += 1
+                continue
+            }
+            for item in items {
+                guard case .object(var fields) = item else { continue }
+                fields["device"] = .string(peer.name)
+                fields["end_ms"] = nil
+                guard var interval = try? Interval(json: .object(fields)), HistoryLine.isInRange(interval) else { continue }
+                interval.endMs = nil
+                all.append(interval)
+            }
+        }
+        return all
+    }
+
+    /// What was skipped, per device, and the peers not read; nil when nothing was.
+    var problem: String? {
+        var parts: [String] = []
+        if let listingProblem { parts.append(listingProblem) }
+        for id in peers.keys.sorted() {
+            guard let peer = peers[id], !peer.skipped.isEmpty else { continue }
+            let counts = peer.skipped.keys.sorted().map { "\(peer.skipped[$0]!) \($0.rawValue)\(peer.skipped[$0]! == 1 ? "" : "s")" }
+            let who = peer.name == peer.id ? peer.id : "\(peer.name) (\(peer.id))"
+            parts.append("device \(who): skipped \(counts.joined(separator: ", "))")
+        }
+        if notRead > 0 {
+            parts.append("\(notRead) other device\(notRead == 1 ? "" : "s") not read (--history-devices \(limit))")
+        }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+}
