@@ -310,6 +310,8 @@ package enum Daemon {
                 // A countdown that expired while the daemon was down is due at once: its expiry is
                 // told in the queue's next turn, with how late it is.
                 stopwatches.resumeCountdowns(told: outbox.restoredExpiries)
+                // What counts here, for the other devices' History: rebuilt at every start.
+                stopwatches.publishOpenIntervals()
                 // Those it recorded are saved in later turns; the store says when all are
                 // (`whenAllSaved`), or at once when none waits.
                 if store.isAllSaved { outbox.expiriesSaved() }

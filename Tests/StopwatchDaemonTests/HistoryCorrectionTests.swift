@@ -58,7 +58,8 @@ final class HistoryCorrectionTests {
     }
 
     func lines() throws -> [String] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: root).sorted()
+        // The months: not `open.json`, the counting intervals for the other devices.
+        let names = try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.hasSuffix(".jsonl") }.sorted()
         return try names.flatMap { try String(contentsOfFile: root + "/" + $0, encoding: .utf8).split(separator: "\n").map(String.init) }
     }
 

@@ -26,11 +26,15 @@ extension HistoryJournal {
             _ = peers.refresh(into: &corrections!)
         }
         if !corrections!.needingOrigin.isEmpty { try seekOrigins() }
-        if peers.problem != peerProblem {
-            peerProblem = peers.problem
-            problemChanged(problem)
-        }
+        notePeerProblem()
         return corrections!
+    }
+
+    /// What the peers' folders hold that was skipped, in `problem` when it changed.
+    func notePeerProblem() {
+        guard peers.problem != peerProblem else { return }
+        peerProblem = peers.problem
+        problemChanged(problem)
     }
 
     /// Finds, in every device's months, the lines of the intervals whose records came after
@@ -180,44 +184,81 @@ extension HistoryJournal {
     }
 
     /// The interval whose id is `prefix` or begins with it, corrections applied: in the
-    /// index, or an interval line (or one not yet written) that no record corrects.
+    /// index, or an interval line (or one not yet written) that no record corrects, in this
+    /// device's months or another device's (as far as `PeerDevices` learnt them). Its
+    /// `device` is the name of the device it is shown under. An interval found by its line
+    /// teaches the index which device that is (`CorrectionIndex.setOrigin`): an Amend of it
+    /// that follows is shown under that device, not this one.
     func lookUp(_ prefix: String) throws(VarlinkError) -> Lookup {
         let index = try correctionIndex()
         var found: [String: Interval?] = [:]
-        for (id, interval) in index.corrected where id.hasPrefix(prefix) { found[id] = interval }
-        func consider(_ interval: Interval) {
+        var origins: [String: String] = [:]
+        for (id, interval) in index.corrected where id.hasPrefix(prefix) {
+            // A deleted one (nil) is kept as such: `found[id] = nil` would remove the key.
+            var shown: Interval? = interval
+            shown?.device = deviceName(ofInterval: id)
+            found.updateValue(shown, forKey: id)
+        }
+        func consider(_ interval: Interval, device: String) {
             guard interval.id.hasPrefix(prefix), !index.corrects(interval.id) else { return }
             found[interval.id] = interval
+            origins[interval.id] = device
         }
-        for (month, size) in try monthsToRead() {
-            try forEachLine(of: month, size: size) { line in
-                guard !HistoryLine.isCorrection(line), HistoryLine.mayHaveID(prefix, line), let interval = HistoryLine.parse(line) else { return }
-                consider(interval)
-            }
+        try forEachIntervalLine(mayHave: prefix) { consider($0, device: $1) }
+        for interval in unwritten {
+            var shown = interval
+            shown.device = deviceName
+            consider(shown, device: deviceID)
         }
-        for interval in unwritten { consider(interval) }
         // A deleted id counts as any other: a Delete retried with the prefix that named it
         // must not find the one other interval left with that prefix and delete it too.
         switch found.count {
         case 0: return .none
-        case 1: return .found(id: found.first!.key, interval: found.first!.value)
+        case 1:
+            let (id, interval) = found.first!
+            if let origin = origins[id] { corrections?.setOrigin(id, device: origin) }
+            return .found(id: id, interval: interval)
         default: return .ambiguous(found.sorted { $0.key < $1.key }.map { $0.value == nil ? "\($0.key) (deleted)" : $0.key })
         }
     }
 
     /// The interval line of `id` as first written, if there is one (an interval tracked has
-    /// none); corrections not applied.
+    /// none), in any device's months; corrections not applied.
     func originalInterval(_ id: String) throws(VarlinkError) -> Interval? {
         var original: Interval?
-        for (month, size) in try monthsToRead() where original == nil {
-            try forEachLine(of: month, size: size) { line in
-                guard original == nil, !HistoryLine.isCorrection(line), HistoryLine.mayHaveID(id, line),
-                    let interval = HistoryLine.parse(line), interval.id == id
-                else { return }
-                original = interval
+        try forEachIntervalLine(mayHave: id) { interval, _ in
+            if original == nil, interval.id == id { original = interval }
+        }
+        return original ?? unwritten.first { $0.id == id }.map { var shown = $0; shown.device = deviceName; return shown }
+    }
+
+    /// Calls `body` with every interval line, this device's months first, then the peers'
+    /// (up to their last whole line learnt), that may hold an id beginning with `prefix`
+    /// (`HistoryLine.mayHaveID`), with `device` set to its device's name, and its device's id.
+    private func forEachIntervalLine(mayHave prefix: String, _ body: (Interval, String) -> Void) throws(VarlinkError) {
+        func take(_ line: UnsafeRawBufferPointer, name: String, id: String) {
+            guard !HistoryLine.isCorrection(line), HistoryLine.mayHaveID(prefix, line), var interval = HistoryLine.parse(line) else { return }
+            interval.device = name
+            body(interval, id)
+        }
+        for (month, size) in try monthsToRead() {
+            try forEachLine(of: month, size: size) { take($0, name: deviceName, id: deviceID) }
+        }
+        for source in peers.sources(device: nil) {
+            for (month, size) in source.months {
+                guard let file = peers.open(month, of: source.id) else { continue }
+                defer { file.close() }
+                _ = try? PeerDevices.forEachWholeLine(of: file, from: 0, to: size) { line, _ in take(line, name: source.name, id: source.id) }
             }
         }
-        return original ?? unwritten.first { $0.id == id }
+    }
+
+    /// The name of the device an interval the index sets the form of is shown under: the one
+    /// whose files hold its line, or that tracked it (`CorrectionIndex.device(ofCorrected:)`);
+    /// this device's for any other.
+    func deviceName(ofInterval id: String) -> String {
+        guard let device = corrections?.device(ofCorrected: id), device != deviceID else { return deviceName }
+        return peers.peers[device]?.name ?? device
     }
 
     /// How far ahead of the wall clock the latest correction may be for a new one to be

@@ -90,6 +90,9 @@ final class HistoryJournal: @unchecked Sendable {
     let peers: PeerDevices
     /// `peers.problem` as last told: a change is told to `problemChanged`.
     var peerProblem: String?
+    /// The bytes of `open.json` last written (`writeOpenIntervals`), and whether writing it fails.
+    var openIntervalsWritten: [UInt8]?
+    var openIntervalsFailing = false
 
     // Upkeep's.
     var pruneTimer: (any DispatchSourceTimer)?

@@ -155,6 +155,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                 ))
             }
             peersOpen = journal.peers.openIntervals(device: query.device)
+            journal.notePeerProblem()
         } catch {
             failure = error
         }

@@ -83,12 +83,14 @@ struct IntervalCorrections {
             // No record sets its form now: its original line, or, tracked, the interval it was.
             after = try journal.originalInterval(id) ?? before
         }
+        // Asked before the undo is in the index: it may leave no record of the interval.
+        let device = journal.deviceName(ofInterval: id)
         try journal.append(correction)
         // Only when nothing is known of it any more (a delete made before a restart, undone
         // after its line was pruned): the id alone.
         var interval = after ?? Interval(id: id, name: "", startMs: 0, endMs: 0, elapsedMs: 0)
         interval.id = id
-        interval.device = journal.deviceName
+        interval.device = device
         return .reply(["interval": interval.json, "undone": .string(form.operation.rawValue)])
     }
 
@@ -181,7 +183,8 @@ struct IntervalCorrections {
 
     private func reply(_ interval: Interval) -> VarlinkAnswer {
         var interval = interval
-        interval.device = journal.deviceName
+        // Another device's interval (found by `lookUp`) keeps its device's name.
+        if interval.device.isEmpty { interval.device = journal.deviceName }
         return .reply(["interval": interval.json])
     }
 }

@@ -24,8 +24,9 @@ import Varlink
 ///
 /// Not thread-safe: the journal's, on the server's queue.
 final class PeerDevices {
-    /// What is skipped in a peer's folder, and how the status names it.
+    /// What is skipped in a peer's folder, and how the status names it (one; `said` counts).
     enum Skip: String, CaseIterable, Comparable {
+        case notAFolder = "device folder that is a link or not a folder"
         case tornLastLine = "torn last line"
         case syncTemporary = "sync temporary file"
         case conflictCopy = "sync conflict copy"
@@ -36,6 +37,19 @@ final class PeerDevices {
         case openTooLarge = "open.json too large or damaged"
         case unreadable = "unreadable month"
 
+        /// `count` of them, in words.
+        func said(_ count: Int) -> String {
+            guard count != 1 else { return "1 \(rawValue)" }
+            switch self {
+            case .notAFolder: return "\(count) device folders that are links or not folders"
+            case .conflictCopy: return "\(count) sync conflict copies"
+            case .versionsFolder: return "\(count) .stversions folders"
+            case .notRegular: return "\(count) months that are not regular files"
+            case .openTooLarge: return "\(count) open.json too large or damaged"
+            case .tornLastLine, .syncTemporary, .syncthingTilde, .otherName, .unreadable: return "\(count) \(rawValue)s"
+            }
+        }
+
         static func < (a: Skip, b: Skip) -> Bool {
             allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
         }
@@ -43,6 +57,8 @@ final class PeerDevices {
         /// What a name in a device folder is, when it is not read.
         static func of(name: String) -> Skip? {
             if HistoryMonth(fileName: name) != nil || name == HistoryLayout.deviceFileName || name == PeerDevices.openFileName { return nil }
+            // The daemon's own temporary files, renamed over `open.json` and `device.json`.
+            if name == HistoryJournal.openTemporaryName || name == ".\(HistoryLayout.deviceFileName).tmp" { return nil }
             if name.hasPrefix(".syncthing."), name.hasSuffix(".tmp") { return .syncTemporary }
             if name.contains(".sync-conflict-") { return .conflictCopy }
             if name == ".stversions" { return .versionsFolder }
@@ -169,7 +185,7 @@ final class PeerDevices {
             }
         } catch {
             // A link or file with a device's name, or unreadable: nothing of it is read.
-            peer.skipped[.notRegular, default: 0] += 1
+            peer.skipped[.notAFolder, default: 0] += 1
             return peer.months.isEmpty ? .current : .rebuild
         }
         defer { folder.close() }
@@ -374,8 +390,10 @@ final class PeerDevices {
                 guard case .object(var fields) = item else { continue }
                 fields["device"] = .string(peer.name)
                 fields["end_ms"] = nil
-                guard var interval = try? Interval(json: .object(fields)), HistoryLine.isInRange(interval) else { continue }
-                interval.endMs = nil
+                guard let interval = try? Interval(json: .object(fields)), IntervalID.isValid(interval.id),
+                    StopwatchName.isValid(interval.name), interval.elapsedMs <= HistoryLine.maximumElapsedMilliseconds,
+                    interval.note.map(IntervalNote.isValid) ?? true
+                else { continue }
                 all.append(interval)
             }
         }
@@ -388,7 +406,7 @@ final class PeerDevices {
         if let listingProblem { parts.append(listingProblem) }
         for id in peers.keys.sorted() {
             guard let peer = peers[id], !peer.skipped.isEmpty else { continue }
-            let counts = peer.skipped.keys.sorted().map { "\(peer.skipped[$0]!) \($0.rawValue)\(peer.skipped[$0]! == 1 ? "" : "s")" }
+            let counts = peer.skipped.keys.sorted().map { $0.said(peer.skipped[$0]!) }
             let who = peer.name == peer.id ? peer.id : "\(peer.name) (\(peer.id))"
             parts.append("device \(who): skipped \(counts.joined(separator: ", "))")
         }

@@ -430,6 +430,7 @@ final class StopwatchService {
             registry.setIntervalID(IntervalIdentity.random(), of: name)
         }
         if order == .beforeTelling { storage.save(name, after) }
+        if before.state.isCounting != after.state.isCounting || before.endsInterval(goingTo: after) { publishOpenIntervals() }
         changed()
         expiries.update(name, after)
         guard after != before else { return nil }
@@ -477,6 +478,7 @@ final class StopwatchService {
         // On disk before anyone hears of it, watchers included.
         storage.save(name, nil)
         registry.remove(name)
+        if before.state.isCounting { publishOpenIntervals() }
         changed()
         expiries.update(name, nil)
         let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.instant()), event: .removed)
@@ -532,6 +534,15 @@ final class StopwatchService {
             id: registry.intervalID(of: name) ?? "", name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs,
             note: snapshot.note
         )
+    }
+
+    /// Writes the counting intervals to `open.json` for the other devices (at start, and
+    /// at every start and stop of one).
+    func publishOpenIntervals() {
+        guard let history else { return }
+        let wallNow = wallClock.nowMilliseconds()
+        let open = registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }
+        history.writeOpenIntervals(open.filter { !$0.id.isEmpty }.sorted { $0.startMs < $1.startMs })
     }
 
     private func history(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {

@@ -73,7 +73,8 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         historyBatchSize: Int = 10_000,
         historyKeepDays: Int? = nil,
         historyMemory: HistoryMemory = HistoryMemory(limit: 32 * 1024 * 1024),
-        logged: Locked<[String]> = Locked([])
+        logged: Locked<[String]> = Locked([]),
+        device: (id: String, name: String, folder: String, limit: Int)? = nil
     ) {
         self.wallClock = wallClock
         let queue = self.queue
@@ -86,7 +87,12 @@ final class StopwatchServiceFixture: @unchecked Sendable {
                 queue: queue,
                 wallClock: wallClock,
                 keepDays: historyKeepDays,
-                retryInterval: .seconds(3600)
+                retryInterval: .seconds(3600),
+                deviceID: device?.id ?? "",
+                deviceName: device?.name ?? "",
+                // The history folder holding `path` and the other devices' folders.
+                openFolder: device.map { StopwatchServiceFixture.opening($0.folder) },
+                deviceLimit: device?.limit ?? 64
             )
         }
         time = ManualTime(now: now)
@@ -125,6 +131,11 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             for (name, snapshot) in restored { _ = try? registry.create(name, from: snapshot) }
             stopwatches.resumeCountdowns(told: toldBeforeRestart)
         }
+    }
+
+    /// Opens the folder at `path` (the history folder, for the other devices' folders).
+    static func opening(_ path: String) -> () throws(Errno) -> DirectoryDescriptor {
+        { () throws(Errno) in try DirectoryDescriptor.open(path) }
     }
 
     /// Calls `method` (`io.stopwatchd.` is added when it has no dot) on the queue.

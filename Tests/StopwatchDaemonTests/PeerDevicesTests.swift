@@ -1,0 +1,386 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import StopWatchCore
+import StopwatchProtocol
+@testable import StopwatchDaemon
+import TestSupport
+import Testing
+import Varlink
+
+/// Reading the other devices' folders of the history folder (SPEC §4 "History across
+/// devices"): the merge by end, one correction rule whatever order the files arrive in, the
+/// skip list (never changing a peer's files), files that grow or are replaced, the `device`
+/// filter, `open.json`, and memory. Manual clocks, a temporary folder; nothing sleeps.
+@Suite("history across devices")
+final class PeerDevicesTests {
+    /// The history folder: `own/`, and the peers' folders beside it.
+    let root: String
+    let logged = Locked<[String]>([])
+    /// 2023-11-14 22:13:20 UTC.
+    static let now: Int64 = 1_700_000_000_000
+    static let hour: Int64 = 3_600_000
+    static let own = String(repeating: "a", count: 32)
+    static let peerB = String(repeating: "b", count: 32)
+    static let peerC = String(repeating: "c", count: 32)
+    static let october = "2023-10.jsonl"
+    static let november = "2023-11.jsonl"
+    /// 2023-10-15 00:00 UTC, and 2023-11-05 00:00 UTC.
+    static let midOctober: Int64 = 1_697_328_000_000
+    static let earlyNovember: Int64 = 1_699_142_400_000
+
+    init() throws {
+        var template = Array("/tmp/swpeers-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw Errno(errno) }
+        root = String(cString: made)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func fixture(limit: Int = 64, memory: HistoryMemory = HistoryMemory(limit: 32 * 1024 * 1024)) -> StopwatchServiceFixture {
+        StopwatchServiceFixture(
+            now: .seconds(100), historyDirectory: root + "/" + Self.own, wallClock: ManualWallClock(Self.now), historyMemory: memory,
+            logged: logged, device: (Self.own, "laptop", root, limit)
+        )
+    }
+
+    static func id(_ number: UInt64) -> String {
+        String(format: "%016llx", number)
+    }
+
+    static func line(_ number: UInt64, _ name: String, _ start: Int64, _ end: Int64, note: String? = nil) -> String {
+        var bytes: [UInt8] = []
+        HistoryLine.encode(Interval(id: id(number), name: name, startMs: start, endMs: end, elapsedMs: end - start, note: note), into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func amend(_ record: UInt64, made: Int64, _ number: UInt64, _ name: String, _ start: Int64, _ end: Int64) -> String {
+        let interval = Interval(id: id(number), name: name, startMs: start, endMs: end, elapsedMs: end - start)
+        var bytes: [UInt8] = []
+        HistoryCorrection(record: id(record), madeMs: made, change: .form(.amend, id: id(number), interval: interval)).encode(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func delete(_ record: UInt64, made: Int64, _ number: UInt64) -> String {
+        var bytes: [UInt8] = []
+        HistoryCorrection(record: id(record), madeMs: made, change: .form(.delete, id: id(number), interval: nil)).encode(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func undo(_ record: UInt64, made: Int64, _ undone: UInt64) -> String {
+        var bytes: [UInt8] = []
+        HistoryCorrection(record: id(record), madeMs: made, change: .undo(record: id(undone))).encode(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func folder(_ device: String) throws -> String {
+        let path = root + "/" + device
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Writes `text` as `name` in `device`'s folder, replacing it by rename (a new inode, as
+    /// Syncthing does) unless `inPlace`, which appends to the same file.
+    func write(_ device: String, _ name: String, _ text: String, inPlace: Bool = false) throws {
+        let path = try folder(device) + "/" + name
+        if inPlace, let handle = FileHandle(forWritingAtPath: path) {
+            handle.seekToEndOfFile()
+            handle.write(Data(text.utf8))
+            handle.closeFile()
+        } else {
+            let temporary = try folder(device) + "/.writing"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, path) == 0 else { throw Errno(errno) }
+        }
+    }
+
+    func named(_ device: String, _ name: String) throws {
+        try write(device, HistoryLayout.deviceFileName, #"{"id":"\#(device)","name":"\#(name)","host":"h"}"# + "\n")
+    }
+
+    func problem(_ f: StopwatchServiceFixture) -> String {
+        f.queue.sync { f.history!.problem } ?? ""
+    }
+
+    /// Every entry under `path` (not following links): its kind, size, mtime and bytes.
+    func snapshot(_ path: String) throws -> [String: String] {
+        var all: [String: String] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: path)
+        while let name = enumerator?.nextObject() as? String {
+            var info = stat()
+            guard lstat(path + "/" + name, &info) == 0 else { throw Errno(errno) }
+            var text = "\(info.st_mode) \(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(info.st_ino)"
+            if info.st_mode & S_IFMT == S_IFREG { text += " " + (try String(contentsOfFile: path + "/" + name, encoding: .isoLatin1)) }
+            all[name] = text
+        }
+        return all
+    }
+
+    // MARK: The merge
+
+    @Test("History merges every device's months in end order, late and corrected lines among them, each with its device's name (its id without device.json)")
+    func mergeInEndOrder() throws {
+        let m = Self.midOctober, n = Self.earlyNovember, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h) + Self.line(2, "own", m + 4 * h, m + 5 * h))
+        try write(Self.own, Self.november, Self.line(3, "own", n, n + h))
+        try named(Self.peerB, "desk")
+        // B: a late line (ends before the line before it), and an amend of the own interval 1
+        // moving it after everything in October.
+        try write(
+            Self.peerB, Self.october,
+            Self.line(10, "b", m + 2 * h, m + 3 * h) + Self.line(11, "b", m + h / 2, m + h + h / 2)
+                + Self.amend(100, made: Self.now - h, 1, "own", m + 6 * h, m + 7 * h)
+        )
+        try write(Self.peerB, Self.november, Self.line(12, "b", n + 2 * h, n + 3 * h))
+        // C: no device.json: shown by its id.
+        try write(Self.peerC, Self.october, Self.line(20, "c", m - h, m))
+        let f = fixture()
+        let history = f.historyIntervals()
+        #expect(history.map(\.id) == [20, 11, 10, 2, 1, 3, 12].map(Self.id))
+        #expect(history.map(\.device) == [Self.peerC, "desk", "desk", "laptop", "laptop", "laptop", "desk"])
+        // Ends never go back.
+        #expect(zip(history, history.dropFirst()).allSatisfy { ($0.endMs ?? 0) <= ($1.endMs ?? 0) })
+        // The amended interval keeps its device: the one that recorded it.
+        #expect(history.first { $0.id == Self.id(1) }?.startMs == m + 6 * h)
+    }
+
+    @Test("The correction rule across devices: every order in which the same files arrive gives the same history as all of them present at once")
+    func everyArrivalOrderGivesOneHistory() throws {
+        let m = Self.midOctober, h = Self.hour
+        let made = Self.now - 10 * h
+        // The peers' files, each a unit a sync tool brings: B and C amend the same own
+        // interval at the same instant (C, the greater id, wins the tie), B deletes C's
+        // interval and undoes it, C amends B's interval (shown under B), a late line in C.
+        let files: [(device: String, name: String, text: String)] = [
+            (Self.peerB, Self.october, Self.line(10, "b", m + 2 * h, m + 3 * h) + Self.amend(101, made: made, 1, "own", m + 8 * h, m + 9 * h)),
+            (Self.peerB, Self.november, Self.delete(102, made: made + 1, 20) + Self.undo(103, made: made + 2, 102)),
+            (Self.peerC, Self.october, Self.line(20, "c", m + 5 * h, m + 6 * h) + Self.line(21, "c", m + 3 * h, m + 4 * h)
+                + Self.amend(201, made: made, 1, "own", m + 10 * h, m + 11 * h)),
+            (Self.peerC, Self.november, Self.amend(202, made: made + 3, 10, "b", m - 2 * h, m - h)),
+        ]
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        for file in files { try write(file.device, file.name, file.text) }
+        let reference = fixture().historyIntervals()
+        #expect(reference.map(\.id) == [10, 21, 20, 1].map(Self.id))
+        #expect(reference.first { $0.id == Self.id(1) }?.startMs == m + 10 * h)
+        #expect(reference.map(\.device) == [Self.peerB, Self.peerC, Self.peerC, "laptop"])
+        for order in Self.permutations(Array(files.indices)) {
+            try? FileManager.default.removeItem(atPath: root + "/" + Self.peerB)
+            try? FileManager.default.removeItem(atPath: root + "/" + Self.peerC)
+            let f = fixture()
+            // The index is built before any peer file is there, then learns them one by one.
+            _ = f.historyIntervals()
+            for index in order {
+                try write(files[index].device, files[index].name, files[index].text)
+                _ = f.historyIntervals()
+            }
+            #expect(f.historyIntervals() == reference, "arrival order \(order)")
+            // And a daemon started with them all reads the same.
+            #expect(fixture().historyIntervals() == reference)
+        }
+    }
+
+    static func permutations(_ items: [Int]) -> [[Int]] {
+        guard items.count > 1 else { return [items] }
+        return items.indices.flatMap { index -> [[Int]] in
+            var rest = items
+            let first = rest.remove(at: index)
+            return permutations(rest).map { [first] + $0 }
+        }
+    }
+
+    // MARK: Never touching a peer's files
+
+    @Test("A peer's torn last line, sync temporaries, conflict copies, .stversions, ~syncthing~ files, a month that is a link, FIFO or folder, and other names: skipped, counted in the status, never changed")
+    func skipListIsCountedAndNeverChanged() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h) + #"{"id":"00000000"#)
+        try named(Self.peerB, "desk")
+        let b = try folder(Self.peerB)
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h) + String(Self.line(11, "b", m + 2 * h, m + 3 * h).dropLast()))
+        try write(Self.peerB, ".syncthing.2023-11.jsonl.tmp", Self.line(12, "b", m, m + 1))
+        try write(Self.peerB, "2023-10.sync-conflict-20231015-101010-ABCDEFG.jsonl", Self.line(13, "b", m, m + 1))
+        try write(Self.peerB, "~syncthing~2023-09.jsonl.tmp", Self.line(14, "b", m, m + 1))
+        try write(Self.peerB, "notes.txt", "hello\n")
+        try FileManager.default.createDirectory(atPath: b + "/.stversions", withIntermediateDirectories: true)
+        try write(Self.peerB, ".stversions/2023-10.jsonl", Self.line(15, "b", m, m + 1))
+        try FileManager.default.createDirectory(atPath: b + "/2023-08.jsonl", withIntermediateDirectories: true)
+        #expect(mkfifo(b + "/2023-09.jsonl", 0o600) == 0)
+        try write(Self.own, "target", Self.line(16, "b", m, m + 1))
+        #expect(symlink(root + "/" + Self.own + "/target", b + "/2023-07.jsonl") == 0)
+        let before = try snapshot(b)
+        let f = fixture()
+        // The start-up repair runs on this device's folder only.
+        f.queue.sync { f.history!.start() }
+        #expect(f.historyIntervals().map(\.id) == [1, 10].map(Self.id))
+        _ = f.historyIntervals()
+        let said = problem(f)
+        for expected in [
+            "device desk (\(Self.peerB))", "1 torn last line", "1 sync temporary file", "1 sync conflict copy", "1 .stversions folder",
+            "1 ~syncthing~ file", "3 months that are not regular files", "1 unknown file",
+        ] {
+            #expect(said.contains(expected), "\(expected) in: \(said)")
+        }
+        #expect(try snapshot(b) == before)
+        // This device's torn line was cut: the repair is this device's.
+        #expect(try String(contentsOfFile: root + "/" + Self.own + "/" + Self.october, encoding: .utf8) == Self.line(1, "own", m, m + h))
+    }
+
+    @Test("A link or a file where a peer's folder should be is not followed or read")
+    func peerFolderThatIsALink() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        try write(Self.peerC, Self.october, Self.line(20, "c", m, m + 1))
+        #expect(symlink(root + "/" + Self.peerC, root + "/" + Self.peerB) == 0)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.id) == [20, 1].map(Self.id))
+        #expect(problem(f).contains("device \(Self.peerB): skipped 1 device folder that is a link or not a folder"))
+    }
+
+    // MARK: Files that change
+
+    @Test("A peer's month that grows in place: only what follows its last whole line is read, a torn last line once completed included")
+    func peerMonthGrowsInPlace() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        let third = Self.line(12, "b", m + 4 * h, m + 5 * h)
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h) + Self.line(11, "b", m + 2 * h, m + 3 * h) + third.prefix(20))
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.id) == [1, 10, 11].map(Self.id))
+        let learnt = f.queue.sync { f.history!.peers.peers[Self.peerB]?.months[HistoryMonth(year: 2023, month: 10)!] }
+        let firstLines = Int64(Self.line(10, "b", m + h, m + 2 * h).utf8.count + Self.line(11, "b", m + 2 * h, m + 3 * h).utf8.count)
+        #expect(learnt?.wholeEnd == firstLines && learnt?.size == firstLines + 20)
+        #expect(problem(f).contains("1 torn last line"))
+        // The rest of the line, and a correction deleting line 10, appended to the same file.
+        try write(Self.peerB, Self.october, String(third.dropFirst(20)) + Self.delete(100, made: Self.now, 10), inPlace: true)
+        #expect(f.historyIntervals().map(\.id) == [1, 11, 12].map(Self.id))
+        let grown = f.queue.sync { f.history!.peers.peers[Self.peerB]?.months[HistoryMonth(year: 2023, month: 10)!] }
+        #expect(grown?.inode == learnt?.inode && grown?.wholeEnd == grown?.size)
+        #expect(!problem(f).contains("torn"))
+    }
+
+    @Test("A peer's month replaced by a longer file (a new inode) is read again, nothing twice; one replaced by a shorter one rebuilds the index")
+    func peerMonthReplaced() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        let first = Self.line(10, "b", m + h, m + 2 * h) + Self.amend(100, made: Self.now, 1, "own", m + 3 * h, m + 4 * h)
+        try write(Self.peerB, Self.october, first)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.id) == [10, 1].map(Self.id))
+        let longer = first + Self.line(11, "b", m + 5 * h, m + 6 * h)
+        try write(Self.peerB, Self.october, longer)
+        let history = f.historyIntervals()
+        #expect(history.map(\.id) == [10, 1, 11].map(Self.id))
+        #expect(history.first { $0.id == Self.id(1) }?.startMs == m + 3 * h)
+        // Shorter: the amend is gone, and so is its effect.
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
+        #expect(f.historyIntervals().map(\.id) == [1, 10].map(Self.id))
+        #expect(f.historyIntervals().first?.startMs == m)
+    }
+
+    @Test("Amend and Delete find another device's interval by its id, write the correction in this device's folder only, and it stays shown under its device")
+    func amendAPeersInterval() throws {
+        let m = Self.midOctober, h = Self.hour
+        try named(Self.peerB, "desk")
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
+        let before = try snapshot(try folder(Self.peerB))
+        let f = fixture()
+        let reply = f.reply("Amend", ["id": .string(String(Self.id(10).prefix(8))), "note": .string("moved")])
+        let amended = try #require(reply?["interval"].flatMap { try? Interval(json: $0) })
+        #expect(amended.device == "desk" && amended.note == "moved")
+        #expect(f.historyIntervals().map(\.device) == ["desk"])
+        #expect(f.historyIntervals().first?.note == "moved")
+        #expect(try snapshot(try folder(Self.peerB)) == before)
+        let own = try String(contentsOfFile: root + "/" + Self.own + "/" + Self.november, encoding: .utf8)
+        #expect(own.contains(#""op":"amend""#) && own.contains(Self.id(10)))
+        // A daemon started anew shows it under its device too.
+        #expect(fixture().historyIntervals().map(\.device) == ["desk"])
+        #expect(f.reply("Delete", ["id": .string(Self.id(10))]) != nil)
+        #expect(f.historyIntervals().isEmpty)
+        // Undo takes back this device's delete only.
+        #expect(f.reply("Undo")?["undone"] == .string("delete"))
+        #expect(f.historyIntervals().map(\.note) == ["moved"])
+    }
+
+    // MARK: Filter, open intervals, limits
+
+    @Test("History's device filter takes a device's name or its full id; another type is refused")
+    func deviceFilter() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        try named(Self.peerB, "desk")
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
+        try write(Self.peerC, Self.october, Self.line(20, "c", m + 2 * h, m + 3 * h) + Self.amend(200, made: Self.now, 10, "b", m - h, m))
+        let f = fixture()
+        #expect(f.historyIntervals(["device": .string("desk")]).map(\.id) == [Self.id(10)])
+        #expect(f.historyIntervals(["device": .string(Self.peerB)]).map(\.id) == [Self.id(10)])
+        #expect(f.historyIntervals(["device": .string("laptop")]).map(\.id) == [Self.id(1)])
+        #expect(f.historyIntervals(["device": .string(Self.peerC)]).map(\.id) == [Self.id(20)])
+        #expect(f.historyIntervals(["device": .string("bbbb")]).isEmpty)
+        #expect(f.error("History", ["device": .int(1)]) == "org.varlink.service.InvalidParameter")
+    }
+
+    @Test("open.json: written in this device's folder at every start and stop; a peer's counting intervals shown from theirs, without an end, after the ended ones; one too large skipped")
+    func openIntervals() throws {
+        let m = Self.midOctober, h = Self.hour
+        try named(Self.peerB, "desk")
+        try write(Self.peerB, Self.october, Self.line(10, "b", m, m + h))
+        try write(Self.peerB, PeerDevices.openFileName, #"{"intervals":[{"id":"\#(Self.id(11))","name":"b","start_ms":\#(Self.now - h),"elapsed_ms":\#(h),"note":"n"}]}"#)
+        let f = fixture()
+        let path = root + "/" + Self.own + "/" + PeerDevices.openFileName
+        _ = f.reply("Start", ["name": .string("work")])
+        let open = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(open.hasPrefix(#"{"intervals":[{"id":""#) && open.contains(#""name":"work""#) && !open.contains("end_ms"))
+        let history = f.historyIntervals()
+        #expect(history.map(\.name) == ["b", "b", "work"])
+        #expect(history[1].endMs == nil && history[1].device == "desk" && history[1].note == "n")
+        #expect(history[2].endMs == nil && history[2].device == "laptop")
+        #expect(f.historyIntervals(["device": .string("laptop")]).map(\.name) == ["work"])
+        _ = f.reply("Stop", ["name": .string("work")])
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"intervals":[]}"# + "\n")
+        try write(Self.peerB, PeerDevices.openFileName, "{" + String(repeating: " ", count: PeerDevices.openFileLimit) + "}")
+        #expect(f.historyIntervals().filter { $0.endMs == nil }.isEmpty)
+        #expect(problem(f).contains("1 open.json too large or damaged"))
+    }
+
+    @Test("--history-devices caps the peers read, the first by id; the rest are said in the status")
+    func deviceLimit() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.peerB, Self.october, Self.line(10, "b", m, m + h))
+        try write(Self.peerC, Self.october, Self.line(20, "c", m, m + h))
+        let f = fixture(limit: 1)
+        #expect(f.historyIntervals().map(\.id) == [Self.id(10)])
+        #expect(problem(f).contains("1 other device not read (--history-devices 1)"))
+    }
+
+    @Test("A peer folder of garbage (2,000 empty files, a 24 MB month of one line): this device's intervals are served, the daemon's memory does not grow with it")
+    func garbageKeepsMemoryBounded() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        let b = try folder(Self.peerB)
+        for index in 0..<2000 { _ = FileManager.default.createFile(atPath: b + "/empty-\(index)", contents: nil) }
+        let big = b + "/" + Self.october
+        _ = FileManager.default.createFile(atPath: big, contents: nil)
+        let handle = try #require(FileHandle(forWritingAtPath: big))
+        let chunk = Data(repeating: UInt8(ascii: "x"), count: 1024 * 1024)
+        for _ in 0..<24 { handle.write(chunk) }
+        handle.write(Data("\n".utf8))
+        handle.closeFile()
+        let memory = HistoryMemory(limit: 256 * 1024)
+        let f = fixture(memory: memory)
+        _ = f.historyIntervals()
+        let before = Self.residentBytes()
+        for _ in 0..<3 { #expect(f.historyIntervals().map(\.id) == [Self.id(1)]) }
+        #expect(Self.residentBytes() - before < 8 * 1024 * 1024)
+        #expect(f.queue.sync { memory.used } == 0)
+        #expect(problem(f).contains("2000 unknown files"))
+    }
+
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
