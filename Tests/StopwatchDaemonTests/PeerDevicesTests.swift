@@ -258,6 +258,8 @@ final class PeerDevicesTests {
         #expect(f.historyIntervals().map(\.id) == [1, 11, 12].map(Self.id))
         let grown = f.queue.sync { f.history!.peers.peers[Self.peerB]?.months[HistoryMonth(year: 2023, month: 10)!] }
         #expect(grown?.inode == learnt?.inode && grown?.wholeEnd == grown?.size)
+        // Its first lines not read again (they would read as late: ending before the last read).
+        #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
         #expect(!problem(f).contains("torn"))
     }
 
@@ -265,15 +267,18 @@ final class PeerDevicesTests {
     func peerMonthReplaced() throws {
         let m = Self.midOctober, h = Self.hour
         try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
-        let first = Self.line(10, "b", m + h, m + 2 * h) + Self.amend(100, made: Self.now, 1, "own", m + 3 * h, m + 4 * h)
+        let first = Self.line(10, "b", m + h, m + 2 * h) + Self.line(13, "b", m + 2 * h, m + 2 * h + h / 2)
+            + Self.amend(100, made: Self.now, 1, "own", m + 3 * h, m + 4 * h)
         try write(Self.peerB, Self.october, first)
         let f = fixture()
-        #expect(f.historyIntervals().map(\.id) == [10, 1].map(Self.id))
+        #expect(f.historyIntervals().map(\.id) == [10, 13, 1].map(Self.id))
         let longer = first + Self.line(11, "b", m + 5 * h, m + 6 * h)
         try write(Self.peerB, Self.october, longer)
         let history = f.historyIntervals()
-        #expect(history.map(\.id) == [10, 1, 11].map(Self.id))
+        #expect(history.map(\.id) == [10, 13, 1, 11].map(Self.id))
         #expect(history.first { $0.id == Self.id(1) }?.startMs == m + 3 * h)
+        // Read again from its start, its lines in end order are not taken for late ones.
+        #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
         // Shorter: the amend is gone, and so is its effect.
         try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
         #expect(f.historyIntervals().map(\.id) == [1, 10].map(Self.id))

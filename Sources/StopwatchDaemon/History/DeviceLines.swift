@@ -102,65 +102,63 @@ struct DeviceLines {
 
     /// The turn ends: nothing is left in the shared buffer (see the type's comment).
     mutating func suspend() {
-        guard isShared, var current = reading else { return }
-        var keep = current.position
+        guard isShared, reading != nil else { return }
+        var keep = reading!.position
         if case .plain(_, let range)? = head {
             keep = range.lowerBound
             head = nil
         }
-        current.chunkStart += Int64(keep)
-        current.count = 0
-        current.position = 0
-        reading = current
+        reading!.chunkStart += Int64(keep)
+        reading!.count = 0
+        reading!.position = 0
     }
 
-    /// One line, or one chunk read; the work it was.
+    /// One line, or one chunk read; the work it was. `reading` is changed in place, never
+    /// copied out and back: it holds the carried line's array, retained and released per copy.
     private mutating func step(_ query: HistoryQuery, _ journal: HistoryJournal, _ corrections: CorrectionIndex) -> Int {
-        guard var current = reading else { return 1 }
-        if current.position < current.count {
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<current.count])
-            guard let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: current.position) else {
+        guard reading != nil else { return 1 }
+        let count = reading!.count
+        let position = reading!.position
+        if position < count {
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+            guard let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: position) else {
                 // The start of a line that goes on in the next chunk.
-                current.month.keepLineStart(UnsafeRawBufferPointer(rebasing: chunk[current.position..<current.count]))
-                current.position = current.count
-                reading = current
+                reading!.month.keepLineStart(UnsafeRawBufferPointer(rebasing: chunk[position..<count]))
+                reading!.position = count
                 return 1
             }
-            let range = current.position..<newline
-            let atLineStart = current.month.isAtLineStart
-            current.position = newline + 1
-            reading = current
-            take(UnsafeRawBufferPointer(rebasing: chunk[range]), range: range, atLineStart: atLineStart, query, corrections)
+            let atLineStart = reading!.month.isAtLineStart
+            reading!.position = newline + 1
+            take(UnsafeRawBufferPointer(rebasing: chunk[position..<newline]), range: position..<newline, atLineStart: atLineStart, query, corrections)
             return 1
         }
-        current.chunkStart += Int64(current.count)
-        current.count = 0
-        current.position = 0
-        let remaining = current.month.size - current.chunkStart
+        reading!.chunkStart += Int64(count)
+        reading!.count = 0
+        reading!.position = 0
+        let chunkStart = reading!.chunkStart
+        let remaining = reading!.month.size - chunkStart
         guard remaining > 0 else {
-            reading = current
             endOfMonth(whole: true, query, journal)
             return 1
         }
         let length = Int(min(Int64(buffer.count), remaining))
-        let count: Int
+        let read: Int
         do throws(Errno) {
-            count = try current.month.file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length]), at: current.chunkStart)
+            read = try reading!.month.file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length]), at: chunkStart)
         } catch {
-            if isOwn { failure = journal.readFailure(current.month.month, error) }
+            if isOwn { failure = journal.readFailure(reading!.month.month, error) }
             closeReading()
             return 1
         }
-        current.count = count
-        reading = current
+        reading!.count = read
         // Shorter than it was when listed: cut meanwhile; read what there was.
-        guard count > 0 else {
+        guard read > 0 else {
             endOfMonth(whole: false, query, journal)
             return 1
         }
         // Bytes count too, a line per 64 of them: a month of megabytes without a newline
         // (garbage, zeros after a crash) must not hold one turn for seconds.
-        return max(count / 64, 1)
+        return max(read / 64, 1)
     }
 
     /// A whole line: the head, if it holds an interval that matches and is read where it lies.
