@@ -39,10 +39,10 @@ final class PeerDevicesTests {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    func fixture(limit: Int = 64, memory: HistoryMemory = HistoryMemory(limit: 32 * 1024 * 1024)) -> StopwatchServiceFixture {
+    func fixture(limit: Int = 64, keepDays: Int? = nil, memory: HistoryMemory = HistoryMemory(limit: 32 * 1024 * 1024)) -> StopwatchServiceFixture {
         StopwatchServiceFixture(
-            now: .seconds(100), historyDirectory: root + "/" + Self.own, wallClock: ManualWallClock(Self.now), historyMemory: memory,
-            logged: logged, device: (Self.own, "laptop", root, limit)
+            now: .seconds(100), historyDirectory: root + "/" + Self.own, wallClock: ManualWallClock(Self.now), historyKeepDays: keepDays,
+            historyMemory: memory, logged: logged, device: (Self.own, "laptop", root, limit)
         )
     }
 
@@ -226,6 +226,21 @@ final class PeerDevicesTests {
         #expect(try snapshot(b) == before)
         // This device's torn line was cut: the repair is this device's.
         #expect(try String(contentsOfFile: root + "/" + Self.own + "/" + Self.october, encoding: .utf8) == Self.line(1, "own", m, m + h))
+    }
+
+    @Test("Pruning (--history-days) and Undo are this device's only: a peer's old month stays, a peer's records are not taken back")
+    func pruneAndUndoAreThisDevicesOnly() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, "2000-01.jsonl", Self.line(1, "own", 946_684_800_000, 946_684_800_000 + h))
+        try write(Self.peerB, "2000-01.jsonl", Self.line(10, "b", 946_684_800_000, 946_684_800_000 + h))
+        try write(Self.peerB, Self.october, Self.line(11, "b", m, m + h) + Self.delete(100, made: Self.now, 11))
+        let before = try snapshot(try folder(Self.peerB))
+        let f = fixture(keepDays: 30)
+        f.queue.sync { f.history!.start() }
+        #expect(!FileManager.default.fileExists(atPath: root + "/" + Self.own + "/2000-01.jsonl"))
+        #expect(try snapshot(try folder(Self.peerB)) == before)
+        #expect(f.historyIntervals().map(\.id) == [Self.id(10)])
+        #expect(f.error("Undo") == "io.stopwatchd.NothingToUndo")
     }
 
     @Test("A link or a file where a peer's folder should be is not followed or read")

@@ -323,8 +323,6 @@ struct CorrectionIndex: Sendable {
             case record
             /// `slot` is a late line's place in the index.
             case late
-            /// `slot` is the stream's own (a line it held back).
-            case held
         }
 
         var end: Int64
@@ -352,13 +350,12 @@ struct CorrectionIndex: Sendable {
         return all
     }
 
-    /// The interval `moved` names (one of the index's: not `.held`), and the id of the device
+    /// The interval `moved` names, and the id of the device
     /// it is shown under.
     func interval(_ moved: Moved) -> (interval: Interval, device: String)? {
         switch moved.kind {
         case .record: records[Int(moved.slot)].form.interval.map { ($0, device(ofInterval: moved.id, record: moved.slot)) }
         case .late: (lateLines[Int(moved.slot)], lateDevices[Int(moved.slot)])
-        case .held: nil
         }
     }
 

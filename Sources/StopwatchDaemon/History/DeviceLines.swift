@@ -301,7 +301,7 @@ struct MonthReading {
     let file: FileDescriptor
     /// Its size when listed: what is read of it.
     let size: Int64
-    /// Where the next chunk begins: after the last whole line, or after `carry`.
+    /// Where reading begins: 0, or past the lines bisected away for `since` (`startOffset`).
     var offset: Int64 = 0
     var carry = Carry.nothing
     var badLines = 0

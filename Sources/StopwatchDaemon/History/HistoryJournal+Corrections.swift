@@ -25,7 +25,12 @@ extension HistoryJournal {
             peers.forget()
             _ = peers.refresh(into: &corrections!)
         }
-        if !corrections!.needingOrigin.isEmpty { try seekOrigins() }
+        if !corrections!.needingOrigin.isEmpty {
+            // With no other device's months every line is this device's, and so is every
+            // record: the device an interval is shown under is this one, found or not. (A
+            // record another device adds later asks for its interval's line again.)
+            if peers.holdMonths { try seekOrigins() } else { corrections!.originsSought() }
+        }
         notePeerProblem()
         return corrections!
     }

@@ -125,6 +125,11 @@ final class PeerDevices {
         case rebuild
     }
 
+    /// Whether any peer's months were learnt.
+    var holdMonths: Bool {
+        peers.values.contains { !$0.months.isEmpty }
+    }
+
     /// Forgets everything learnt: the next refresh reads every peer's months from the start.
     func forget() {
         peers = [:]
