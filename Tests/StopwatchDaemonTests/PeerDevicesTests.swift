@@ -283,7 +283,7 @@ final class PeerDevicesTests {
         let m = Self.midOctober, h = Self.hour
         try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
         let first = Self.line(10, "b", m + h, m + 2 * h) + Self.line(13, "b", m + 2 * h, m + 2 * h + h / 2)
-            + Self.amend(100, made: Self.now, 1, "own", m + 3 * h, m + 4 * h)
+            + Self.amend(100, made: Self.now, 1, "own", m + 3 * h, m + 4 * h) + #"{"op":"amend"}"# + "\n"
         try write(Self.peerB, Self.october, first)
         let f = fixture()
         #expect(f.historyIntervals().map(\.id) == [10, 13, 1].map(Self.id))
@@ -294,6 +294,8 @@ final class PeerDevicesTests {
         #expect(history.first { $0.id == Self.id(1) }?.startMs == m + 3 * h)
         // Read again from its start, its lines in end order are not taken for late ones.
         #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
+        // Nor its damaged line counted twice.
+        #expect(f.queue.sync { f.history!.corrections?.damagedLines } == 1)
         // Shorter: the amend is gone, and so is its effect.
         try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
         #expect(f.historyIntervals().map(\.id) == [1, 10].map(Self.id))

@@ -138,7 +138,7 @@ struct DeviceLines {
         let chunkStart = reading!.chunkStart
         let remaining = reading!.month.size - chunkStart
         guard remaining > 0 else {
-            endOfMonth(whole: true, query, journal)
+            endOfMonth(whole: true, query, journal, corrections)
             return 1
         }
         let length = Int(min(Int64(buffer.count), remaining))
@@ -153,7 +153,7 @@ struct DeviceLines {
         reading!.count = read
         // Shorter than it was when listed: cut meanwhile; read what there was.
         guard read > 0 else {
-            endOfMonth(whole: false, query, journal)
+            endOfMonth(whole: false, query, journal, corrections)
             return 1
         }
         // Bytes count too, a line per 64 of them: a month of megabytes without a newline
@@ -221,13 +221,13 @@ struct DeviceLines {
         return false
     }
 
-    private mutating func endOfMonth(whole: Bool, _ query: HistoryQuery, _ journal: HistoryJournal) {
+    private mutating func endOfMonth(whole: Bool, _ query: HistoryQuery, _ journal: HistoryJournal, _ corrections: CorrectionIndex) {
         guard var current = reading?.month else { return }
         if case .partialLine(let rest) = current.carry {
             // A last line without its newline (this device's, written by hand): read as it
             // is. A peer's months are read to their last newline only: never one there.
             current.carry = .nothing
-            if let interval = rest.withUnsafeBytes({ current.interval(endingWith: $0, since: query.since) }), query.matches(interval) {
+            if let interval = rest.withUnsafeBytes({ current.interval(endingWith: $0, since: query.since) }), query.matches(interval), !corrections.corrects(interval.id) {
                 head = .interval(interval)
             }
         }

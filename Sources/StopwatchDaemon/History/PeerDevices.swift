@@ -80,6 +80,8 @@ final class PeerDevices {
         var size: Int64
         /// The end of its last whole line: what the index holds, and what `History` reads.
         var wholeEnd: Int64
+        /// Its damaged correction lines counted in the index: taken back when it is read again.
+        var damaged = 0
     }
 
     /// One peer device.
@@ -239,9 +241,13 @@ final class PeerDevices {
         } else {
             // New, or replaced (a sync tool's rename): read again from the start; what was
             // learnt from it before is learnt again, the same.
-            if learnt != nil { index.forgetEnds(of: month, device: peer.id) }
+            if let learnt {
+                index.forgetEnds(of: month, device: peer.id)
+                index.damagedLines -= learnt.damaged
+            }
             from = 0
         }
+        var damaged = from == 0 ? 0 : learnt?.damaged ?? 0
         let device = peer.id
         let base = (month.year * 12 + month.month) << 36
         let wholeEnd: Int64
@@ -257,6 +263,7 @@ final class PeerDevices {
                     index.add(correction, device: device, place: base | Int(offset), isOwn: false)
                 } else {
                     index.damagedLines += 1
+                    damaged += 1
                 }
             }
         } catch {
@@ -264,7 +271,7 @@ final class PeerDevices {
             return .current
         }
         if wholeEnd < status.size { peer.skipped[.tornLastLine, default: 0] += 1 }
-        peer.months[month] = LearntMonth(device: status.device, inode: status.inode, size: status.size, wholeEnd: wholeEnd)
+        peer.months[month] = LearntMonth(device: status.device, inode: status.inode, size: status.size, wholeEnd: wholeEnd, damaged: damaged)
         return .current
     }
 
