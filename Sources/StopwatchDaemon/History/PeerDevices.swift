@@ -138,8 +138,8 @@ final class PeerDevices {
     }
 
     /// Looks at every peer's folder and teaches `index` what is new in their months (see the
-    /// type's comment). `ownIsRead` tells whether this device's folder was read into `index`
-    /// (the lines of corrections' originals: `learnOrigin`).
+    /// type's comment): their correction records, their late lines, and which device holds
+    /// the line of an interval a record corrects (`CorrectionIndex.learnOrigin`).
     func refresh(into index: inout CorrectionIndex) -> Refresh {
         guard let openRoot else { return .current }
         let root: DirectoryDescriptor
