@@ -204,6 +204,7 @@ final class PeerDevicesTests {
         try write(Self.peerB, "2023-10.sync-conflict-20231015-101010-ABCDEFG.jsonl", Self.line(13, "b", m, m + 1))
         try write(Self.peerB, "~syncthing~2023-09.jsonl.tmp", Self.line(14, "b", m, m + 1))
         try write(Self.peerB, "notes.txt", "hello\n")
+        try write(Self.peerC, Self.october, "not json\n" + String(repeating: "x", count: 70_000) + "\n" + Self.line(20, "c", m + 3 * h, m + 4 * h))
         try FileManager.default.createDirectory(atPath: b + "/.stversions", withIntermediateDirectories: true)
         try write(Self.peerB, ".stversions/2023-10.jsonl", Self.line(15, "b", m, m + 1))
         try FileManager.default.createDirectory(atPath: b + "/2023-08.jsonl", withIntermediateDirectories: true)
@@ -214,9 +215,10 @@ final class PeerDevicesTests {
         let f = fixture()
         // The start-up repair runs on this device's folder only.
         f.queue.sync { f.history!.start() }
-        #expect(f.historyIntervals().map(\.id) == [1, 10].map(Self.id))
+        #expect(f.historyIntervals().map(\.id) == [1, 10, 20].map(Self.id))
         _ = f.historyIntervals()
         let said = problem(f)
+        #expect(said.contains("device \(Self.peerC): skipped 2 lines that are not intervals"), "\(said)")
         for expected in [
             "device desk (\(Self.peerB))", "1 torn last line", "1 sync temporary file", "1 sync conflict copy", "1 .stversions folder",
             "1 ~syncthing~ file", "3 months that are not regular files", "1 unknown file",

@@ -112,15 +112,20 @@ extension HistoryJournal {
     ///
     /// `device` is the device whose folder holds the file: its lines are late among its own
     /// only, and a line whose id a record corrects tells the index which device it is shown under.
-    static func learnEnd(of line: UnsafeRawBufferPointer, in month: HistoryMonth, device: String, into index: inout CorrectionIndex) {
+    /// Returns false for a line that holds no interval (and is not empty): `History` skips it.
+    @discardableResult
+    static func learnEnd(of line: UnsafeRawBufferPointer, in month: HistoryMonth, device: String, into index: inout CorrectionIndex) -> Bool {
         if let end = HistoryLine.plainEnd(line) {
             if HistoryLine.hasIDPrefix(line), let id = HistoryLine.hexNumber(line, at: 7) { index.learnOrigin(id, device: device) }
-            guard index.isLate(end: end, month: month, device: device), let interval = HistoryLine.parse(line) else { return }
+            guard index.isLate(end: end, month: month, device: device), let interval = HistoryLine.parse(line) else { return true }
             index.addLate(interval, device: device)
         } else if let interval = HistoryLine.parse(line), let end = interval.endMs {
             if let id = CorrectionIndex.number(interval.id) { index.learnOrigin(id, device: device) }
             if index.isLate(end: end, month: month, device: device) { index.addLate(interval, device: device) }
+        } else {
+            return line.isEmpty
         }
+        return true
     }
 
     /// Calls `body` with each line of `month` up to `size` (without its newline; a last line

@@ -34,6 +34,7 @@ final class PeerDevices {
         case syncthingTilde = "~syncthing~ file"
         case notRegular = "month that is not a regular file"
         case otherName = "unknown file"
+        case badLine = "line that is not an interval"
         case openTooLarge = "open.json too large or damaged"
         case unreadable = "unreadable month"
 
@@ -46,6 +47,7 @@ final class PeerDevices {
             case .versionsFolder: return "\(count) .stversions folders"
             case .notRegular: return "\(count) months that are not regular files"
             case .openTooLarge: return "\(count) open.json too large or damaged"
+            case .badLine: return "\(count) lines that are not intervals"
             case .tornLastLine, .syncTemporary, .syncthingTilde, .otherName, .unreadable: return "\(count) \(rawValue)s"
             }
         }
@@ -82,6 +84,8 @@ final class PeerDevices {
         var wholeEnd: Int64
         /// Its damaged correction lines counted in the index: taken back when it is read again.
         var damaged = 0
+        /// Its lines that hold no interval (not JSON, out of range, longer than 64 KiB).
+        var bad = 0
     }
 
     /// One peer device.
@@ -230,6 +234,7 @@ final class PeerDevices {
         if let learnt, learnt.device == status.device, learnt.inode == status.inode, status.size >= learnt.size {
             if status.size == learnt.size {
                 if learnt.wholeEnd < learnt.size { peer.skipped[.tornLastLine, default: 0] += 1 }
+                if learnt.bad > 0 { peer.skipped[.badLine, default: 0] += learnt.bad }
                 return .current
             }
             // Grown in place: only what follows the last whole line read.
@@ -248,13 +253,14 @@ final class PeerDevices {
             from = 0
         }
         var damaged = from == 0 ? 0 : learnt?.damaged ?? 0
+        var bad = from == 0 ? 0 : learnt?.bad ?? 0
         let device = peer.id
         let base = (month.year * 12 + month.month) << 36
         let wholeEnd: Int64
         do throws(Errno) {
-            wholeEnd = try Self.forEachWholeLine(of: file, from: from, to: status.size) { line, offset in
+            wholeEnd = try Self.forEachWholeLine(of: file, from: from, to: status.size, longLine: { bad += 1 }) { line, offset in
                 guard HistoryLine.isCorrection(line) else {
-                    HistoryJournal.learnEnd(of: line, in: month, device: device, into: &index)
+                    if !HistoryJournal.learnEnd(of: line, in: month, device: device, into: &index) { bad += 1 }
                     return
                 }
                 if let correction = HistoryCorrection.parse(line) {
@@ -271,7 +277,8 @@ final class PeerDevices {
             return .current
         }
         if wholeEnd < status.size { peer.skipped[.tornLastLine, default: 0] += 1 }
-        peer.months[month] = LearntMonth(device: status.device, inode: status.inode, size: status.size, wholeEnd: wholeEnd, damaged: damaged)
+        if bad > 0 { peer.skipped[.badLine, default: 0] += bad }
+        peer.months[month] = LearntMonth(device: status.device, inode: status.inode, size: status.size, wholeEnd: wholeEnd, damaged: damaged, bad: bad)
         return .current
     }
 
@@ -289,9 +296,10 @@ final class PeerDevices {
 
     /// Calls `body` with each line of `file` between `from` and `to` that ends with a newline
     /// (without it), and its offset; a line longer than `HistoryStream.maximumLineLength` is
-    /// passed over. Returns the end of the last whole line (`from` when there is none).
+    /// passed over (and told to `longLine`). Returns the end of the last whole line (`from`
+    /// when there is none).
     static func forEachWholeLine(
-        of file: FileDescriptor, from: Int64, to: Int64, _ body: (UnsafeRawBufferPointer, Int64) -> Void
+        of file: FileDescriptor, from: Int64, to: Int64, longLine: () -> Void = {}, _ body: (UnsafeRawBufferPointer, Int64) -> Void
     ) throws(Errno) -> Int64 {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var carry: [UInt8] = []
@@ -314,6 +322,7 @@ final class PeerDevices {
                     let piece = UnsafeRawBufferPointer(rebasing: chunk[start..<newline])
                     if skipping {
                         skipping = false
+                        longLine()
                     } else if carry.isEmpty {
                         body(piece, offset + Int64(start))
                     } else {
