@@ -192,4 +192,23 @@ final class HistoryBisectionTests {
         let file = try status(month)
         #expect(again.queue.sync { again.history!.corrections?.hasLearnt(november, file: file, size: file.size) } == true)
     }
+
+    @Test("a month that could not be read, put back as it was, is cleared from the status by a since that reads it from a bisected offset")
+    func restoredMonthClearedByBisectedRead() throws {
+        try Self.text(Self.lines).write(toFile: month, atomically: false, encoding: .utf8)
+        let f = fixture()
+        #expect(since(f, Self.end(3_000)).count == Self.count - 3_001)
+        #expect(bisected(f) == 1)
+        // Moved away, a directory in its place: not a regular file, in the status.
+        #expect(rename(month, root + "/kept") == 0)
+        try FileManager.default.createDirectory(atPath: month, withIntermediateDirectories: false)
+        #expect(since(f, Self.end(3_000)).isEmpty)
+        #expect(f.queue.sync { f.history!.problem }?.contains("2023-11.jsonl") == true)
+        // Put back: the same file, as the index learnt it, so bisected.
+        try FileManager.default.removeItem(atPath: month)
+        #expect(rename(root + "/kept", month) == 0)
+        #expect(since(f, Self.end(3_000)).count == Self.count - 3_001)
+        #expect(bisected(f) == 2)
+        #expect(f.queue.sync { f.history!.problem } == nil)
+    }
 }

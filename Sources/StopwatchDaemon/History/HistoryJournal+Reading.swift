@@ -146,14 +146,18 @@ extension HistoryJournal {
         .protocolError("\(reason); History fails rather than answer without it")
     }
 
-    /// A month read to its end: whatever was wrong with it before is no more.
-    /// Its earliest start is learned only if nothing was appended since it was listed at
-    /// `size`: an append meanwhile may have begun earlier.
+    /// A month read to its end, from its first line or from where a bisection began
+    /// (`HistoryStream.startOffset`): whatever was wrong with it before is no more.
+    func readToEnd(_ month: HistoryMonth) {
+        if unreadableFiles.removeValue(forKey: month) != nil { problemChanged(problem) }
+    }
+
+    /// A month read whole, from its first line: its earliest start is learned, if nothing was
+    /// appended since it was listed at `size` (an append meanwhile may have begun earlier).
     func readWhole(_ month: HistoryMonth, earliestStart: Int64?, size: Int64) {
         if let directory, (try? directory.status(of: month.fileName))??.size == size {
             earliestStarts[month] = earliestStart ?? Int64.max
         }
-        if unreadableFiles.removeValue(forKey: month) != nil { problemChanged(problem) }
     }
 
     /// Lines that are not intervals were skipped in `month`: logged once for that file.

@@ -609,6 +609,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             found(rest.withUnsafeBytes { month.interval(endingWith: $0, since: query.since) })
         }
         if month.badLines > 0 { journal.skippedBadLines(month.month, count: month.badLines) }
+        journal.readToEnd(month.month)
         if whole, !month.skippedLines { journal.readWhole(month.month, earliestStart: month.earliestStart, size: month.size) }
         closeReading()
     }
