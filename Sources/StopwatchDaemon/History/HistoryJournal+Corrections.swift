@@ -71,9 +71,10 @@ extension HistoryJournal {
     }
 
     /// Calls `body` with each line of `month` up to `size` (without its newline; a last line
-    /// without one too). A line longer than `HistoryStream.maximumLineLength` is passed over.
-    /// Returns the file's status as opened, when it read exactly `size` bytes of it (nil: no
-    /// file, or one cut meanwhile).
+    /// without one too). A line longer than `HistoryStream.maximumLineLength` is passed over,
+    /// wherever the chunks cut it: the lines are those `HistoryStream` reads. Returns the
+    /// file's status as opened, when it read exactly `size` bytes of it (nil: no file, or
+    /// one cut meanwhile).
     @discardableResult
     func forEachLine(
         of month: HistoryMonth, size: Int64, _ body: (UnsafeRawBufferPointer) -> Void
@@ -106,7 +107,11 @@ extension HistoryJournal {
                     if skipping {
                         skipping = false
                     } else if carry.isEmpty {
+                        // Shorter than the buffer, so than `maximumLineLength`.
                         body(piece)
+                    } else if carry.count + piece.count > HistoryStream.maximumLineLength {
+                        // Too long once whole, though its start carried was not.
+                        carry = []
                     } else {
                         carry.append(contentsOf: piece)
                         let line = carry

@@ -153,6 +153,12 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                 // An empty line is no interval, and no damage either.
                 if interval == nil, line.isEmpty { return nil }
             case .partialLine(var start):
+                // Too long once whole, though its start carried was not (as the index's
+                // `forEachLine` refuses it: the two agree on which lines there are).
+                guard start.count + line.count <= HistoryStream.maximumLineLength else {
+                    badLines += 1
+                    return nil
+                }
                 start.append(contentsOf: line)
                 let isCorrection = start.withUnsafeBytes { HistoryLine.isCorrection($0) }
                 if isCorrection { return nil }
