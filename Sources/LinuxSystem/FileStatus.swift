@@ -1,6 +1,7 @@
 import Glibc
 
-/// What `fstat` says about a file: its kind, owner and permission bits.
+/// What `fstat` says about a file: its kind, owner and permission bits, size, and which
+/// file it is (device and inode).
 package struct FileStatus: Equatable, Sendable {
     package enum Kind: Equatable, Sendable {
         case regular, directory, symbolicLink, socket, fifo, characterDevice, blockDevice, unknown
@@ -14,6 +15,10 @@ package struct FileStatus: Equatable, Sendable {
     package let size: Int64
     /// Hard links to it: 0 for a directory that was removed while open.
     package let linkCount: UInt64
+    /// The device that holds it and its inode there: together, which file it is (a copy
+    /// renamed over a name is another file, whatever it holds).
+    package let device: UInt64
+    package let inode: UInt64
 
     package init(_ info: stat) {
         switch info.st_mode & S_IFMT {
@@ -31,5 +36,7 @@ package struct FileStatus: Equatable, Sendable {
         mode = info.st_mode & 0o7777
         size = Int64(info.st_size)
         linkCount = UInt64(info.st_nlink)
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }

@@ -131,6 +131,9 @@ extension HistoryJournal {
             try? file.truncate(to: status.size)
             throw error
         }
+        // The index learns the record itself (`append`): the file stays learnt, up to its new
+        // size, if it was learnt up to its size before this line.
+        corrections?.appended(line.count, to: month, before: status)
         if case .interval(let interval) = record, let earliest = earliestStarts[month] {
             earliestStarts[month] = min(earliest, interval.startMs)
         }
@@ -156,6 +159,9 @@ extension HistoryJournal {
                 created.close()
                 throw error
             }
+            // Empty, and this daemon's: the index has learnt all of it (its lines are those
+            // appended next). Unknown (a failed fstat), it is not learnt.
+            if let status = try? created.status() { corrections?.learnt(month, file: status, size: 0) }
         } catch where error == .exists {
             // There already: appended to.
         }

@@ -154,6 +154,12 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                 // An empty line is no interval, and no damage either.
                 if interval == nil, line.isEmpty { return nil }
             case .partialLine(var start):
+                // Too long once whole, though its start carried was not (as the index's
+                // `forEachLine` refuses it: the two agree on which lines there are).
+                guard start.count + line.count <= HistoryStream.maximumLineLength else {
+                    badLines += 1
+                    return nil
+                }
                 start.append(contentsOf: line)
                 let isCorrection = start.withUnsafeBytes { HistoryLine.isCorrection($0) }
                 if isCorrection { return nil }
@@ -580,18 +586,23 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         while case .toRead(var left) = months, let (month, size) = left.popFirst() {
             months = .toRead(left)
             guard query.mayMatch(month, earliestStart: journal.earliestStart(of: month)) else { continue }
-            let opened: FileDescriptor?
+            let opened: (file: FileDescriptor, status: FileStatus)?
             do throws(VarlinkError) {
                 opened = try journal.openToRead(month)
             } catch {
                 months = .unreadable(error)
                 return nil
             }
-            guard let file = opened else { continue }
+            guard let (file, status) = opened else { continue }
             var opening = MonthReading(month: month, file: file, size: size)
-            if let since = query.since, since > month.startMilliseconds, size > Self.bisectedSize {
+            // Only a file the index learnt up to the size read: one changed from outside may
+            // hold a line in end order anywhere.
+            if let since = query.since, since > month.startMilliseconds, size > Self.bisectedSize,
+                corrections.hasLearnt(month, file: status, size: size)
+            {
                 opening.offset = startOffset(in: file, size: size, since: since)
                 opening.skippedLines = opening.offset > 0
+                if opening.skippedLines { journal.monthsBisected += 1 }
             }
             reading = opening
             return reading
@@ -608,6 +619,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             found(rest.withUnsafeBytes { month.interval(endingWith: $0, since: query.since) })
         }
         if month.badLines > 0 { journal.skippedBadLines(month.month, count: month.badLines) }
+        journal.readToEnd(month.month)
         if whole, !month.skippedLines { journal.readWhole(month.month, earliestStart: month.earliestStart, size: month.size) }
         closeReading()
     }
@@ -618,12 +630,13 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// Where in a month's `file` (`size` bytes) reading for `since` may begin: a line start
     /// before which every line in end order ends before `since`. Found by bisecting the
     /// file's bytes: each probe is the first line after the midpoint that is in end order
-    /// (an interval, not late, not corrected: `probe`). Within a month, the lines that are
-    /// not late are in end order (`CorrectionIndex.isLate`); the late and corrected ones come
-    /// from the index, wherever they lie. `log --since today` then reads today's lines, not
-    /// the month's. 0 when no probe finds such a line (a month of damage, or of late lines):
-    /// read whole, as before. The lines passed over are not read, so not checked: damage in
-    /// them is noticed by a call that reads them.
+    /// (an interval, not late, not corrected: `probe`). Within a month file the index learnt
+    /// (`CorrectionIndex.hasLearnt`: the same file, at the size read; asked before this is
+    /// called), the lines that are not late are in end order (`CorrectionIndex.isLate`); the
+    /// late and corrected ones come from the index, wherever they lie. `log --since today`
+    /// then reads today's lines, not the month's. 0 when no probe finds such a line (a month
+    /// of damage, or of late lines): read whole, as before. The lines passed over are not
+    /// read, so not checked: damage in them is noticed by a call that reads them.
     private func startOffset(in file: FileDescriptor, size: Int64, since: Int64) -> Int64 {
         var low: Int64 = 0
         var high = size
