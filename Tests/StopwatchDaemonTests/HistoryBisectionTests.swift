@@ -13,7 +13,8 @@ import Varlink
 /// changed from outside is read whole. Manual clocks, a temporary directory; nothing sleeps.
 @Suite("history bisection")
 final class HistoryBisectionTests {
-    let root: String
+    let folder: TemporaryFolder
+    var root: String { folder.path }
     let logged = Locked<[String]>([])
     /// 2023-11-14 22:13:20 UTC.
     static let now: Int64 = 1_700_000_000_000
@@ -22,14 +23,9 @@ final class HistoryBisectionTests {
     /// The lines of the large month: about 400 KB, past `HistoryStream.bisectedSize`.
     static let count = 4_000
 
-    init() throws {
-        var template = Array("/tmp/swbisect-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw Errno(errno) }
-        root = String(cString: made)
-    }
 
-    deinit {
-        try? FileManager.default.removeItem(atPath: root)
+    init() throws {
+        folder = try TemporaryFolder(prefix: "swbisect")
     }
 
     var month: String { root + "/2023-11.jsonl" }
