@@ -19,6 +19,9 @@ package struct FileStatus: Equatable, Sendable {
     /// renamed over a name is another file, whatever it holds).
     package let device: UInt64
     package let inode: UInt64
+    /// When its content or its inode last changed (`st_ctim`), in nanoseconds since the epoch:
+    /// no program can set it, and every write moves it, in place or not, whatever the size.
+    package let changeTime: Int64
 
     package init(_ info: stat) {
         switch info.st_mode & S_IFMT {
@@ -38,5 +41,6 @@ package struct FileStatus: Equatable, Sendable {
         linkCount = UInt64(info.st_nlink)
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
+        changeTime = Int64(info.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_ctim.tv_nsec)
     }
 }

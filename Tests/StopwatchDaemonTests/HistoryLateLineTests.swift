@@ -27,7 +27,6 @@ final class HistoryLateLineTests {
     /// An hour before the end of 9999-12-31 (UTC): the last month there is.
     static let future = Interval.latestMs - hour
 
-
     init() throws {
         folder = try TemporaryFolder(prefix: "swlate")
     }

@@ -26,8 +26,9 @@ import StopwatchProtocol
 /// Built by the journal from the months (the correction lines parsed, the ends of the
 /// interval lines `History` accepts learnt), then kept current by the journal's own
 /// appends. A month file changed from outside meanwhile (edited, restored, a copy renamed
-/// over it) is not learnt: for each month it also keeps which file it learnt and up to which
-/// size (`LearntFile`), so that `History` trusts the end order of only those bytes.
+/// over it, even edited in place at the same size) is not learnt: for each month it also
+/// keeps which file it learnt, its change time, and up to which size (`LearntFile`), so that
+/// `History` trusts the end order of only those bytes.
 ///
 /// A value type, used on the server's queue only (its owner's).
 struct CorrectionIndex: Sendable {
@@ -115,22 +116,27 @@ struct CorrectionIndex: Sendable {
     /// Correction lines that were damaged (not JSON, naming no id): skipped.
     var damagedLines = 0
 
-    /// A month file as the index learnt it: which file (device and inode) and its size then.
-    /// Every line in those bytes was learnt, in file order: the build read them, or this
-    /// daemon appended them.
+    /// A month file as the index learnt it: which file (device and inode), its change time
+    /// and its size then. Every line in those bytes was learnt, in file order: the build read
+    /// them, or this daemon appended them. The change time tells an edit in place that kept
+    /// the size (an editor that rewrites the same inode, one digit fixed), and a file made
+    /// again on a reused inode number.
     struct LearntFile: Equatable, Sendable {
         var device: UInt64
         var inode: UInt64
+        var changeTime: Int64
         var size: Int64
 
         init(_ status: FileStatus, size: Int64) {
             device = status.device
             inode = status.inode
+            changeTime = status.changeTime
             self.size = size
         }
 
+        /// Whether `status` is this file, unchanged since it was learnt.
         func isFile(_ status: FileStatus) -> Bool {
-            device == status.device && inode == status.inode
+            device == status.device && inode == status.inode && changeTime == status.changeTime
         }
     }
 
@@ -227,13 +233,24 @@ struct CorrectionIndex: Sendable {
     /// was `before` when written to: learnt up to its new size if it was the file learnt, as
     /// large as learnt; otherwise (changed from outside, or a torn line cut off or ended
     /// before the append) not learnt any more.
-    mutating func appended(_ count: Int, to month: HistoryMonth, before: FileStatus) {
-        guard var file = learntFiles[month], file.isFile(before), file.size == before.size else {
+    /// `after` is the file's status once the bytes are on disk (nil when it could not be read:
+    /// then not learnt).
+    mutating func appended(_ count: Int, to month: HistoryMonth, before: FileStatus, after: FileStatus?) {
+        guard let file = learntFiles[month], file.isFile(before), file.size == before.size,
+            let after, after.size == before.size + Int64(count)
+        else {
             learntFiles[month] = nil
             return
         }
-        file.size += Int64(count)
-        learntFiles[month] = file
+        learntFiles[month] = LearntFile(after, size: after.size)
+    }
+
+    /// Whether the index learnt a file of `month`: when this daemon makes that month's file
+    /// (exclusively: none is there), that one was deleted, and the index's late lines and
+    /// greatest end for the month are its. (Its inode number may well be the new file's: a
+    /// freed inode is soon given again.)
+    func hasLearntFile(_ month: HistoryMonth) -> Bool {
+        learntFiles[month] != nil
     }
 
     /// Whether the index learnt every line of `month`'s file `status`, read up to `size`:
