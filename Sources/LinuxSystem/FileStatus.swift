@@ -1,6 +1,7 @@
 import Glibc
 
-/// What `fstat` says about a file: its kind, owner and permission bits.
+/// What `fstat` says about a file: its kind, owner and permission bits, size, and which
+/// file it is (device and inode).
 package struct FileStatus: Equatable, Sendable {
     package enum Kind: Equatable, Sendable {
         case regular, directory, symbolicLink, socket, fifo, characterDevice, blockDevice, unknown
@@ -14,10 +15,13 @@ package struct FileStatus: Equatable, Sendable {
     package let size: Int64
     /// Hard links to it: 0 for a directory that was removed while open.
     package let linkCount: UInt64
-    /// The file's inode and the device it is on: together, which file it is (a file
-    /// replaced by rename is another, whatever its name and size).
-    package let inode: UInt64
+    /// The device that holds it and its inode there: together, which file it is (a copy
+    /// renamed over a name is another file, whatever it holds).
     package let device: UInt64
+    package let inode: UInt64
+    /// When its content or its inode last changed (`st_ctim`), in nanoseconds since the epoch:
+    /// no program can set it, and every write moves it, in place or not, whatever the size.
+    package let changeTime: Int64
 
     package init(_ info: stat) {
         switch info.st_mode & S_IFMT {
@@ -35,7 +39,8 @@ package struct FileStatus: Equatable, Sendable {
         mode = info.st_mode & 0o7777
         size = Int64(info.st_size)
         linkCount = UInt64(info.st_nlink)
-        inode = UInt64(info.st_ino)
         device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        changeTime = Int64(info.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_ctim.tv_nsec)
     }
 }

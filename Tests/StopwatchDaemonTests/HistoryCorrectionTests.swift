@@ -408,7 +408,12 @@ final class HistoryCorrectionTests {
             + stride(from: 0, to: lateEnds.count, by: 11).map { lateEnds[$0] + 1 }
         for since in sinces {
             let expected = all.filter { ($0.endMs ?? 0) > since }
+            let bisected = f.queue.sync { f.history!.monthsBisected }
             #expect(f.historyIntervals(["since_ms": .int(since)]) == expected, "since \(since)")
+            // Past its first tenth, the month was read from where the bisection found, not whole.
+            if since > october + (latest - october) / 10 {
+                #expect(f.queue.sync { f.history!.monthsBisected } == bisected + 1, "since \(since)")
+            }
         }
     }
 

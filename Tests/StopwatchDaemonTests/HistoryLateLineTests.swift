@@ -14,7 +14,8 @@ import Varlink
 /// nothing sleeps.
 @Suite("history late lines")
 final class HistoryLateLineTests {
-    let root: String
+    let folder: TemporaryFolder
+    var root: String { folder.path }
     let logged = Locked<[String]>([])
     /// 2023-11-14 22:13:20 UTC.
     static let now: Int64 = 1_700_000_000_000
@@ -27,13 +28,7 @@ final class HistoryLateLineTests {
     static let future = Interval.latestMs - hour
 
     init() throws {
-        var template = Array("/tmp/swlate-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw Errno(errno) }
-        root = String(cString: made)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: root)
+        folder = try TemporaryFolder(prefix: "swlate")
     }
 
     func fixture(keepDays: Int? = nil) -> StopwatchServiceFixture {

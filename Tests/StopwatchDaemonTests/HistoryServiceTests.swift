@@ -303,6 +303,42 @@ final class HistoryServiceTests {
         #expect(logged.withLock { $0 }.filter { $0.contains("holds 1 line that are not intervals") }.count == 1)
     }
 
+    @Test(
+        "a whole line longer than a line may be is refused alike by History (one bad line) and by the correction index (an interval, a correction), wherever the reads' chunks cut it: in two chunks (its start carried is short enough) or in three",
+        arguments: [0, 40_000]
+    )
+    func longLineRefusedWhereverCut(after shortBytes: Int) throws {
+        let length = HistoryStream.maximumLineLength + 30_000
+        /// `head` and `tail` with spaces between (JSON still): `length` bytes.
+        func long(_ head: String, _ tail: String) -> String {
+            head + String(repeating: " ", count: length - head.utf8.count - tail.utf8.count) + tail
+        }
+        /// Short lines of `name`, ending a second apart from `end`, up to `shortBytes` bytes.
+        func short(_ name: String, from end: Int64) -> [String] {
+            var lines: [String] = []
+            while lines.reduce(0, { $0 + $1.utf8.count + 1 }) < shortBytes {
+                let at = end + Int64(lines.count) * 1_000
+                lines.append(#"{"name":"\#(name)","start_ms":\#(at - 500),"end_ms":\#(at),"elapsed_ms":500}"#)
+            }
+            return lines
+        }
+        // October: short lines, a long interval line, then the interval a long correction names.
+        let october: Int64 = 1_696_118_400_000, november: Int64 = 1_698_796_800_000
+        let kept = #"{"id":"00000000000000c1","name":"kept","start_ms":\#(october + 20_000_000),"end_ms":\#(october + 30_000_000),"elapsed_ms":10000000}"#
+        let octoberLines = short("oct", from: october + 1_000)
+            + [long(#"{"id":"00000000000000c0","name":"long","#, #""start_ms":\#(october + 10_000_000),"end_ms":\#(october + 10_000_001),"elapsed_ms":1}"#), kept]
+        // November: short lines, a long delete of `kept`, then an interval.
+        let novemberLines = short("nov", from: november + 1_000)
+            + [long(#"{"op":"delete","rec":"00000000000000d1","made_ms":\#(november + 20_000_000),"#, #""id":"00000000000000c1"}"#),
+               #"{"name":"after","start_ms":\#(november + 30_000_000),"end_ms":\#(november + 30_000_001),"elapsed_ms":1}"#]
+        try (octoberLines.joined(separator: "\n") + "\n").write(toFile: root + "/2023-10.jsonl", atomically: false, encoding: .utf8)
+        try (novemberLines.joined(separator: "\n") + "\n").write(toFile: root + "/2023-11.jsonl", atomically: false, encoding: .utf8)
+        let f = fixture()
+        let names = f.historyIntervals().map(\.name)
+        #expect(names == octoberLines.dropLast(2).map { _ in "oct" } + ["kept"] + novemberLines.dropLast(2).map { _ in "nov" } + ["after"])
+        #expect(logged.withLock { $0 }.filter { $0.contains("holds 1 line that are not intervals") }.count == 2)
+    }
+
     @Test("a month's name on something that is not a regular file (a directory) is logged and skipped: the daemon writes none such, so nothing is left out")
     func unreadableMonth() throws {
         try FileManager.default.createDirectory(atPath: root + "/1970-02.jsonl", withIntermediateDirectories: false)

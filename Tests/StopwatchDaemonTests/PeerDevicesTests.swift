@@ -304,6 +304,90 @@ final class PeerDevicesTests {
         #expect(f.historyIntervals().first?.startMs == m)
     }
 
+    /// What `fstat` says of `path`.
+    func status(_ path: String) throws -> FileStatus {
+        let file = try FileDescriptor.open(path, O_RDONLY)
+        defer { file.close() }
+        return try file.status()
+    }
+
+    /// Writes `text` over the start of the file at `path`, in place (the same inode, `text` as
+    /// long as the file: its size kept), until its change time is not `learnt`'s: the kernel
+    /// moves it at its clock's tick, so a write in the same tick as the last read keeps it.
+    func rewriteInPlace(_ path: String, _ text: String, unlike learnt: FileStatus) throws {
+        for _ in 0..<1_000_000 {
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            handle.write(Data(text.utf8))
+            handle.closeFile()
+            if try status(path).changeTime != learnt.changeTime { break }
+        }
+        let now = try status(path)
+        #expect(now.inode == learnt.inode && now.device == learnt.device && now.size == learnt.size && now.changeTime != learnt.changeTime)
+    }
+
+    @Test("A peer's month rewritten in place at the same size (rsync --inplace): its change time moved, so it is read again")
+    func peerMonthRewrittenInPlaceAtSameSize() throws {
+        let m = Self.midOctober, h = Self.hour
+        let path = try folder(Self.peerB) + "/" + Self.october
+        try write(Self.peerB, Self.october, Self.line(10, "b", m, m + h) + Self.amend(100, made: Self.now - h, 10, "x", m, m + h))
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.name) == ["x"])
+        // The same bytes but the amend's: a later one, naming it "y".
+        let rewritten = Self.line(10, "b", m, m + h) + Self.amend(101, made: Self.now - h + 1, 10, "y", m, m + h)
+        try rewriteInPlace(path, rewritten, unlike: try status(path))
+        #expect(f.historyIntervals().map(\.name) == ["y"])
+    }
+
+    @Test("A peer's large month is bisected for since while the descriptor opened is the file learnt (device, inode, change time, size); one rewritten in place after the call's index was taken is read whole")
+    func peerMonthBisectedOnlyWhileLearnt() throws {
+        /// 2023-10-01 00:00 UTC; line `number` ends every 5 minutes from it (about 400 KB of
+        /// lines, past `HistoryStream.bisectedSize`).
+        let october: Int64 = 1_696_118_400_000
+        func end(_ number: Int) -> Int64 { october + Int64(number + 1) * 300_000 }
+        let moved = 800
+        func text(moving: Bool) -> String {
+            (0..<4_000).map { number in
+                let ends = moving && number == moved ? end(3_600) + 60_000 : end(number)
+                return Self.line(UInt64(0x1000 + number), "b", ends - 120_000, ends)
+            }.joined()
+        }
+        let path = try folder(Self.peerB) + "/" + Self.october
+        try write(Self.peerB, Self.october, text(moving: false))
+        let f = fixture()
+        let since = end(3_000)
+        let bisected = { f.queue.sync { f.history!.monthsBisected } }
+        #expect(f.historyIntervals(["since_ms": .int(since)]).count == 999)
+        #expect(bisected() == 1)
+        // Line 800, early in the file, made to end late in the month (the same length) in
+        // place, after the call took its index (what `PeerDevices` learnt) and before it opens
+        // the month: the descriptor's status tells it.
+        let learnt = try status(path)
+        let replies = f.historyReplies(["since_ms": .int(since)]) {
+            #expect(throws: Never.self) { try self.rewriteInPlace(path, text(moving: true), unlike: learnt) }
+        }
+        let ids = replies.flatMap { reply -> [String] in
+            guard case .array(let values)? = reply.parameters["intervals"] else { return [] }
+            return values.compactMap { try? Interval(json: $0).id }
+        }
+        #expect(ids.contains(Self.id(UInt64(0x1000 + moved))))
+        #expect(ids.count == 1_000)
+        #expect(bisected() == 1)
+    }
+
+    @Test("A peer's line longer than 64 KiB is refused where the reads cut it after its start was kept (a delete padded past the limit deletes nothing), and counted")
+    func peerLineTooLongOnceWhole() throws {
+        let m = Self.midOctober, h = Self.hour
+        let first = Self.line(10, "b", m, m + h)
+        // Its start kept from four 16 KiB reads is under the limit; whole, it is past it.
+        let record = Self.delete(100, made: Self.now - h, 10)
+        let padded = String(record.dropLast(2)) + String(repeating: " ", count: 65_600 - record.utf8.count) + "}\n"
+        #expect(record.hasSuffix("}\n") && padded.utf8.count == 65_600 && first.utf8.count < 16 * 1024)
+        try write(Self.peerB, Self.october, first + padded)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.id) == [Self.id(10)])
+        #expect(problem(f).contains("1 line that is not an interval"), "\(problem(f))")
+    }
+
     @Test("Amend and Delete find another device's interval by its id, write the correction in this device's folder only, and it stays shown under its device")
     func amendAPeersInterval() throws {
         let m = Self.midOctober, h = Self.hour

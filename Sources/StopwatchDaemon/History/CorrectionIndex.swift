@@ -1,3 +1,4 @@
+import LinuxSystem
 import StopwatchProtocol
 
 /// What the journal's correction records say, in memory: for each interval id corrected,
@@ -21,9 +22,13 @@ import StopwatchProtocol
 /// written yet (writing fails) is read after every month's file: held late until then.
 ///
 /// Its size is the number of corrections and late lines, never the number of intervals:
-/// other interval lines are not in it (and a greatest end per month). Built by the journal
-/// from the months (the correction lines parsed, the ends of the interval lines `History`
-/// accepts learnt), then kept current by the journal's own appends.
+/// other interval lines are not in it (and a greatest end and a learnt file per month).
+/// Built by the journal from the months (the correction lines parsed, the ends of the
+/// interval lines `History` accepts learnt), then kept current by the journal's own
+/// appends. A month file changed from outside meanwhile (edited, restored, a copy renamed
+/// over it, even edited in place at the same size) is not learnt: for each month it also
+/// keeps which file it learnt, its change time, and up to which size (`LearntFile`), so that
+/// `History` trusts the end order of only those bytes.
 ///
 /// A value type, used on the server's queue only (its owner's).
 struct CorrectionIndex: Sendable {
@@ -126,6 +131,34 @@ struct CorrectionIndex: Sendable {
     /// Correction lines that were damaged (not JSON, naming no id): skipped.
     var damagedLines = 0
 
+    /// A month file as the index learnt it: which file (device and inode), its change time
+    /// and its size then. Every line in those bytes was learnt, in file order: the build read
+    /// them, or this daemon appended them. The change time tells an edit in place that kept
+    /// the size (an editor that rewrites the same inode, one digit fixed), and a file made
+    /// again on a reused inode number.
+    struct LearntFile: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+        var changeTime: Int64
+        var size: Int64
+
+        init(_ status: FileStatus, size: Int64) {
+            device = status.device
+            inode = status.inode
+            changeTime = status.changeTime
+            self.size = size
+        }
+
+        /// Whether `status` is this file, unchanged since it was learnt.
+        func isFile(_ status: FileStatus) -> Bool {
+            device == status.device && inode == status.inode && changeTime == status.changeTime
+        }
+    }
+
+    /// For each of this device's months, the file whose lines the index learnt (`hasLearnt`;
+    /// the other devices' are `PeerDevices`' own, `PeerDevices.LearntMonth`).
+    private var learntFiles: [HistoryMonth: LearntFile] = [:]
+
     init() {}
 
     /// Adds a record read from, or appended to, `device`'s files at `place`.
@@ -206,6 +239,45 @@ struct CorrectionIndex: Sendable {
         current.greatestEnd = end
         lastMonth = current
         return false
+    }
+
+    /// Learnt `month`'s file, `status`, up to `size` bytes: read whole at the build, or
+    /// created empty by this daemon (`size` 0).
+    mutating func learnt(_ month: HistoryMonth, file status: FileStatus, size: Int64) {
+        learntFiles[month] = LearntFile(status, size: size)
+    }
+
+    /// This daemon appended `count` bytes (whole lines, each learnt) to `month`'s file, which
+    /// was `before` when written to: learnt up to its new size if it was the file learnt, as
+    /// large as learnt; otherwise (changed from outside, or a torn line cut off or ended
+    /// before the append) not learnt any more.
+    /// `after` is the file's status once the bytes are on disk (nil when it could not be read:
+    /// then not learnt).
+    mutating func appended(_ count: Int, to month: HistoryMonth, before: FileStatus, after: FileStatus?) {
+        guard let file = learntFiles[month], file.isFile(before), file.size == before.size,
+            let after, after.size == before.size + Int64(count)
+        else {
+            learntFiles[month] = nil
+            return
+        }
+        learntFiles[month] = LearntFile(after, size: after.size)
+    }
+
+    /// Whether the index learnt a file of `month`: when this daemon makes that month's file
+    /// (exclusively: none is there), that one was deleted, and the index's late lines and
+    /// greatest end for the month are its. (Its inode number may well be the new file's: a
+    /// freed inode is soon given again.)
+    func hasLearntFile(_ month: HistoryMonth) -> Bool {
+        learntFiles[month] != nil
+    }
+
+    /// Whether the index learnt every line of `month`'s file `status`, read up to `size`:
+    /// the file learnt, up to exactly that size. Then its lines that are neither late nor
+    /// corrected are in end order (what `HistoryStream.startOffset` relies on); otherwise a
+    /// line may end anywhere.
+    func hasLearnt(_ month: HistoryMonth, file status: FileStatus, size: Int64) -> Bool {
+        guard let file = learntFiles[month] else { return false }
+        return file.isFile(status) && file.size == size
     }
 
     /// Forgets what `device`'s `month` taught of ends: its file is read again from its start

@@ -196,7 +196,7 @@ struct DeviceLines {
     private mutating func openNextMonth(_ query: HistoryQuery, _ journal: HistoryJournal, _ corrections: CorrectionIndex) -> Bool {
         while let (month, size) = months.popFirst() {
             guard query.mayMatch(month, earliestStart: isOwn ? journal.earliestStart(of: month) : nil) else { continue }
-            let opened: FileDescriptor?
+            let opened: (file: FileDescriptor, status: FileStatus)?
             if isOwn {
                 do throws(VarlinkError) {
                     opened = try journal.openToRead(month)
@@ -207,13 +207,19 @@ struct DeviceLines {
             } else {
                 opened = journal.peers.open(month, of: deviceID)
             }
-            guard let file = opened else { continue }
+            guard let (file, status) = opened else { continue }
             var opening = MonthReading(month: month, file: file, size: size)
-            // Bisected only where the index learnt the file: this device's months, and the
-            // peers' up to the whole lines `PeerDevices` read (their sizes here).
-            if let since = query.since, since > month.startMilliseconds, size > HistoryStream.bisectedSize {
+            // Bisected only where the index learnt the file, by the status of the descriptor
+            // opened (a file changed from outside may hold a line in end order anywhere): this
+            // device's months the index learnt up to the size read, and the peers' that are
+            // still the file `PeerDevices` learnt (device, inode, change time, size).
+            let isLearnt = isOwn
+                ? corrections.hasLearnt(month, file: status, size: size)
+                : journal.peers.hasLearnt(month, of: deviceID, file: status)
+            if let since = query.since, since > month.startMilliseconds, size > HistoryStream.bisectedSize, isLearnt {
                 opening.offset = Self.startOffset(in: file, size: size, since: since, corrections)
                 opening.skippedLines = opening.offset > 0
+                if opening.skippedLines { journal.monthsBisected += 1 }
             }
             reading = Reading(month: opening, chunkStart: opening.offset)
             return true
@@ -233,6 +239,7 @@ struct DeviceLines {
         }
         if isOwn {
             if current.badLines > 0 { journal.skippedBadLines(current.month, count: current.badLines) }
+            journal.readToEnd(current.month)
             if whole, !current.skippedLines { journal.readWhole(current.month, earliestStart: current.earliestStart, size: current.size) }
         }
         closeReading()
@@ -246,9 +253,11 @@ struct DeviceLines {
     /// Where in a month's `file` (`size` bytes) reading for `since` may begin: a line start
     /// before which every line in end order ends before `since`. Found by bisecting the
     /// file's bytes: each probe is the first line after the midpoint that is in end order
-    /// (an interval, not late, not corrected: `probe`). Within a month, the lines that are
-    /// not late are in end order (`CorrectionIndex.isLate`); the late and corrected ones come
-    /// from the index, wherever they lie. `log --since today` then reads today's lines, not
+    /// (an interval, not late, not corrected: `probe`). Within a month file the index learnt
+    /// (`CorrectionIndex.hasLearnt`, `PeerDevices.hasLearnt`: the same file, at the size read;
+    /// asked before this is called), the lines that are not late are in end order
+    /// (`CorrectionIndex.isLate`); the late and corrected ones come from the index, wherever
+    /// they lie. `log --since today` then reads today's lines, not
     /// the month's. 0 when no probe finds such a line (a month of damage, or of late lines):
     /// read whole, as before. The lines passed over are not read, so not checked: damage in
     /// them is noticed by a call that reads them.
@@ -374,6 +383,13 @@ struct MonthReading {
             // An empty line is no interval, and no damage either.
             if interval == nil, line.isEmpty { return nil }
         case .partialLine(var start):
+            // Too long once whole, though its start carried was not (as the index's
+            // `forEachLine` and `PeerDevices.forEachWholeLine` refuse it: the readers agree on
+            // which lines there are).
+            guard start.count + line.count <= HistoryStream.maximumLineLength else {
+                badLines += 1
+                return nil
+            }
             start.append(contentsOf: line)
             let isCorrection = start.withUnsafeBytes { HistoryLine.isCorrection($0) }
             if isCorrection { return nil }

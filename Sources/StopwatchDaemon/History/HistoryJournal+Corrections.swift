@@ -56,7 +56,7 @@ extension HistoryJournal {
         }
         for source in peers.sources(device: nil) {
             for (month, size) in source.months {
-                guard let file = peers.open(month, of: source.id) else { continue }
+                guard let (file, _) = peers.open(month, of: source.id) else { continue }
                 defer { file.close() }
                 _ = try? PeerDevices.forEachWholeLine(of: file, from: 0, to: size) { line, _ in look(line, source.id) }
             }
@@ -69,7 +69,7 @@ extension HistoryJournal {
         var index = CorrectionIndex()
         var place = 0
         for (month, size) in try monthsToRead() {
-            try forEachLine(of: month, size: size) { line in
+            let file = try forEachLine(of: month, size: size) { line in
                 place += 1
                 guard HistoryLine.isCorrection(line) else {
                     Self.learnEnd(of: line, in: month, device: deviceID, into: &index)
@@ -82,6 +82,10 @@ extension HistoryJournal {
                     index.damagedLines += 1
                 }
             }
+            // Which file was read, and how much of it: `History` bisects only that (and what
+            // this daemon appends to it). A file that changed between its listing and its
+            // opening is not learnt.
+            if let file, file.size == size { index.learnt(month, file: file, size: size) }
         }
         // Those not yet written follow, in order.
         for record in pending {
@@ -129,11 +133,15 @@ extension HistoryJournal {
     }
 
     /// Calls `body` with each line of `month` up to `size` (without its newline; a last line
-    /// without one too). A line longer than `HistoryStream.maximumLineLength` is passed over.
+    /// without one too). A line longer than `HistoryStream.maximumLineLength` is passed over,
+    /// wherever the chunks cut it: the lines are those `HistoryStream` reads. Returns the
+    /// file's status as opened, when it read exactly `size` bytes of it (nil: no file, or
+    /// one cut meanwhile).
+    @discardableResult
     func forEachLine(
         of month: HistoryMonth, size: Int64, _ body: (UnsafeRawBufferPointer) -> Void
-    ) throws(VarlinkError) {
-        guard let file = try openToRead(month) else { return }
+    ) throws(VarlinkError) -> FileStatus? {
+        guard let (file, status) = try openToRead(month) else { return nil }
         defer { file.close() }
         var buffer = [UInt8](repeating: 0, count: HistoryStream.bufferSize)
         var carry: [UInt8] = []
@@ -161,7 +169,11 @@ extension HistoryJournal {
                     if skipping {
                         skipping = false
                     } else if carry.isEmpty {
+                        // Shorter than the buffer, so than `maximumLineLength`.
                         body(piece)
+                    } else if carry.count + piece.count > HistoryStream.maximumLineLength {
+                        // Too long once whole, though its start carried was not.
+                        carry = []
                     } else {
                         carry.append(contentsOf: piece)
                         let line = carry
@@ -182,6 +194,7 @@ extension HistoryJournal {
         if !carry.isEmpty, !skipping {
             carry.withUnsafeBytes { body($0) }
         }
+        return offset == size ? status : nil
     }
 
     /// What an id or a prefix of one names.
@@ -256,7 +269,7 @@ extension HistoryJournal {
         }
         for source in peers.sources(device: nil) {
             for (month, size) in source.months {
-                guard let file = peers.open(month, of: source.id) else { continue }
+                guard let (file, _) = peers.open(month, of: source.id) else { continue }
                 defer { file.close() }
                 _ = try? PeerDevices.forEachWholeLine(of: file, from: 0, to: size) { line, _ in take(line, name: source.name, id: source.id) }
             }

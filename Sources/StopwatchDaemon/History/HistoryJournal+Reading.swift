@@ -77,13 +77,14 @@ extension HistoryJournal {
         }
     }
 
-    /// Opens a month to read: a regular file, never through a link, never waiting on a FIFO.
+    /// Opens a month to read: a regular file, never through a link, never waiting on a FIFO;
+    /// with its status as opened (which file it is: `CorrectionIndex.hasLearnt`).
     /// Nil when there is nothing of this daemon's to read: deleted since it was listed
     /// (pruned), or not a regular file (a directory, FIFO, socket or link where a month
     /// should be, which the daemon never writes: logged once, in `problem`, and skipped).
     /// Any other failure (EMFILE, EIO, EACCES, another program's lease) throws the error
     /// that ends the call (`readFailure`).
-    func openToRead(_ month: HistoryMonth) throws(VarlinkError) -> FileDescriptor? {
+    func openToRead(_ month: HistoryMonth) throws(VarlinkError) -> (file: FileDescriptor, status: FileStatus)? {
         let directory: DirectoryDescriptor
         let isKept: Bool
         let file: FileDescriptor
@@ -109,13 +110,14 @@ extension HistoryJournal {
             throw readFailure(month, error)
         }
         do throws(Errno) {
-            guard try file.status().kind == .regular else {
+            let status = try file.status()
+            guard status.kind == .regular else {
                 file.close()
                 unreadable(month, "not a regular file; History answers without it")
                 return nil
             }
             try file.setNonBlocking(false)
-            return file
+            return (file, status)
         } catch {
             file.close()
             throw readFailure(month, error)
@@ -144,14 +146,18 @@ extension HistoryJournal {
         .protocolError("\(reason); History fails rather than answer without it")
     }
 
-    /// A month read to its end: whatever was wrong with it before is no more.
-    /// Its earliest start is learned only if nothing was appended since it was listed at
-    /// `size`: an append meanwhile may have begun earlier.
+    /// A month read to its end, from its first line or from where a bisection began
+    /// (`HistoryStream.startOffset`): whatever was wrong with it before is no more.
+    func readToEnd(_ month: HistoryMonth) {
+        if unreadableFiles.removeValue(forKey: month) != nil { problemChanged(problem) }
+    }
+
+    /// A month read whole, from its first line: its earliest start is learned, if nothing was
+    /// appended since it was listed at `size` (an append meanwhile may have begun earlier).
     func readWhole(_ month: HistoryMonth, earliestStart: Int64?, size: Int64) {
         if let directory, (try? directory.status(of: month.fileName))??.size == size {
             earliestStarts[month] = earliestStart ?? Int64.max
         }
-        if unreadableFiles.removeValue(forKey: month) != nil { problemChanged(problem) }
     }
 
     /// Lines that are not intervals were skipped in `month`: logged once for that file.

@@ -131,6 +131,9 @@ extension HistoryJournal {
             try? file.truncate(to: status.size)
             throw error
         }
+        // The index learns the record itself (`append`): the file stays learnt, up to its new
+        // size, if it was learnt up to its size before this line.
+        corrections?.appended(line.count, to: month, before: status, after: try? file.status())
         if case .interval(let interval) = record, let earliest = earliestStarts[month] {
             earliestStarts[month] = min(earliest, interval.startMs)
         }
@@ -155,6 +158,17 @@ extension HistoryJournal {
             } catch {
                 created.close()
                 throw error
+            }
+            // Empty, and this daemon's: the index has learnt all of it (its lines are those
+            // appended next). A month made again after its file was deleted (by hand, by a
+            // backup tool) drops the index: its late lines and greatest end for the month
+            // were the old file's, whose intervals would otherwise come back; it is built
+            // again from the files at the next call that needs it. So does a status that
+            // cannot be read.
+            if let status = try? created.status(), corrections?.hasLearntFile(month) != true {
+                corrections?.learnt(month, file: status, size: 0)
+            } else {
+                corrections = nil
             }
         } catch where error == .exists {
             // There already: appended to.

@@ -84,6 +84,10 @@ final class HistoryJournal: @unchecked Sendable {
     var filesWithBadLines: Set<HistoryMonth> = []
     /// Why `history/` could not be listed for the last `History` call, if it could not.
     var listingProblem: String?
+    /// How many months `History` calls read from past their first line, bisected for `since`
+    /// (`HistoryStream.startOffset`): what tells a test the bisection happened, which the
+    /// answer does not.
+    var monthsBisected = 0
 
     // Other devices'.
     /// The other devices' folders, read only (`PeerDevices`).

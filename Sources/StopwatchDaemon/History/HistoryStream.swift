@@ -362,7 +362,13 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         var taken = State.growing
         swap(&taken, &state)
         isBuilding = false
-        guard case .building(let reply) = consume taken else { return nil }
+        guard case .building(let reply) = taken else {
+            // `isBuilding` and `state` disagree (no path sets one without the other): put it
+            // back rather than lose it.
+            assertionFailure("isBuilding without a reply being built")
+            enter(taken)
+            return nil
+        }
         return reply
     }
 

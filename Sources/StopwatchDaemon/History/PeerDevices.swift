@@ -11,10 +11,11 @@ import Varlink
 /// tool); everything that is not a month, `device.json` or `open.json` is skipped, counted
 /// per device and said in the status (`problem`).
 ///
-/// What it learnt of each month, its file (device and inode) and size, keeps the journal's
-/// `CorrectionIndex` current for a few `stat`s a call (`refresh`): a file that grew in place
-/// is read from where the last read stopped; one replaced (Syncthing writes a new file and
-/// renames it over) and not shorter is read again from its start (records and late lines
+/// What it learnt of each month, its file (device and inode), change time and size, keeps the
+/// journal's `CorrectionIndex` current for a few `stat`s a call (`refresh`): a file that grew
+/// in place is read from where the last read stopped; one replaced (Syncthing writes a new
+/// file and renames it over), or rewritten in place at the same size (`rsync --inplace`: its
+/// change time moved), and not shorter is read again from its start (records and late lines
 /// are kept once each, by id); one gone or shorter asks the journal to build the index anew
 /// (`Refresh.rebuild`), which reads every device's months again: the simplest answer that is
 /// always right, paid only when a device's history lost lines (pruned months, a hand edit).
@@ -78,6 +79,9 @@ final class PeerDevices {
         /// Which file: its device and inode.
         var device: UInt64
         var inode: UInt64
+        /// Its change time (`st_ctim`) when last read: a rewrite in place at the same size
+        /// moves it.
+        var changeTime: Int64
         /// Its size when last read.
         var size: Int64
         /// The end of its last whole line: what the index holds, and what `History` reads.
@@ -231,7 +235,9 @@ final class PeerDevices {
         defer { file.close() }
         let learnt = peer.months[month]
         let from: Int64
-        if let learnt, learnt.device == status.device, learnt.inode == status.inode, status.size >= learnt.size {
+        if let learnt, learnt.device == status.device, learnt.inode == status.inode,
+            status.size > learnt.size || (status.size == learnt.size && status.changeTime == learnt.changeTime)
+        {
             if status.size == learnt.size {
                 if learnt.wholeEnd < learnt.size { peer.skipped[.tornLastLine, default: 0] += 1 }
                 if learnt.bad > 0 { peer.skipped[.badLine, default: 0] += learnt.bad }
@@ -244,8 +250,8 @@ final class PeerDevices {
             peer.months[month] = nil
             return .rebuild
         } else {
-            // New, or replaced (a sync tool's rename): read again from the start; what was
-            // learnt from it before is learnt again, the same.
+            // New, or replaced (a sync tool's rename, or rewritten in place at the same size):
+            // read again from the start; what was learnt from it before is learnt again, the same.
             if let learnt {
                 index.forgetEnds(of: month, device: peer.id)
                 index.damagedLines -= learnt.damaged
@@ -278,7 +284,10 @@ final class PeerDevices {
         }
         if wholeEnd < status.size { peer.skipped[.tornLastLine, default: 0] += 1 }
         if bad > 0 { peer.skipped[.badLine, default: 0] += bad }
-        peer.months[month] = LearntMonth(device: status.device, inode: status.inode, size: status.size, wholeEnd: wholeEnd, damaged: damaged, bad: bad)
+        peer.months[month] = LearntMonth(
+            device: status.device, inode: status.inode, changeTime: status.changeTime, size: status.size, wholeEnd: wholeEnd,
+            damaged: damaged, bad: bad
+        )
         return .current
     }
 
@@ -324,7 +333,13 @@ final class PeerDevices {
                         skipping = false
                         longLine()
                     } else if carry.isEmpty {
+                        // Shorter than the buffer, so than `maximumLineLength`.
                         body(piece, offset + Int64(start))
+                    } else if carry.count + piece.count > HistoryStream.maximumLineLength {
+                        // Too long once whole, though its start carried was not (as the
+                        // journal's `forEachLine` and `MonthReading` refuse it).
+                        carry = []
+                        longLine()
                     } else {
                         carry.append(contentsOf: piece)
                         let line = carry
@@ -371,21 +386,33 @@ final class PeerDevices {
         }
     }
 
-    /// Opens a peer's month to read, as `refresh` does; nil when it is gone or not a regular
-    /// file any more (its lines are then not in this answer).
-    func open(_ month: HistoryMonth, of id: String) -> FileDescriptor? {
+    /// Opens a peer's month to read, as `refresh` does, with its status as opened (which file
+    /// it is: `hasLearnt`); nil when it is gone or not a regular file any more (its lines are
+    /// then not in this answer).
+    func open(_ month: HistoryMonth, of id: String) -> (file: FileDescriptor, status: FileStatus)? {
         guard let openRoot, let root = try? openRoot() else { return nil }
         defer { root.close() }
         guard let folder = try? root.openDirectory(id) else { return nil }
         defer { folder.close() }
-        guard let (file, _) = Self.openMonth(month.fileName, in: folder) else { return nil }
+        guard let (file, status) = Self.openMonth(month.fileName, in: folder) else { return nil }
         do throws(Errno) {
             try file.setNonBlocking(false)
         } catch {
             file.close()
             return nil
         }
-        return file
+        return (file, status)
+    }
+
+    /// Whether `status` (of a descriptor opened on `id`'s `month`) is the file `refresh`
+    /// learnt, unchanged since: the same device, inode, change time and size. Then its lines
+    /// that are neither late nor corrected are in end order, and it may be bisected
+    /// (`DeviceLines.startOffset`); a file changed since (grown, replaced, rewritten in
+    /// place) may hold a line in end order anywhere.
+    func hasLearnt(_ month: HistoryMonth, of id: String, file status: FileStatus) -> Bool {
+        guard let learnt = peers[id]?.months[month] else { return false }
+        return learnt.device == status.device && learnt.inode == status.inode && learnt.changeTime == status.changeTime
+            && learnt.size == status.size
     }
 
     /// The counting intervals in each peer's `open.json` (`{"intervals":[…]}`), as of its last

@@ -193,10 +193,12 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     }
 
     /// Calls History and pulls every reply as a connection would, turn after turn of the
-    /// queue; each reply's parsed JSON, in order (an error reply included).
-    func historyReplies(_ parameters: JSONObject = [:], more: Bool = true) -> [VarlinkReply] {
+    /// queue; each reply's parsed JSON, in order (an error reply included). `beforeReading`
+    /// runs once the call is answered (its correction index taken) and before its stream reads.
+    func historyReplies(_ parameters: JSONObject = [:], more: Bool = true, beforeReading: () -> Void = {}) -> [VarlinkReply] {
         let call = VarlinkCall(method: "io.stopwatchd.History", parameters: parameters, more: more)
         let answer = queue.sync { service.answer(call) }
+        beforeReading()
         switch answer {
         case .failure(let error): return [VarlinkReply(error)]
         case .success(.reply(let parameters)): return [VarlinkReply(parameters: parameters)]
