@@ -256,6 +256,25 @@ final class PeerDevicesTests {
         #expect(problem(f).contains("device \(Self.peerB): skipped 1 device folder that is a link or not a folder"))
     }
 
+    @Test("A peer's device.json name that --device-name would refuse (a newline that would add sd_notify fields, a control character, a '/', a space at an end, too long) is not used: the device is shown by its id, in History and in the status, which stays one line", arguments: [
+        "desk\nWATCHDOG=trigger", "desk\u{7}", "desk/b", " desk", String(repeating: "d", count: 65),
+    ])
+    func peerNameThatIsNotAName(_ name: String) throws {
+        let m = Self.midOctober, h = Self.hour
+        var json = Array(#"{"id":"\#(Self.peerB)","name":"#.utf8)
+        HistoryLine.appendString(name, to: &json)
+        json += Array(#","host":"h"}"#.utf8) + [UInt8(ascii: "\n")]
+        try write(Self.peerB, HistoryLayout.deviceFileName, String(decoding: json, as: UTF8.self))
+        // A torn last line and a file of another name: something to say in the status.
+        try write(Self.peerB, Self.october, Self.line(10, "b", m, m + h) + "{\"id\"")
+        try write(Self.peerB, "x\nWATCHDOG=trigger", "")
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.device) == [Self.peerB])
+        let said = problem(f)
+        #expect(said.contains("device \(Self.peerB): skipped 1 torn last line, 1 unknown file"), "\(said)")
+        #expect(!said.contains("\n") && !said.contains("WATCHDOG") && !said.contains("desk"), "\(said)")
+    }
+
     // MARK: Files that change
 
     @Test("A peer's month that grows in place: only what follows its last whole line is read, a torn last line once completed included")

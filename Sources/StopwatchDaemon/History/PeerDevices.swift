@@ -363,12 +363,16 @@ final class PeerDevices {
         return wholeEnd
     }
 
-    /// The name in a device folder's `device.json`, if it holds a valid one.
+    /// The name in a device folder's `device.json`, if it holds a valid one: one that
+    /// `--device-name` takes (`StopwatchName.isValid`: no control characters, so no newline).
+    /// It goes into History replies and into the daemon's status, which reaches systemd as a
+    /// `STATUS=` field of an sd_notify message whose fields are lines: a newline there would
+    /// add fields (`WATCHDOG=trigger`). Any other name is not shown: the device goes by its id.
     static func name(in folder: DirectoryDescriptor) -> String? {
         guard let (file, _) = openMonth(HistoryLayout.deviceFileName, in: folder) else { return nil }
         defer { file.close() }
         guard let bytes = try? file.readAll(limit: 64 * 1024), let json = try? JSONParser.parse(bytes), case .object(let object) = json,
-            case .string(let name)? = object["name"], !name.isEmpty, name.utf8.count <= 256
+            case .string(let name)? = object["name"], StopwatchName.isValid(name)
         else { return nil }
         return name
     }
@@ -448,7 +452,10 @@ final class PeerDevices {
         return all
     }
 
-    /// What was skipped, per device, and the peers not read; nil when nothing was.
+    /// What was skipped, per device, and the peers not read; nil when nothing was. Nothing
+    /// in it comes from a peer's files but its name (a valid one: `name(in:)`) and its id (32
+    /// hex digits): what is skipped is counted, never named, so no file name a peer's folder
+    /// holds reaches the status.
     var problem: String? {
         var parts: [String] = []
         if let listingProblem { parts.append(listingProblem) }
