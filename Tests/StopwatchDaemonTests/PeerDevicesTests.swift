@@ -459,17 +459,35 @@ final class PeerDevicesTests {
         let path = root + "/" + Self.own + "/" + PeerDevices.openFileName
         _ = f.reply("Start", ["name": .string("work")])
         let open = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(open.hasPrefix(#"{"intervals":[{"id":""#) && open.contains(#""name":"work""#) && !open.contains("end_ms"))
+        #expect(open.hasPrefix(#"{"written_ms":\#(Self.now),"intervals":[{"id":""#) && open.contains(#""name":"work""#) && !open.contains("end_ms"))
         let history = f.historyIntervals()
         #expect(history.map(\.name) == ["b", "b", "work"])
         #expect(history[1].endMs == nil && history[1].device == "desk" && history[1].note == "n")
         #expect(history[2].endMs == nil && history[2].device == "laptop")
         #expect(f.historyIntervals(["device": .string("laptop")]).map(\.name) == ["work"])
         _ = f.reply("Stop", ["name": .string("work")])
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"intervals":[]}"# + "\n")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"written_ms":\#(Self.now),"intervals":[]}"# + "\n")
         try write(Self.peerB, PeerDevices.openFileName, "{" + String(repeating: " ", count: PeerDevices.openFileLimit) + "}")
         #expect(f.historyIntervals().filter { $0.endMs == nil }.isEmpty)
         #expect(problem(f).contains("1 open.json too large or damaged"))
+    }
+
+    @Test("A peer's open interval counts on from its open.json's written_ms to now by this device's wall clock (never back, for a clock ahead); one without written_ms as written")
+    func peerOpenIntervalCountsOnSinceWritten() throws {
+        let h = Self.hour
+        func open(written: Int64?) throws {
+            let stamp = written.map { #""written_ms":\#($0),"# } ?? ""
+            try write(Self.peerB, PeerDevices.openFileName, #"{\#(stamp)"intervals":[{"id":"\#(Self.id(11))","name":"b","start_ms":\#(Self.now - 3 * h),"elapsed_ms":\#(h)}]}"#)
+        }
+        try open(written: Self.now - 2 * h)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.elapsedMs) == [3 * h])
+        f.wallClock.advance(by: h)
+        #expect(f.historyIntervals().map(\.elapsedMs) == [4 * h])
+        try open(written: f.wallClock.nowMilliseconds() + h)
+        #expect(f.historyIntervals().map(\.elapsedMs) == [h])
+        try open(written: nil)
+        #expect(f.historyIntervals().map(\.elapsedMs) == [h])
     }
 
     @Test("--history-devices caps the peers read, the first by id; the rest are said in the status")

@@ -8,22 +8,25 @@ import Varlink
 extension HistoryJournal {
     static let openTemporaryName = ".open.json.tmp"
 
-    /// Replaces `open.json` with `intervals` (`{"intervals":[{"id","name","start_ms",
-    /// "elapsed_ms"[,"note"]}…]}`, no `end_ms`, no `device`), atomically: a temporary file made
-    /// exclusively without following a link, renamed over. Not flushed: it is a view for the
-    /// other devices, rebuilt at every start and stop and at the daemon's start, so a crash
-    /// that loses it loses nothing. Skipped when `intervals` is what was written last. A
-    /// failure is logged once per episode: writing the history itself says more.
-    func writeOpenIntervals(_ intervals: [Interval]) {
-        var bytes = Array(#"{"intervals":["#.utf8)
+    /// Replaces `open.json` with `intervals` (`{"written_ms":W,"intervals":[{"id","name",
+    /// "start_ms","elapsed_ms"[,"note"]}…]}`, no `end_ms`, no `device`), atomically: a
+    /// temporary file made exclusively without following a link, renamed over. `writtenMs` is
+    /// the wall clock the elapsed times are as of: the file is written at starts and stops
+    /// only, so a reader adds the time since (`PeerDevices.openIntervals`). Not flushed: it is
+    /// a view for the other devices, rebuilt at every start and stop and at the daemon's start,
+    /// so a crash that loses it loses nothing. Skipped when `intervals` is what was written
+    /// last (its elapsed times included). A failure is logged once per episode: writing the
+    /// history itself says more.
+    func writeOpenIntervals(_ intervals: [Interval], writtenMs: Int64) {
+        var listed: [UInt8] = []
         for (index, interval) in intervals.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            if index > 0 { listed.append(UInt8(ascii: ",")) }
             var open = interval
             open.endMs = nil
-            HistoryLine.encodeObject(open, device: nil, into: &bytes)
+            HistoryLine.encodeObject(open, device: nil, into: &listed)
         }
-        bytes.append(contentsOf: "]}\n".utf8)
-        guard bytes != openIntervalsWritten else { return }
+        guard listed != openIntervalsWritten else { return }
+        let bytes = Array(#"{"written_ms":\#(writtenMs),"intervals":["#.utf8) + listed + Array("]}\n".utf8)
         do throws(Errno) {
             let folder = try directoryDescriptor()
             try? folder.remove(Self.openTemporaryName)
@@ -37,7 +40,7 @@ extension HistoryJournal {
                 try? folder.remove(Self.openTemporaryName)
                 throw error
             }
-            openIntervalsWritten = bytes
+            openIntervalsWritten = listed
             openIntervalsFailing = false
         } catch {
             guard !openIntervalsFailing else { return }

@@ -94,7 +94,8 @@ final class HistoryJournal: @unchecked Sendable {
     let peers: PeerDevices
     /// `peers.problem` as last told: a change is told to `problemChanged`.
     var peerProblem: String?
-    /// The bytes of `open.json` last written (`writeOpenIntervals`), and whether writing it fails.
+    /// The intervals of `open.json` last written, as bytes (`writeOpenIntervals`), and whether
+    /// writing it fails.
     var openIntervalsWritten: [UInt8]?
     var openIntervalsFailing = false
 

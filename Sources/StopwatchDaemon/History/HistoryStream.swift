@@ -154,7 +154,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                     deviceID: source.id, deviceName: source.name, isOwn: false, months: source.months, buffer: buffer, isShared: false
                 ))
             }
-            peersOpen = journal.peers.openIntervals(device: query.device)
+            peersOpen = journal.peers.openIntervals(device: query.device, now: journal.wallClock.nowMilliseconds())
             journal.notePeerProblem()
         } catch {
             failure = error

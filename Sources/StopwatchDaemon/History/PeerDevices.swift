@@ -419,10 +419,17 @@ final class PeerDevices {
             && learnt.size == status.size
     }
 
-    /// The counting intervals in each peer's `open.json` (`{"intervals":[…]}`), as of its last
-    /// sync, with `device` set to the peer's name; those of peers whose name or id is not
-    /// `device` left out. A file larger than `openFileLimit`, or damaged, is counted as skipped.
-    func openIntervals(device: String?) -> [Interval] {
+    /// The counting intervals in each peer's `open.json` (`{"written_ms":W,"intervals":[…]}`),
+    /// with `device` set to the peer's name; those of peers whose name or id is not `device`
+    /// left out. A file larger than `openFileLimit`, or damaged, is counted as skipped.
+    ///
+    /// Their elapsed times are as of `written_ms` (the file is written at starts and stops
+    /// only): each gets the time since, `max(0, now - written_ms)` by this device's wall clock
+    /// (`now`), as if it counted on unbroken. An estimate: the peer may have slept since (a
+    /// stopwatch that skips sleep then counted less), stopped it in a file not synced yet, or
+    /// its clock may differ from this one. A file without `written_ms` (an older daemon's) is
+    /// read as it is.
+    func openIntervals(device: String?, now: Int64) -> [Interval] {
         guard let openRoot, let root = try? openRoot() else { return [] }
         defer { root.close() }
         var all: [Interval] = []
@@ -438,14 +445,19 @@ final class PeerDevices {
                 peers[id]?.skipped[.openTooLarge, default: 0] += 1
                 continue
             }
+            var since: Int64 = 0
+            if case .int(let written)? = object["written_ms"], (0...Interval.latestMs).contains(written) {
+                since = max(0, now - written)
+            }
             for item in items {
                 guard case .object(var fields) = item else { continue }
                 fields["device"] = .string(peer.name)
                 fields["end_ms"] = nil
-                guard let interval = try? Interval(json: .object(fields)), IntervalID.isValid(interval.id),
+                guard var interval = try? Interval(json: .object(fields)), IntervalID.isValid(interval.id),
                     StopwatchName.isValid(interval.name), interval.elapsedMs <= HistoryLine.maximumElapsedMilliseconds,
                     interval.note.map(IntervalNote.isValid) ?? true
                 else { continue }
+                interval.elapsedMs = min(interval.elapsedMs + since, HistoryLine.maximumElapsedMilliseconds)
                 all.append(interval)
             }
         }

@@ -542,7 +542,7 @@ final class StopwatchService {
         guard let history else { return }
         let wallNow = wallClock.nowMilliseconds()
         let open = registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }
-        history.writeOpenIntervals(open.filter { !$0.id.isEmpty }.sorted { $0.startMs < $1.startMs })
+        history.writeOpenIntervals(open.filter { !$0.id.isEmpty }.sorted { $0.startMs < $1.startMs }, writtenMs: wallNow)
     }
 
     private func history(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
