@@ -490,6 +490,31 @@ final class PeerDevicesTests {
         #expect(f.historyIntervals().map(\.elapsedMs) == [h])
     }
 
+    @Test("A peer's interval its months show ended is not shown open too, whether its month arrives before the open.json that drops it or after the one that lists it")
+    func peerIntervalEndedIsNotOpenToo() throws {
+        let n = Self.now, h = Self.hour
+        let listed = #"{"written_ms":\#(n - 2 * h),"intervals":[{"id":"\#(Self.id(11))","name":"b","start_ms":\#(n - 2 * h),"elapsed_ms":0}]}"#
+        let first = Self.line(10, "b", n - 3 * h, n - 2 * h - 1)
+        let ended = Self.line(11, "b", n - 2 * h, n - h)
+        try write(Self.peerB, PeerDevices.openFileName, listed)
+        try write(Self.peerB, Self.november, first)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.endMs) == [n - 2 * h - 1, nil])
+        // Its month arrives, the open.json still listing it.
+        try write(Self.peerB, Self.november, first + ended)
+        #expect(f.historyIntervals().map(\.endMs) == [n - 2 * h - 1, n - h])
+        // A daemon that learnt the month while nothing was open there, then the old open.json
+        // arrives (its earliest start before every line learnt: they are looked at again).
+        try FileManager.default.removeItem(atPath: root + "/" + Self.peerB + "/" + PeerDevices.openFileName)
+        let g = fixture()
+        #expect(g.historyIntervals().map(\.endMs) == [n - 2 * h - 1, n - h])
+        try write(Self.peerB, PeerDevices.openFileName, listed)
+        #expect(g.historyIntervals().map(\.endMs) == [n - 2 * h - 1, n - h])
+        // Another id, of no line: shown open.
+        try write(Self.peerB, PeerDevices.openFileName, listed.replacingOccurrences(of: Self.id(11), with: Self.id(12)))
+        #expect(g.historyIntervals().map(\.id) == [10, 11, 12].map(Self.id))
+    }
+
     @Test("--history-devices caps the peers read, the first by id; the rest are said in the status")
     func deviceLimit() throws {
         let m = Self.midOctober, h = Self.hour

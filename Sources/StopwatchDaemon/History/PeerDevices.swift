@@ -100,6 +100,17 @@ final class PeerDevices {
         var months: [HistoryMonth: LearntMonth] = [:]
         /// What was skipped in its folder at the last look.
         var skipped: [Skip: Int] = [:]
+        /// Its `open.json` at the last look: the intervals counting there (without `device`),
+        /// and the wall clock their elapsed times are as of, if it says.
+        var open: [Interval] = []
+        var openWrittenMs: Int64?
+        /// The earliest start of `open` (`Int64.max` when none): the lines of its months that
+        /// end at or after it are kept in `ended`.
+        var openSince = Int64.max
+        /// The ids of its interval lines read that end at or after `openSince`, with their
+        /// ends: an interval of `open` whose id is here has ended (its month arrived before the
+        /// `open.json` that no longer holds it), and is not shown open too.
+        var ended: [UInt64: Int64] = [:]
     }
 
     /// A peer's months as `History` reads them: each up to its last whole line learnt.
@@ -201,10 +212,14 @@ final class PeerDevices {
         } catch {
             // A link or file with a device's name, or unreadable: nothing of it is read.
             peer.skipped[.notAFolder, default: 0] += 1
+            peer.open = []
             return peer.months.isEmpty ? .current : .rebuild
         }
         defer { folder.close() }
         peer.name = Self.name(in: folder) ?? peer.id
+        let earlierSince = readOpen(of: &peer, in: folder)
+        // The lines learnt before this look: those read now are kept in `ended` as they are read.
+        let learntBefore = earlierSince ? peer.months.mapValues(\.wholeEnd) : [:]
         var months: [HistoryMonth] = []
         for name in names {
             if let month = HistoryMonth(fileName: name) {
@@ -222,7 +237,76 @@ final class PeerDevices {
         for month in months.sorted() {
             if case .rebuild = learn(month, of: &peer, in: folder, into: &index) { result = .rebuild }
         }
+        if earlierSince { findEnded(of: &peer, upTo: learntBefore, in: folder) }
         return result
+    }
+
+    /// Reads `open.json` of `peer` (see `Peer.open`); a file larger than `openFileLimit`, or
+    /// damaged, is counted as skipped and holds nothing. Keeps in `ended` only the lines that
+    /// end at or after its earliest start; true when that start is earlier than the last one
+    /// (the lines learnt before, not kept then, must be looked at: `findEnded`).
+    private func readOpen(of peer: inout Peer, in folder: DirectoryDescriptor) -> Bool {
+        peer.open = []
+        peer.openWrittenMs = nil
+        if let (file, status) = Self.openMonth(Self.openFileName, in: folder) {
+            defer { file.close() }
+            if status.size <= Self.openFileLimit, let bytes = try? file.readAll(limit: Self.openFileLimit),
+                let json = try? JSONParser.parse(bytes), case .object(let object) = json, case .array(let items)? = object["intervals"]
+            {
+                if case .int(let written)? = object["written_ms"], (0...Interval.latestMs).contains(written) {
+                    peer.openWrittenMs = written
+                }
+                for item in items {
+                    guard case .object(var fields) = item else { continue }
+                    fields["end_ms"] = nil
+                    fields["device"] = nil
+                    guard let interval = try? Interval(json: .object(fields)), IntervalID.isValid(interval.id),
+                        StopwatchName.isValid(interval.name), interval.elapsedMs <= HistoryLine.maximumElapsedMilliseconds,
+                        interval.note.map(IntervalNote.isValid) ?? true
+                    else { continue }
+                    peer.open.append(interval)
+                }
+            } else {
+                peer.skipped[.openTooLarge, default: 0] += 1
+            }
+        }
+        let since = peer.open.map(\.startMs).min() ?? Int64.max
+        let earlier = since < peer.openSince
+        peer.openSince = since
+        peer.ended = since == Int64.max ? [:] : peer.ended.filter { $0.value >= since }
+        return earlier
+    }
+
+    /// Keeps in `peer.ended` the lines of its months learnt before this look (up to
+    /// `learntBefore`'s ends) that end at or after `openSince`: read again from the month of
+    /// that start on (an interval line is in the month of its end), only their ids and ends.
+    /// Paid when the earliest open start goes earlier: mostly a peer starting something after
+    /// nothing counted there, one month read.
+    private func findEnded(of peer: inout Peer, upTo learntBefore: [HistoryMonth: Int64], in folder: DirectoryDescriptor) {
+        let since = peer.openSince
+        guard since != Int64.max else { return }
+        var ended = peer.ended
+        for (month, end) in learntBefore where month.endMilliseconds > since && peer.months[month] != nil {
+            guard let (file, _) = Self.openMonth(month.fileName, in: folder) else { continue }
+            defer { file.close() }
+            _ = try? Self.forEachWholeLine(of: file, from: 0, to: end) { line, _ in
+                Self.noteEnded(line, since: since, into: &ended)
+            }
+        }
+        peer.ended = ended
+    }
+
+    /// Keeps `line`'s id and end in `ended` when it is an interval line that ends at or after
+    /// `since` (a correction is not: what it corrects is the index's).
+    private static func noteEnded(_ line: UnsafeRawBufferPointer, since: Int64, into ended: inout [UInt64: Int64]) {
+        if let end = HistoryLine.plainEnd(line) {
+            guard end >= since, HistoryLine.hasIDPrefix(line), let id = HistoryLine.hexNumber(line, at: 7) else { return }
+            ended[id] = end
+        } else if !HistoryLine.isCorrection(line), let interval = HistoryLine.parse(line), let end = interval.endMs, end >= since,
+            let id = CorrectionIndex.number(interval.id)
+        {
+            ended[id] = end
+        }
     }
 
     /// Reads what is new of one month of a peer into `index`.
@@ -262,11 +346,15 @@ final class PeerDevices {
         var bad = from == 0 ? 0 : learnt?.bad ?? 0
         let device = peer.id
         let base = (month.year * 12 + month.month) << 36
+        let openSince = peer.openSince
+        var ended = peer.ended
+        defer { peer.ended = ended }
         let wholeEnd: Int64
         do throws(Errno) {
             wholeEnd = try Self.forEachWholeLine(of: file, from: from, to: status.size, longLine: { bad += 1 }) { line, offset in
                 guard HistoryLine.isCorrection(line) else {
                     if !HistoryJournal.learnEnd(of: line, in: month, device: device, into: &index) { bad += 1 }
+                    if openSince != Int64.max { Self.noteEnded(line, since: openSince, into: &ended) }
                     return
                 }
                 if let correction = HistoryCorrection.parse(line) {
@@ -419,9 +507,10 @@ final class PeerDevices {
             && learnt.size == status.size
     }
 
-    /// The counting intervals in each peer's `open.json` (`{"written_ms":W,"intervals":[…]}`),
-    /// with `device` set to the peer's name; those of peers whose name or id is not `device`
-    /// left out. A file larger than `openFileLimit`, or damaged, is counted as skipped.
+    /// The counting intervals in each peer's `open.json` (`{"written_ms":W,"intervals":[…]}`)
+    /// as read at the last `refresh`, with `device` set to the peer's name; those of peers
+    /// whose name or id is not `device` left out, and those whose line the peer's months
+    /// already hold ended (`Peer.ended`: its month synced before its `open.json`).
     ///
     /// Their elapsed times are as of `written_ms` (the file is written at starts and stops
     /// only): each gets the time since, `max(0, now - written_ms)` by this device's wall clock
@@ -430,33 +519,13 @@ final class PeerDevices {
     /// its clock may differ from this one. A file without `written_ms` (an older daemon's) is
     /// read as it is.
     func openIntervals(device: String?, now: Int64) -> [Interval] {
-        guard let openRoot, let root = try? openRoot() else { return [] }
-        defer { root.close() }
         var all: [Interval] = []
         for id in peers.keys.sorted() {
             guard let peer = peers[id], device.map({ $0 == peer.id || $0 == peer.name }) ?? true else { continue }
-            guard let folder = try? root.openDirectory(id) else { continue }
-            defer { folder.close() }
-            guard let (file, status) = Self.openMonth(Self.openFileName, in: folder) else { continue }
-            defer { file.close() }
-            guard status.size <= Self.openFileLimit, let bytes = try? file.readAll(limit: Self.openFileLimit),
-                let json = try? JSONParser.parse(bytes), case .object(let object) = json, case .array(let items)? = object["intervals"]
-            else {
-                peers[id]?.skipped[.openTooLarge, default: 0] += 1
-                continue
-            }
-            var since: Int64 = 0
-            if case .int(let written)? = object["written_ms"], (0...Interval.latestMs).contains(written) {
-                since = max(0, now - written)
-            }
-            for item in items {
-                guard case .object(var fields) = item else { continue }
-                fields["device"] = .string(peer.name)
-                fields["end_ms"] = nil
-                guard var interval = try? Interval(json: .object(fields)), IntervalID.isValid(interval.id),
-                    StopwatchName.isValid(interval.name), interval.elapsedMs <= HistoryLine.maximumElapsedMilliseconds,
-                    interval.note.map(IntervalNote.isValid) ?? true
-                else { continue }
+            let since = peer.openWrittenMs.map { max(0, now - $0) } ?? 0
+            for var interval in peer.open {
+                if let number = CorrectionIndex.number(interval.id), peer.ended[number] != nil { continue }
+                interval.device = peer.name
                 interval.elapsedMs = min(interval.elapsedMs + since, HistoryLine.maximumElapsedMilliseconds)
                 all.append(interval)
             }
