@@ -39,10 +39,13 @@ final class PeerDevicesTests {
         try? FileManager.default.removeItem(atPath: root)
     }
 
-    func fixture(limit: Int = 64, keepDays: Int? = nil, memory: HistoryMemory = HistoryMemory(limit: 32 * 1024 * 1024)) -> StopwatchServiceFixture {
+    func fixture(
+        limit: Int = 64, keepDays: Int? = nil, memory: HistoryMemory = HistoryMemory(limit: 32 * 1024 * 1024),
+        own: String = PeerDevicesTests.own, name: String = "laptop"
+    ) -> StopwatchServiceFixture {
         StopwatchServiceFixture(
-            now: .seconds(100), historyDirectory: root + "/" + Self.own, wallClock: ManualWallClock(Self.now), historyKeepDays: keepDays,
-            historyMemory: memory, logged: logged, device: (Self.own, "laptop", root, limit)
+            now: .seconds(100), historyDirectory: root + "/" + own, wallClock: ManualWallClock(Self.now), historyKeepDays: keepDays,
+            historyMemory: memory, logged: logged, device: (own, name, root, limit)
         )
     }
 
@@ -180,6 +183,25 @@ final class PeerDevicesTests {
             // And a daemon started with them all reads the same.
             #expect(fixture().historyIntervals() == reference)
         }
+    }
+
+    @Test("Intervals of two devices that end together are in one order on every device (by start, then device id, then id), whichever device reads the files")
+    func tiesOrderTheSameOnEveryDevice() throws {
+        let m = Self.midOctober, h = Self.hour
+        try named(Self.own, "laptop")
+        try named(Self.peerB, "desk")
+        // 1 and 10 end together, 10 started first; 2 and 11 end and start together (the
+        // lesser device id first); 3 and 4 of one device: in file order.
+        try write(Self.own, Self.october, Self.line(1, "a", m, m + h) + Self.line(2, "a", m + h, m + 2 * h))
+        try write(
+            Self.peerB, Self.october,
+            Self.line(10, "b", m - h, m + h) + Self.line(11, "b", m + h, m + 2 * h) + Self.line(4, "b", m + 2 * h, m + 3 * h)
+                + Self.line(3, "b", m + 2 * h, m + 3 * h)
+        )
+        let onOwn = fixture().historyIntervals()
+        let onB = fixture(own: Self.peerB, name: "desk").historyIntervals()
+        #expect(onOwn.map(\.id) == [10, 1, 2, 11, 4, 3].map(Self.id))
+        #expect(onB == onOwn)
     }
 
     static func permutations(_ items: [Int]) -> [[Int]] {

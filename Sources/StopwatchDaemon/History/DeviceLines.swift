@@ -48,6 +48,15 @@ struct DeviceLines {
             case .interval(let interval): interval.endMs ?? 0
             }
         }
+
+        /// Its start and its id as a number (0 for none): what orders two heads that end
+        /// together, after their devices' ids (`HistoryStream.earliestHead`).
+        var startAndID: (start: Int64, id: UInt64) {
+            switch self {
+            case .plain(let plain, _): (plain.start, plain.id)
+            case .interval(let interval): (interval.startMs, CorrectionIndex.number(interval.id) ?? 0)
+            }
+        }
     }
 
     /// A month file being read.

@@ -166,7 +166,8 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         var open = ownMatches ? tail.filter { query.matches($0) && ($0.id.isEmpty || !index.corrects($0.id)) } : []
         for index in open.indices { open[index].device = journal.deviceName }
         open += peersOpen.filter { query.matches($0) && !index.corrects($0.id) }
-        open.sort { $0.startMs < $1.startMs }
+        // By start, then id: the same order on every device (not this device's first).
+        open.sort { ($0.startMs, $0.id) < ($1.startMs, $1.id) }
         self.tail = open[...]
         // By where the index keeps them: each interval is made as it is sent.
         let correctedMatching = index.moved { interval, device in
@@ -278,11 +279,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                 if let reply = takeReply() { putBack(ending(with: .end(failure), dropping: reply)) }
                 break
             }
-            var earliest: Int?
-            for index in devices.indices {
-                guard let head = devices[index].head else { continue }
-                if earliest.map({ head.end < devices[$0].head!.end }) ?? true { earliest = index }
-            }
+            let earliest = earliestHead()
             // A corrected or late one first when it ends no later (as within one device).
             if let moved = corrected.first, earliest.map({ moved.end <= devices[$0].head!.end }) ?? true {
                 corrected.removeFirst()
@@ -297,6 +294,36 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         // Nothing of this turn's may stay in the shared buffer.
         for index in devices.indices { devices[index].suspend() }
         continueAfterChange()
+    }
+
+    /// The device whose head is sent next: the one that ends first; of those that end
+    /// together, the one that starts first, then the one of the lesser device id, then of the
+    /// lesser interval id. Nothing in it depends on which device is this one: every device
+    /// reading the same files lists them in the same order.
+    private func earliestHead() -> Int? {
+        var earliest: Int?
+        var earliestEnd: Int64 = 0
+        for index in devices.indices {
+            guard let head = devices[index].head else { continue }
+            guard let best = earliest else {
+                earliest = index
+                earliestEnd = head.end
+                continue
+            }
+            if head.end != earliestEnd {
+                if head.end < earliestEnd {
+                    earliest = index
+                    earliestEnd = head.end
+                }
+                continue
+            }
+            // A tie (rare): the rest of the order, read only now.
+            guard let bestHead = devices[best].head else { continue }
+            let (start, id) = head.startAndID
+            let (bestStart, bestID) = bestHead.startAndID
+            if (start, devices[index].deviceID, id) < (bestStart, devices[best].deviceID, bestID) { earliest = index }
+        }
+        return earliest
     }
 
     /// Building goes on in a turn of its own; a reply complete is the connection's to pull.
