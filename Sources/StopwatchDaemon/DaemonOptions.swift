@@ -105,7 +105,7 @@ package struct DaemonOptions: Equatable, Sendable {
                                    directory)
           --history-devices N      other devices' folders read in the history folder
                                    at most; the rest are skipped and said in the
-                                   status (default 64)
+                                   status (default 64, at most 1024)
           --device-id ID           this device's id in the history folder, 32 hex
                                    digits (default: derived from /etc/machine-id)
           --device-name NAME       this device's name in histories (default: the host
@@ -159,7 +159,7 @@ package struct DaemonOptions: Equatable, Sendable {
             case "--hook-backlog", "--max-hooks-waiting": options.hookBacklog = try count(value(), for: name, maximum: 10_000_000)
             case "--history-memory": options.historyMemory = try size(value(), for: name, minimum: 64 * 1024)
             case "--history-days": options.historyDays = try count(value(), for: name, maximum: 1_000_000)
-            case "--history-devices": options.historyDevices = try count(value(), for: name, minimum: 0, maximum: 100_000)
+            case "--history-devices": options.historyDevices = try count(value(), for: name, minimum: 0, maximum: 1_024)
             case "--history-dir": options.historyDirectory = try nonEmpty(value(), for: name)
             case "--device-id":
                 let text = try value()

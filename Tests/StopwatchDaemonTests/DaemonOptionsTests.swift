@@ -5,6 +5,16 @@ import Testing
 
 @Suite("daemon command lines")
 struct DaemonOptionsTests {
+    @Test("--history-devices takes 0 to 1,024 other devices; more is refused, the maximum said")
+    func historyDevicesIsCapped() throws {
+        #expect(try DaemonOptions.parse(["--history-devices", "1024"]) == .run({ var expected = DaemonOptions(); expected.historyDevices = 1_024; return expected }()))
+        #expect(try DaemonOptions.parse(["--history-devices", "0"]) == .run({ var expected = DaemonOptions(); expected.historyDevices = 0; return expected }()))
+        #expect(throws: UsageError("--history-devices: '1025' is not a whole number from 0 to 1024")) {
+            try DaemonOptions.parse(["--history-devices", "1025"])
+        }
+        #expect(DaemonOptions.usage.contains("(default 64, at most 1024)"))
+    }
+
     @Test("daemon options")
     func daemonOptions() throws {
         guard case .run(let options) = try DaemonOptions.parse([

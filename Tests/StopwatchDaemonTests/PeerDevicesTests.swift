@@ -547,6 +547,22 @@ final class PeerDevicesTests {
         #expect(problem(f).contains("1 other device not read (--history-devices 1)"))
     }
 
+    @Test("A peer's 16 KiB read buffer is taken from the budget only once one of its months is opened: none for peers whose months cannot match")
+    func peerBufferTakenWhenAMonthOpens() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.peerB, Self.october, Self.line(10, "b", m, m + h))
+        try write(Self.peerC, Self.october, Self.line(20, "c", m, m + h))
+        let memory = HistoryMemory(limit: 32 * 1024 * 1024)
+        let f = fixture(memory: memory)
+        var before = -1
+        // No October month can hold an interval since November: no buffer.
+        let replies = f.historyReplies(["since_ms": .int(Self.earlyNovember)]) { before = f.queue.sync { memory.used } }
+        #expect(replies.count == 1 && before == 0)
+        // Every month read: both taken as their months opened, given back at their ends.
+        #expect(f.historyIntervals().map(\.id) == [10, 20].map(Self.id))
+        #expect(f.queue.sync { memory.used } == 0)
+    }
+
     @Test("A peer folder of garbage (2,000 empty files, a 24 MB month of one line): this device's intervals are served, the daemon's memory does not grow with it")
     func garbageKeepsMemoryBounded() throws {
         let m = Self.midOctober, h = Self.hour

@@ -10,9 +10,10 @@ import Varlink
 /// This device's months are read through the one buffer all streams share
 /// (`HistoryMemory.readBuffer`): a turn of the queue may not leave anything in it for the
 /// next, so `suspend()` rewinds to the first byte not taken (the line of a plain `head` is
-/// read again). Another device's are read through a small buffer of their own, counted in the
-/// budget by the stream, and never from a file the index has not learnt: their sizes are the
-/// whole lines `PeerDevices` learnt, so a torn last line is never read.
+/// read again). Another device's are read through a small buffer of their own, taken from the
+/// stream when the device's first month is opened and given back at its end (`giveBackBuffer`;
+/// counted in the budget by the stream), and never past the whole lines `PeerDevices` learnt
+/// (their sizes here), so a torn last line is never read.
 ///
 /// Not thread-safe: its stream's, on the server's queue.
 struct DeviceLines {
@@ -24,7 +25,8 @@ struct DeviceLines {
     /// `,"device":"<name>"}`: what ends a plain line copied into a reply.
     let deviceEnd: [UInt8]
     let isOwn: Bool
-    private let buffer: UnsafeMutableRawBufferPointer
+    /// Empty for another device until its first month is opened.
+    private var buffer: UnsafeMutableRawBufferPointer
     /// Whether `buffer` is the streams' shared one (this device's), rewound at each turn's end.
     private let isShared: Bool
     private var months: ArraySlice<(month: HistoryMonth, size: Int64)>
@@ -68,9 +70,11 @@ struct DeviceLines {
         var position = 0
     }
 
+    /// `buffer`: the streams' shared one (`isShared`), or nil: one of its own, asked for when
+    /// a month is opened (`advance`'s `takeBuffer`).
     init(
         deviceID: String, deviceName: String, isOwn: Bool, months: [(month: HistoryMonth, size: Int64)],
-        buffer: UnsafeMutableRawBufferPointer, isShared: Bool
+        buffer: UnsafeMutableRawBufferPointer?, isShared: Bool
     ) {
         self.deviceID = deviceID
         self.deviceName = deviceName
@@ -80,7 +84,7 @@ struct DeviceLines {
         self.deviceEnd = deviceEnd
         self.isOwn = isOwn
         self.months = months[...]
-        self.buffer = buffer
+        self.buffer = buffer ?? UnsafeMutableRawBufferPointer(start: nil, count: 0)
         self.isShared = isShared
     }
 
@@ -96,17 +100,36 @@ struct DeviceLines {
     }
 
     /// Reads until a head is found, every month is read, or about `limit` lines (or bytes / 64)
-    /// are; returns the work done (at least 1).
-    mutating func advance(_ query: HistoryQuery, _ journal: HistoryJournal, _ corrections: CorrectionIndex, atMost limit: Int) -> Int {
+    /// are; returns the work done (at least 1). `takeBuffer` gives a device without one its
+    /// read buffer, once a month of it is opened.
+    mutating func advance(
+        _ query: HistoryQuery, _ journal: HistoryJournal, _ corrections: CorrectionIndex, atMost limit: Int,
+        takeBuffer: () -> UnsafeMutableRawBufferPointer
+    ) -> Int {
         var work = 0
         while head == nil, !isAtEnd, failure == nil, work < limit {
-            if reading == nil, !openNextMonth(query, journal, corrections) {
-                isAtEnd = true
-                break
+            if reading == nil {
+                guard openNextMonth(query, journal, corrections) else {
+                    isAtEnd = true
+                    break
+                }
+                if buffer.count == 0 { buffer = takeBuffer() }
             }
             work += step(query, journal, corrections)
         }
         return max(work, 1)
+    }
+
+    /// Its own read buffer, given back (nil for the shared one, or none taken): at its end, or
+    /// as the stream goes. Any month being read is closed and its head dropped (it may lie in
+    /// the buffer).
+    mutating func giveBackBuffer() -> UnsafeMutableRawBufferPointer? {
+        guard !isShared, buffer.count > 0 else { return nil }
+        closeReading()
+        head = nil
+        let given = buffer
+        buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        return given
     }
 
     /// The turn ends: nothing is left in the shared buffer (see the type's comment).

@@ -144,6 +144,15 @@ final class HistoryMemory {
             memory.giveBack(self, bytes)
         }
 
+        /// Gives back `bytes` of what `takeFixed` counted (a buffer freed before the stream ends).
+        func giveBackFixed(_ bytes: Int) {
+            let given = min(bytes, fixed)
+            guard given > 0 else { return }
+            fixed -= given
+            memory.used -= given
+            memory.serve()
+        }
+
         /// Gives back what `takeFixed` counted.
         func giveBackFixed() {
             guard fixed > 0 else { return }

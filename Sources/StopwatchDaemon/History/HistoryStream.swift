@@ -12,9 +12,9 @@ import Varlink
 ///
 /// Cooperative, so that a history of millions of lines never holds the serving queue: each
 /// turn of the queue reads at most `linesPerTurn` lines (this device's through the one 64 KiB
-/// buffer all streams share, each peer's through a 16 KiB one of its own, counted in the
-/// budget while the stream lives) and then queues the next turn, so ticks and other clients
-/// are served between. The merge holds one line of each device at a time (its head).
+/// buffer all streams share, each peer's through a 16 KiB one of its own, taken when its
+/// first month is opened and given back at its end, counted in the budget meanwhile) and
+/// then queues the next turn, so ticks and other clients are served between. The merge holds one line of each device at a time (its head).
 ///
 /// Its memory is the daemon's `HistoryMemory` budget's: before it encodes a reply it asks
 /// for a grant, and it encodes matches straight into the reply until the reply is full (its
@@ -94,8 +94,6 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// phase of `state`: one device's lines may fill several replies, and one reply hold
     /// lines of several.
     private var devices: [DeviceLines] = []
-    /// The peers' read buffers, freed with the stream.
-    private var peerBuffers: [UnsafeMutableRawBufferPointer] = []
     /// Why the call fails once the lines before are sent (this device's history cannot be
     /// read: `HistoryJournal.readFailure`).
     private var failure: VarlinkError?
@@ -148,10 +146,9 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             for source in journal.peers.sources(device: nil) {
                 deviceNames[source.id] = source.name
                 guard query.matchesDevice(id: source.id, name: source.name), !source.months.isEmpty else { continue }
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: DeviceLines.peerBufferSize, alignment: 16)
-                peerBuffers.append(buffer)
+                // Its read buffer is taken when its first month is opened (`takePeerBuffer`).
                 devices.append(DeviceLines(
-                    deviceID: source.id, deviceName: source.name, isOwn: false, months: source.months, buffer: buffer, isShared: false
+                    deviceID: source.id, deviceName: source.name, isOwn: false, months: source.months, buffer: nil, isShared: false
                 ))
             }
             peersOpen = journal.peers.openIntervals(device: query.device, now: journal.wallClock.nowMilliseconds())
@@ -173,9 +170,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         let correctedMatching = index.moved { interval, device in
             query.matches(interval) && query.matchesDevice(id: device, name: names[device] ?? device)
         }
-        account.takeFixed(open.reduce(
-            correctedMatching.count * MemoryLayout<CorrectionIndex.Moved>.stride + peerBuffers.count * DeviceLines.peerBufferSize
-        ) {
+        account.takeFixed(open.reduce(correctedMatching.count * MemoryLayout<CorrectionIndex.Moved>.stride) {
             $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count + ($1.note?.utf8.count ?? 0) + $1.device.utf8.count
         })
         corrected = correctedMatching[...]
@@ -184,7 +179,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
 
     deinit {
         closeReading()
-        for buffer in peerBuffers { buffer.deallocate() }
+        for index in devices.indices { devices[index].giveBackBuffer()?.deallocate() }
         account.close()
     }
 
@@ -265,7 +260,12 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         merging: while lines < linesPerTurn, isBuilding {
             // Every device's next line, or its end: the merge needs them all.
             for index in devices.indices where devices[index].head == nil && !devices[index].isAtEnd {
-                lines += devices[index].advance(query, journal, corrections, atMost: linesPerTurn - lines)
+                lines += devices[index].advance(query, journal, corrections, atMost: linesPerTurn - lines) { takePeerBuffer() }
+                // A device read to its end holds no buffer any more.
+                if devices[index].isAtEnd, let buffer = devices[index].giveBackBuffer() {
+                    buffer.deallocate()
+                    account.giveBackFixed(DeviceLines.peerBufferSize)
+                }
                 if let failed = devices[index].failure {
                     failure = failed
                     closeReading()
@@ -372,6 +372,13 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         var shown = interval
         shown.device = deviceNames[device] ?? device
         add(shown)
+    }
+
+    /// A peer's read buffer, counted in the budget (`fixed`: never waits) until it is given
+    /// back at the device's end or with the stream.
+    private func takePeerBuffer() -> UnsafeMutableRawBufferPointer {
+        account.takeFixed(DeviceLines.peerBufferSize)
+        return UnsafeMutableRawBufferPointer.allocate(byteCount: DeviceLines.peerBufferSize, alignment: 16)
     }
 
     private func closeReading() {
