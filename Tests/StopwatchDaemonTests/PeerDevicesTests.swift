@@ -41,10 +41,11 @@ final class PeerDevicesTests {
 
     func fixture(
         limit: Int = 64, keepDays: Int? = nil, memory: HistoryMemory = HistoryMemory(limit: 32 * 1024 * 1024),
-        own: String = PeerDevicesTests.own, name: String = "laptop"
+        own: String = PeerDevicesTests.own, name: String = "laptop", batchSize: Int = 10_000
     ) -> StopwatchServiceFixture {
         StopwatchServiceFixture(
-            now: .seconds(100), historyDirectory: root + "/" + own, wallClock: ManualWallClock(Self.now), historyKeepDays: keepDays,
+            now: .seconds(100), historyDirectory: root + "/" + own, wallClock: ManualWallClock(Self.now), historyBatchSize: batchSize,
+            historyKeepDays: keepDays,
             historyMemory: memory, logged: logged, device: (own, name, root, limit)
         )
     }
@@ -147,6 +148,31 @@ final class PeerDevicesTests {
         #expect(zip(history, history.dropFirst()).allSatisfy { ($0.endMs ?? 0) <= ($1.endMs ?? 0) })
         // The amended interval keeps its device: the one that recorded it.
         #expect(history.first { $0.id == Self.id(1) }?.startMs == m + 6 * h)
+    }
+
+    @Test("Replies cut at the batch size hold, one after the other, the same merge of three devices as one reply: each device's next line is kept across replies and turns")
+    func mergeAcrossReplies() throws {
+        let m = Self.midOctober, h = Self.hour
+        /// 40 lines of `name`, an hour apart, each ending `offset` after the hour's third.
+        func lines(_ first: UInt64, _ name: String, offset: Int64) -> String {
+            (0..<40).map { index in
+                let start = m + Int64(index) * h + offset
+                return Self.line(first + UInt64(index), name, start, start + h / 3)
+            }.joined()
+        }
+        try write(Self.own, Self.october, lines(0x100, "a", offset: 0))
+        try write(Self.peerB, Self.october, lines(0x200, "b", offset: h / 4))
+        try write(Self.peerC, Self.october, lines(0x300, "c", offset: h / 2))
+        let whole = fixture().historyIntervals()
+        #expect(whole.count == 120)
+        #expect(whole.prefix(3).map(\.device) == ["laptop", Self.peerB, Self.peerC])
+        let replies = fixture(batchSize: 7).historyReplies()
+        let parts = replies.map { reply -> [Interval] in
+            guard case .array(let values)? = reply.parameters["intervals"] else { return [] }
+            return values.compactMap { try? Interval(json: $0) }
+        }
+        #expect(parts.count >= 18 && parts.allSatisfy { $0.count <= 7 })
+        #expect(Array(parts.joined()) == whole)
     }
 
     @Test("The correction rule across devices: every order in which the same files arrive gives the same history as all of them present at once")
