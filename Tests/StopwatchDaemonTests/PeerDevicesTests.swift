@@ -497,6 +497,22 @@ final class PeerDevicesTests {
         #expect(f.error("History", ["device": .int(1)]) == "org.varlink.service.InvalidParameter")
     }
 
+    @Test("Two devices of one name: the name filter takes both (corrected and open intervals too), each id only its own")
+    func deviceFilterWithSharedName() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        try named(Self.peerB, "desk")
+        try named(Self.peerC, "desk")
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
+        // C amends B's interval (shown under B) and counts one of its own.
+        try write(Self.peerC, Self.october, Self.line(20, "c", m + 2 * h, m + 3 * h) + Self.amend(200, made: Self.now, 10, "b", m + 4 * h, m + 5 * h))
+        try write(Self.peerC, PeerDevices.openFileName, #"{"intervals":[{"id":"\#(Self.id(21))","name":"c","start_ms":\#(Self.now - h),"elapsed_ms":\#(h)}]}"#)
+        let f = fixture()
+        #expect(f.historyIntervals(["device": .string("desk")]).map(\.id) == [20, 10, 21].map(Self.id))
+        #expect(f.historyIntervals(["device": .string(Self.peerB)]).map(\.id) == [Self.id(10)])
+        #expect(f.historyIntervals(["device": .string(Self.peerC)]).map(\.id) == [20, 21].map(Self.id))
+    }
+
     @Test("open.json: written in this device's folder at every start and stop; a peer's counting intervals shown from theirs, without an end, after the ended ones; one too large skipped")
     func openIntervals() throws {
         let m = Self.midOctober, h = Self.hour
