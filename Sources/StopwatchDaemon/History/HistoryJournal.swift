@@ -93,6 +93,8 @@ final class HistoryJournal: @unchecked Sendable {
     /// The bytes of `open.json` last written (`writeOpenIntervals`), and whether writing it fails.
     var openIntervalsWritten: [UInt8]?
     var openIntervalsFailing = false
+    /// What `Devices` counted of each device's months (`DeviceSummaries`).
+    var deviceSummaries = DeviceSummaries()
 
     // Upkeep's.
     var pruneTimer: (any DispatchSourceTimer)?
