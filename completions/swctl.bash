@@ -258,13 +258,13 @@ _stopwatchd()
         --allow-group) _swctl_reply -g; return ;;
         --log-level) _swctl_reply -W "debug info notice warning error"; return ;;
         # A duration or a number: nothing to offer.
-        --tick | --max-* | --hook-backlog | --history-memory | --history-days | --exit-idle | --message-timeout | --write-timeout | --idle-timeout | --hook-timeout) return ;;
+        --tick | --max-* | --hook-backlog | --history-memory | --history-days | --history-devices | --exit-idle | --message-timeout | --write-timeout | --idle-timeout | --hook-timeout) return ;;
     esac
     [[ $cur == -* ]] && _swctl_reply -W "--socket --state-dir --tick --allow-group --log-level
         --max-connections --max-connections-per-user --max-stopwatches --max-laps
         --max-message-size --max-pending-events --message-timeout --write-timeout
         --idle-timeout --hook-dir --hook-timeout --max-hooks-running --hook-backlog
-        --history-memory --history-days --history-dir --device-id --device-name --exit-idle --help --version"
+        --history-memory --history-days --history-devices --history-dir --device-id --device-name --exit-idle --help --version"
 }
 
 complete -F _swctl swctl

@@ -192,6 +192,7 @@ complete -c stopwatchd -l hook-timeout -x -d 'time a hook may run before SIGTERM
 complete -c stopwatchd -l max-hooks-running -x -d 'hooks running at once'
 complete -c stopwatchd -l hook-backlog -x -d 'hook runs waiting to start, kept on disk'
 complete -c stopwatchd -l history-memory -x -d 'memory all history streams may hold together'
+complete -c stopwatchd -l history-devices -x -d "other devices' folders read at most"
 complete -c stopwatchd -l history-days -x -d 'days of history kept'
 complete -c stopwatchd -l history-dir -x -a '(__fish_complete_directories)' -d 'the history folder, one a file-sync tool may share'
 complete -c stopwatchd -l device-id -x -d "this device's id in the history folder, 32 hex digits"
