@@ -66,7 +66,8 @@ package struct SwctlInvocation: Equatable, Sendable {
                            latest of all, with or without NAME and --until), with its
                            id's first 8 digits, its note and, when more than one
                            device has history, its device
-          report [--since WHEN] [--until WHEN] [--by name|day|device] [--device DEVICE] [--csv]
+          report [--since WHEN] [--until WHEN] [--by name|day|device]
+                 [--device DEVICE] [--csv]
                            time per name (longest first), or per day or device and
                            name, with totals; intervals are clipped to the range
           track NAME FROM TO [--note TEXT]
