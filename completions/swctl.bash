@@ -163,15 +163,15 @@ _swctl()
             return
             ;;
         --by)
-            _swctl_reply -W "name day"
+            _swctl_reply -W "name day device"
             return
             ;;
         --since | --until | --at | --start | --end)
             _swctl_reply -W "now today yesterday monday tuesday wednesday thursday friday saturday sunday"
             return
             ;;
-        # A duration, a note or amend's new name: nothing to offer.
-        --timeout | --note | --name) return ;;
+        # A duration, a note, amend's new name or a device: nothing to offer.
+        --timeout | --note | --name | --device) return ;;
     esac
 
     # What the line already has. Options may come before or after the command.
@@ -212,7 +212,7 @@ _swctl()
                 timeout=1
                 ;;
             --timeout=*) timeout=1 ;;
-            --since | --until | --by | --at | --note | --name | --start | --end) i=$((i + 1)) ;;
+            --since | --until | --by | --device | --at | --note | --name | --start | --end) i=$((i + 1)) ;;
         esac
     done
 
@@ -224,7 +224,7 @@ _swctl()
         [[ $command == timer ]] && ((!timer_option)) && options+=" --keep --off"
         [[ $command == wait ]] && ((!for)) && options+=" --for"
         [[ $command == wait ]] && ((!timeout)) && options+=" --timeout"
-        [[ $command == log || $command == report ]] && options+=" --since --until --csv"
+        [[ $command == log || $command == report ]] && options+=" --since --until --device --csv"
         [[ $command == report ]] && options+=" --by"
         [[ $command == start || $command == stop || $command == toggle ]] && options+=" --at"
         [[ $command == start || $command == toggle || $command == track || $command == amend ]] && options+=" --note"
@@ -232,7 +232,7 @@ _swctl()
         [[ $command == skip-sleep ]] && ((!timer_option)) && options+=" --off"
         _swctl_reply -W "$options"
     elif [[ -z $command ]]; then
-        _swctl_reply -W "start stop toggle reset lap status list remove timer skip-sleep wait watch log report track amend delete undo bridge"
+        _swctl_reply -W "start stop toggle reset lap status list remove timer skip-sleep wait watch log report track amend delete undo devices bridge"
     elif ((names == 0)); then
         # timer's first word may be a NAME or the DURATION: names are offered all the same.
         case $command in
@@ -258,13 +258,13 @@ _stopwatchd()
         --allow-group) _swctl_reply -g; return ;;
         --log-level) _swctl_reply -W "debug info notice warning error"; return ;;
         # A duration or a number: nothing to offer.
-        --tick | --max-* | --hook-backlog | --history-memory | --history-days | --exit-idle | --message-timeout | --write-timeout | --idle-timeout | --hook-timeout) return ;;
+        --tick | --max-* | --hook-backlog | --history-memory | --history-days | --history-devices | --exit-idle | --message-timeout | --write-timeout | --idle-timeout | --hook-timeout) return ;;
     esac
     [[ $cur == -* ]] && _swctl_reply -W "--socket --state-dir --tick --allow-group --log-level
         --max-connections --max-connections-per-user --max-stopwatches --max-laps
         --max-message-size --max-pending-events --message-timeout --write-timeout
         --idle-timeout --hook-dir --hook-timeout --max-hooks-running --hook-backlog
-        --history-memory --history-days --history-dir --device-id --device-name --exit-idle --help --version"
+        --history-memory --history-days --history-devices --history-dir --device-id --device-name --exit-idle --help --version"
 }
 
 complete -F _swctl swctl

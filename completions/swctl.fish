@@ -10,7 +10,7 @@ function __swctl_args
     for w in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
-        else if contains -- $w --socket --host --format -f --for --timeout --since --until --by --at --note --name --start --end
+        else if contains -- $w --socket --host --format -f --for --timeout --since --until --by --device --at --note --name --start --end
             set skip 1
         else if not string match -q -- '-*' $w
             echo $w
@@ -98,7 +98,7 @@ end
 # their options (fish asks the option's condition for its value too).
 function __swctl_history_option_wanted
     set -l words (commandline -opc)
-    contains -- $words[-1] --since --until --by; and return
+    contains -- $words[-1] --since --until --by --device; and return
     set -l args (__swctl_args); or return
     if set -q argv[1]
         test "$args[1]" = $argv[1]
@@ -134,11 +134,12 @@ complete -c swctl -n __swctl_needs_command -a skip-sleep -d 'count only time awa
 complete -c swctl -n __swctl_needs_command -a wait -d 'block until a countdown expires, it stops, or it changes'
 complete -c swctl -n __swctl_needs_command -a watch -d 'print each update'
 complete -c swctl -n __swctl_needs_command -a log -d 'print the counting intervals'
-complete -c swctl -n __swctl_needs_command -a report -d 'time per name, or per day and name'
+complete -c swctl -n __swctl_needs_command -a report -d 'time per name, or per day or device and name'
 complete -c swctl -n __swctl_needs_command -a track -d 'add an interval to the history'
 complete -c swctl -n __swctl_needs_command -a amend -d 'correct an ended interval'
 complete -c swctl -n __swctl_needs_command -a delete -d 'remove an ended interval from the history'
 complete -c swctl -n __swctl_needs_command -a undo -d 'take back the latest track, amend or delete'
+complete -c swctl -n __swctl_needs_command -a devices -d 'the devices whose history the daemon reads'
 complete -c swctl -n __swctl_needs_command -a bridge -d 'relay standard input and output to the daemon (ssh HOST swctl bridge)'
 complete -c swctl -n __swctl_needs_name -a '(__swctl_names)' -d stopwatch
 # INTERVAL: ids are not completed (they are read off 'swctl log'); @1 is the latest.
@@ -160,7 +161,8 @@ complete -c swctl -n '__swctl_wait_option_wanted --for' -l for -x -a 'expired st
 complete -c swctl -n '__swctl_history_option_wanted' -l since -x -a 'now today yesterday monday tuesday wednesday thursday friday saturday sunday' -d 'from WHEN'
 complete -c swctl -n '__swctl_history_option_wanted' -l until -x -a 'now today yesterday monday tuesday wednesday thursday friday saturday sunday' -d 'until WHEN'
 complete -c swctl -n '__swctl_history_option_wanted' -l csv -d 'CSV with a header row'
-complete -c swctl -n '__swctl_history_option_wanted report' -l by -x -a 'name day' -d 'totals per name or per day and name'
+complete -c swctl -n '__swctl_history_option_wanted' -l device -x -d 'only the intervals of DEVICE (its name or id)'
+complete -c swctl -n '__swctl_history_option_wanted report' -l by -x -a 'name day device' -d 'totals per name, or per day or device and name'
 complete -c swctl -n '__swctl_wait_option_wanted --timeout' -l timeout -x -d 'give up after DURATION (exit 124)'
 set -l __swctl_when 'now today yesterday monday tuesday wednesday thursday friday saturday sunday'
 complete -c swctl -n '__swctl_command_in start stop toggle' -l at -x -a $__swctl_when -d 'it happened then (09:05, 10m)'
@@ -190,6 +192,7 @@ complete -c stopwatchd -l hook-timeout -x -d 'time a hook may run before SIGTERM
 complete -c stopwatchd -l max-hooks-running -x -d 'hooks running at once'
 complete -c stopwatchd -l hook-backlog -x -d 'hook runs waiting to start, kept on disk'
 complete -c stopwatchd -l history-memory -x -d 'memory all history streams may hold together'
+complete -c stopwatchd -l history-devices -x -d "other devices' folders read at most"
 complete -c stopwatchd -l history-days -x -d 'days of history kept'
 complete -c stopwatchd -l history-dir -x -a '(__fish_complete_directories)' -d 'the history folder, one a file-sync tool may share'
 complete -c stopwatchd -l device-id -x -d "this device's id in the history folder, 32 hex digits"

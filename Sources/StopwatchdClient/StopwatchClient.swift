@@ -135,12 +135,25 @@ public struct StopwatchClient: Sendable {
     /// stopwatch, removed ones included: a stream of batches read with `next()`, so memory
     /// holds one batch, not the history. A daemon that predates history refuses with
     /// `org.varlink.service.MethodNotFound`.
-    public func history(_ name: String? = nil, since: Int64? = nil, until: Int64? = nil) throws(ClientError) -> HistoryStream {
+    ///
+    /// `device`: only the intervals of the device of that name or id (`devices()`). A daemon
+    /// that predates devices would ignore it: it is sent only once `Devices` answers (one call
+    /// more, on the same connection), and `daemonTooOld(feature: "--device")` thrown otherwise.
+    public func history(_ name: String? = nil, since: Int64? = nil, until: Int64? = nil, device: String? = nil) throws(ClientError) -> HistoryStream {
         let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
         var parameters = JSONObject()
         if let name { parameters["name"] = .string(name) }
         if let since { parameters["since_ms"] = .int(since) }
         if let until { parameters["until_ms"] = .int(until) }
+        if let device {
+            do {
+                _ = try Self.devices(on: connection, feature: "--device")
+            } catch {
+                connection.close()
+                throw error
+            }
+            parameters["device"] = .string(device)
+        }
         do {
             try connection.send(VarlinkCall(method: "io.stopwatchd.History", parameters: parameters, more: true))
         } catch {
@@ -190,6 +203,39 @@ public struct StopwatchClient: Sendable {
             throw .protocolViolation("Undo replied without what it undid (track, amend or delete)")
         }
         return (interval, undone)
+    }
+
+    /// The devices whose history the daemon reads (SPEC §3 `Devices`): its own (`this`) first,
+    /// then those whose folders a sync tool brought. A daemon that predates devices refuses
+    /// with `org.varlink.service.MethodNotFound`.
+    public func devices() throws(ClientError) -> [Device] {
+        let connection = try VarlinkConnection(endpoint: endpoint, timeout: timeout)
+        defer { connection.close() }
+        return try Self.devices(on: connection, feature: nil)
+    }
+
+    /// `Devices` on `connection`; with `feature`, a daemon that has no `Devices` (or no
+    /// `io.stopwatchd`'s `Devices` parameters) is `daemonTooOld(feature)`.
+    private static func devices(on connection: VarlinkConnection, feature: String?) throws(ClientError) -> [Device] {
+        let reply: JSONObject
+        do {
+            reply = try connection.call(VarlinkCall(method: "io.stopwatchd.Devices"))
+        } catch {
+            if let feature, case .refused(let name, _) = error, name == VarlinkError.methodNotFound("").name {
+                throw .daemonTooOld(feature: feature)
+            }
+            throw error
+        }
+        guard case .array(let items)? = reply["devices"] else { throw .protocolViolation("Devices replied without devices") }
+        var devices: [Device] = []
+        for item in items {
+            do {
+                devices.append(try Device(json: item))
+            } catch {
+                throw .protocolViolation(error.reason)
+            }
+        }
+        return devices
     }
 
     /// Calls any method and returns the reply's parameters.

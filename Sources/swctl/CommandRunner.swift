@@ -97,6 +97,12 @@ struct CommandRunner {
             } else {
                 Output.line(CorrectionText.undone(undone, interval))
             }
+        case .devices:
+            do {
+                HistoryPrinter.devices(try client.devices(), json: invocation.json)
+            } catch .refused(let errorName, _) where errorName == VarlinkError.methodNotFound("").name {
+                throw .daemonTooOld(feature: "devices")
+            }
         case .bridge:
             // Bytes both ways, and no calls, to the socket here: `bridge` takes no `--host`,
             // and `$STOPWATCHD_HOST` is not for it (`SwctlInvocation.remoteHost`).

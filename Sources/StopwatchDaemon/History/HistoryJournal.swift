@@ -98,6 +98,8 @@ final class HistoryJournal: @unchecked Sendable {
     /// writing it fails.
     var openIntervalsWritten: [UInt8]?
     var openIntervalsFailing = false
+    /// What `Devices` counted of each device's months (`DeviceSummaries`).
+    var deviceSummaries = DeviceSummaries()
 
     // Upkeep's.
     var pruneTimer: (any DispatchSourceTimer)?

@@ -122,7 +122,7 @@ final class PeerDevices {
 
     private let ownID: String
     private let limit: Int
-    private let openRoot: (() throws(Errno) -> DirectoryDescriptor)?
+    let openRoot: (() throws(Errno) -> DirectoryDescriptor)?
     private let logger: Logger
     private(set) var peers: [String: Peer] = [:]
     /// Peers beyond `limit` at the last look: not read.

@@ -137,6 +137,10 @@ final class StopwatchService {
             "Amend": { call throws(VarlinkError) in try self.corrections(call).amend(call) },
             "Delete": { call throws(VarlinkError) in try self.corrections(call).delete(call) },
             "Undo": { call throws(VarlinkError) in try self.corrections(call).undo(call) },
+            "Devices": { call throws(VarlinkError) in
+                guard let history = self.history else { throw .methodNotFound(call.method) }
+                return .reply(["devices": .array(try history.devices().map(\.json))])
+            },
         ])
     }
 

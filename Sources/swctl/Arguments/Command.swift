@@ -30,13 +30,15 @@ package enum Command: Equatable, Sendable {
     case amend(IntervalReference, IntervalChanges)
     case delete(IntervalReference)
     case undo
+    /// `devices`: every device whose history the daemon reads.
+    case devices
     case bridge
 
     /// The commands as written, in the order the usage lists them.
     package enum Word: String, CaseIterable, Sendable {
         case start, stop, toggle, reset, lap, status, list, remove, timer
         case skipSleep = "skip-sleep"
-        case wait, watch, log, report, track, amend, delete, undo, bridge
+        case wait, watch, log, report, track, amend, delete, undo, devices, bridge
     }
 
     /// The command `word` names, with the words after it (its NAME, and `timer`'s DURATION)
@@ -89,6 +91,9 @@ package enum Command: Equatable, Sendable {
         case .undo:
             guard words.isEmpty else { throw UsageError("undo takes nothing: it takes back the latest track, amend or delete") }
             self = .undo
+        case .devices:
+            guard words.isEmpty else { throw UsageError("devices takes nothing: it lists every device whose history the daemon reads") }
+            self = .devices
         case .wait: self = .wait(name: try name(), for: options.waitFor, timeout: options.waitTimeout)
         case .watch: self = .watch(name: try name(), format: options.format ?? (options.json ? .json : .plain))
         case .log: self = .log(name: try name(), options.historyRange, options.historyFormat)
@@ -168,14 +173,17 @@ package struct IntervalChanges: Equatable, Sendable {
     }
 }
 
-/// `log`/`report --since`, `--until`: nil leaves that end of the history open.
+/// `log`/`report --since`, `--until`: nil leaves that end of the history open; `--device`:
+/// only that device's intervals (its name or id; nil: every device's).
 package struct HistoryRange: Equatable, Sendable {
     package var since: When?
     package var until: When?
+    package var device: String?
 
-    package init(since: When? = nil, until: When? = nil) {
+    package init(since: When? = nil, until: When? = nil, device: String? = nil) {
         self.since = since
         self.until = until
+        self.device = device
     }
 }
 
@@ -184,9 +192,9 @@ package enum HistoryFormat: Equatable, Sendable {
     case text, csv, json
 }
 
-/// `report --by`: totals per name, or per local day and name.
+/// `report --by`: totals per name, per local day and name, or per device and name.
 package enum ReportGrouping: String, CaseIterable, Sendable {
-    case name, day
+    case name, day, device
 }
 
 /// The options of a command line, as read, in any order and before the command is known;
@@ -204,6 +212,8 @@ struct CommandLineOptions {
     var until: When?
     var grouping: ReportGrouping?
     var csv = false
+    /// `log`/`report --device`.
+    var device: String?
     var at: When?
     var note: String?
     /// `amend --name`.
@@ -229,14 +239,14 @@ struct CommandLineOptions {
         // Not a `Set`: `Set<Command.Word>`'s metadata and the search for its `Hashable`
         // conformance would be paid by every swctl at start (docs/PERFORMANCE.md).
         let isHistory = word == .log || word == .report
-        if since != nil || until != nil || csv, !isHistory {
-            throw UsageError("--since, --until and --csv go with log and report")
+        if since != nil || until != nil || csv || device != nil, !isHistory {
+            throw UsageError("--since, --until, --device and --csv go with log and report")
         }
         if grouping != nil, word != .report { throw UsageError("--by goes with report") }
         if csv, json { throw UsageError("use either --csv or --json, not both") }
     }
 
-    var historyRange: HistoryRange { HistoryRange(since: since, until: until) }
+    var historyRange: HistoryRange { HistoryRange(since: since, until: until, device: device) }
 
     /// `--csv` and `--json` are refused together (`check`).
     var historyFormat: HistoryFormat { csv ? .csv : json ? .json : .text }

@@ -59,15 +59,17 @@ package struct SwctlInvocation: Equatable, Sendable {
           watch [NAME] [--format plain|json|waybar|i3blocks|polybar|'TEMPLATE']
                            print each update; TEMPLATE uses {name} {state} {elapsed}
                            {elapsed_ms} {laps} {last_lap} {remaining} {target} {note}
-          log [NAME] [--since WHEN] [--until WHEN] [--csv]
+          log [NAME] [--since WHEN] [--until WHEN] [--device DEVICE] [--csv]
                            the counting intervals (all stopwatches without NAME), in
                            the order they ended, those still counting last; each
                            ended one numbered @N as amend and delete take it (@1 the
                            latest of all, with or without NAME and --until), with its
-                           id's first 8 digits and its note
-          report [--since WHEN] [--until WHEN] [--by name|day] [--csv]
-                           time per name (longest first), or per day and name,
-                           with totals; intervals are clipped to the range
+                           id's first 8 digits, its note and, when more than one
+                           device has history, its device
+          report [--since WHEN] [--until WHEN] [--by name|day|device]
+                 [--device DEVICE] [--csv]
+                           time per name (longest first), or per day or device and
+                           name, with totals; intervals are clipped to the range
           track NAME FROM TO [--note TEXT]
                            add an interval of NAME from FROM to TO (WHENs) to the history
           amend INTERVAL [--name NAME] [--start WHEN] [--end WHEN] [--note TEXT]
@@ -76,6 +78,9 @@ package struct SwctlInvocation: Equatable, Sendable {
           delete INTERVAL  remove an ended interval from the history
           undo             take back the latest track, amend or delete (again: the one
                            before it)
+          devices          the devices whose history the daemon reads (itself, and
+                           those a sync tool brought): name, id, intervals, latest
+                           end, last change of its folder
           bridge           relay standard input to the daemon's socket and the socket to
                            standard output (for 'ssh HOST swctl bridge': --host, and
                            varlink clients that speak through a command)
@@ -102,7 +107,11 @@ package struct SwctlInvocation: Equatable, Sendable {
                            (1 to 1024 characters, one line)
           --name NAME, --start WHEN, --end WHEN
                            with amend: the interval's new name, start, end
-          --by name|day    with report: totals per name (default) or per day and name
+          --by name|day|device
+                           with report: totals per name (default), or per day or
+                           device and name
+          --device DEVICE  with log and report: only the intervals of DEVICE (its
+                           name or id, as devices lists them)
           --csv            with log and report: CSV with a header row
           --keep, --off    with timer: keep counting / clear the target; --off with
                            skip-sleep: count time in suspend again
@@ -194,10 +203,16 @@ package struct SwctlInvocation: Equatable, Sendable {
             case "--by":
                 let word = try value()
                 guard let value = ReportGrouping(rawValue: word) else {
-                    throw UsageError("--by takes name or day, not '\(word)'")
+                    throw UsageError("--by takes name, day or device, not '\(word)'")
                 }
                 options.grouping = value
             case "--csv": options.csv = true
+            case "--device":
+                let text = try value()
+                guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
+                    throw UsageError("--device takes a device's name or id, as 'swctl devices' lists them")
+                }
+                options.device = text
             case "--at", "--start", "--end":
                 let text = try value()
                 guard let when = When(text) else {

@@ -13,26 +13,72 @@ struct HistoryPrinter {
 
     /// `log`: the intervals of `name` (nil: of every stopwatch). The table is numbered as
     /// `@N` resolves (`LogTable`); CSV and JSON are the intervals alone, as they come.
+    ///
+    /// The table asks `Devices` once: a DEVICE column when more than one device has history,
+    /// and `--device` given as an id compared by the name it has (the table filters the
+    /// unfiltered history itself, to number it). A daemon without `Devices` (of an earlier
+    /// release) gets the column when the rows span several devices, and `--device` is too new
+    /// for it.
     func log(_ name: String?) throws(ClientError) {
         let bounds = try resolvedRange()
         guard format == .text else {
-            let stream = try client.history(name, since: bounds.since, until: bounds.until)
+            let stream = try client.history(name, since: bounds.since, until: bounds.until, device: range.device)
             defer { stream.close() }
             try intervals(stream, json: format == .json)
             return
         }
-        try LogTable(numbering: LogNumbering(name: name, until: bounds.until)).print(
+        let devices: [Device]?
+        do {
+            devices = try client.devices()
+        } catch .refused(let errorName, _) where errorName == VarlinkError.methodNotFound("").name {
+            guard range.device == nil else { throw .daemonTooOld(feature: "--device") }
+            devices = nil
+        }
+        let device = range.device.map { DevicesText.name(of: $0, among: devices ?? []) }
+        try LogTable(
+            numbering: LogNumbering(name: name, until: bounds.until, device: device),
+            deviceColumn: devices.map(DevicesText.severalHaveHistory)
+        ).print(
             open: { () throws(ClientError) in HistoryReading(try client.history(nil, since: bounds.since)) },
             write: Output.write, warn: Diagnostics.warn
         )
     }
 
+    /// `devices`: the table, or with `--json` the `Device` objects as a JSON array.
+    static func devices(_ devices: [Device], json: Bool) {
+        if json {
+            Output.line(devices.isEmpty ? "[]" : "[\n" + devices.map(\.json.text).joined(separator: ",\n") + "\n]")
+        } else {
+            DevicesText.table(devices).forEach(Output.line)
+        }
+    }
+
     /// `report`: every stopwatch's time in the range, added up.
     func report(by grouping: ReportGrouping) throws(ClientError) {
         let bounds = try resolvedRange()
-        let stream = try client.history(nil, since: bounds.since, until: bounds.until)
+        let stream = try client.history(nil, since: bounds.since, until: bounds.until, device: range.device)
         defer { stream.close() }
+        guard grouping != .device else {
+            try reportByDevice(stream, since: bounds.since, until: bounds.until, now: bounds.now)
+            return
+        }
         try report(stream, byDay: grouping == .day, since: bounds.since, until: bounds.until, now: bounds.now)
+    }
+
+    /// `report --by device`: whole intervals (`next()`), for their device, which the times of
+    /// the plain path (`nextTimes()`) do not carry.
+    private func reportByDevice(_ stream: HistoryStream, since: Int64?, until: Int64?, now: Int64) throws(ClientError) {
+        var aggregator = ReportAggregator(since: since, until: until, now: now, byDay: false)
+        while let batch = try stream.next() {
+            for interval in batch { aggregator.add(byDevice: interval) }
+        }
+        let totals = aggregator.totals
+        let lines = switch format {
+        case .json: [ReportText.jsonByDevice(totals, since: since, until: until).text]
+        case .csv: ReportText.csvByDevice(totals)
+        case .text: ReportText.humanByDevice(totals, bars: FileDescriptor.standardOutput.isTerminal)
+        }
+        Output.write(lines.map { $0 + "\n" }.joined())
     }
 
     /// `--since` and `--until` as instants against the wall clock now (and the time zone

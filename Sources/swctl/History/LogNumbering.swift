@@ -15,10 +15,14 @@ package struct LogNumbering {
     package let name: String?
     /// `--until`: intervals that began at or after it are not shown.
     package let until: Int64?
+    /// `--device`: the name of the device whose intervals are shown (nil: all), compared by
+    /// bytes (`DevicesText.name(of:among:)` turns an id into it).
+    package let device: String?
 
-    package init(name: String?, until: Int64?) {
+    package init(name: String?, until: Int64?, device: String? = nil) {
         self.name = name
         self.until = until
+        self.device = device
     }
 
     /// Whether the table shows `interval` (what `History` with `name` and `until` returns
@@ -26,6 +30,7 @@ package struct LogNumbering {
     package func shows(_ interval: Interval) -> Bool {
         if let name, !interval.name.utf8.elementsEqual(name.utf8) { return false }
         if let until, interval.startMs >= until { return false }
+        if let device, !interval.device.utf8.elementsEqual(device.utf8) { return false }
         return true
     }
 
@@ -41,6 +46,9 @@ package struct LogNumbering {
         /// The first device seen, and whether another was.
         var device: String?
         var devices = false
+        /// Whether the table has a DEVICE column: as the daemon's `Devices` says (more than
+        /// one device has history); nil (a daemon without it): when the rows span several.
+        package var deviceColumn: Bool?
         /// The rows shown so far, each with its place among the ended intervals (1: the
         /// first read; nil for one still counting); nil once there were more than `keptRows`.
         package internal(set) var rows: [(interval: Interval, place: Int?)]? = []
@@ -64,7 +72,7 @@ package struct LogNumbering {
         package var layout: LogText.Layout {
             LogText.Layout(
                 numberWidth: max(1, "@\(ended)".count), nameWidth: nameWidth,
-                deviceWidth: devices ? max(deviceWidth, "DEVICE".count) : 0, notes: notes
+                deviceWidth: (deviceColumn ?? devices) ? max(deviceWidth, "DEVICE".count) : 0, notes: notes
             )
         }
     }

@@ -8,10 +8,14 @@ package struct LogTable {
     package let numbering: LogNumbering
     /// The most rows the first reading keeps (past that, a second reading prints them).
     package let keptRows: Int
+    /// Whether to show the DEVICE column (more than one device has history); nil: when the
+    /// rows span several devices (`LogNumbering.Survey.deviceColumn`).
+    package let deviceColumn: Bool?
 
-    package init(numbering: LogNumbering, keptRows: Int = 10_000) {
+    package init(numbering: LogNumbering, keptRows: Int = 10_000, deviceColumn: Bool? = nil) {
         self.numbering = numbering
         self.keptRows = keptRows
+        self.deviceColumn = deviceColumn
     }
 
     /// What a second reading that counted other ended intervals than the first says on
@@ -25,6 +29,7 @@ package struct LogTable {
         open: () throws(ClientError) -> HistoryReading, write: (String) -> Void, warn: (String) -> Void
     ) throws(ClientError) {
         var survey = LogNumbering.Survey(keptRows: keptRows)
+        survey.deviceColumn = deviceColumn
         do {
             let first = try open()
             defer { first.close() }

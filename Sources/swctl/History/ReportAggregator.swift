@@ -40,6 +40,13 @@ package struct ReportAggregator {
     /// The days the splitting stepped through so far, each costing a local midnight or
     /// two (`mktime`): what skipping days with nothing counted bounds.
     private(set) var daysWalked = 0
+    /// By device (`add(byDevice:)`, `--by device`): the devices met, by slot, and per device
+    /// slot the time per name slot. The plain path (`add(slot:…)`) names no device.
+    private var devices: [String] = []
+    private var deviceSlots: [StopwatchKey: Int] = [:]
+    private var perDevice: [Int: [Int: Int64]] = [:]
+    /// The device slot of the interval being added by device; nil on the plain path.
+    private var currentDevice: Int?
 
     package init(since: Int64?, until: Int64?, now: Int64, byDay: Bool) {
         self.since = since
@@ -60,6 +67,23 @@ package struct ReportAggregator {
 
     package mutating func add(_ interval: Interval) {
         add(slot: slot(for: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs)
+    }
+
+    /// Adds `interval` as `add(_:)` does, and to its device's totals (`ReportTotals.devices`).
+    /// Devices are compared by their names' bytes, as names are.
+    package mutating func add(byDevice interval: Interval) {
+        let key = StopwatchKey(interval.device)
+        let device: Int
+        if let slot = deviceSlots[key] {
+            device = slot
+        } else {
+            devices.append(interval.device)
+            device = devices.count - 1
+            deviceSlots[key] = device
+        }
+        currentDevice = device
+        defer { currentDevice = nil }
+        add(interval)
     }
 
     /// Adds an interval of the name in `slot` (from `slot(for:)`): from `startMs` to `endMs`
@@ -134,7 +158,15 @@ package struct ReportAggregator {
             let index = perDay.keys.filter { $0 <= firstDay }.count
             days.insert(ReportTotals.Day(day: label, names: rows, total: Self.sum(rows), spansDays: true), at: index)
         }
-        return ReportTotals(names: names, days: days, total: Self.sum(names))
+        var groups: [ReportTotals.Group] = []
+        for (device, names) in perDevice {
+            let rows = rows(names)
+            groups.append(ReportTotals.Group(device: devices[device], names: rows, total: Self.sum(rows)))
+        }
+        groups.sort { lhs, rhs in
+            lhs.total != rhs.total ? lhs.total > rhs.total : lhs.device.utf8.lexicographicallyPrecedes(rhs.device.utf8)
+        }
+        return ReportTotals(names: names, days: days, total: Self.sum(names), devices: groups)
     }
 
     private static func dayText(_ instant: Int64) -> String {
@@ -143,6 +175,7 @@ package struct ReportAggregator {
 
     private mutating func record(_ key: Int, _ milliseconds: Int64, on instant: Int64) {
         perName[key] = Self.add(perName[key] ?? 0, milliseconds)
+        if let currentDevice { Self.accumulate(&perDevice[currentDevice, default: [:]][key, default: 0], milliseconds) }
         guard byDay, let day = LocalTime.startOfDay(instant) else { return }
         Self.accumulate(&perDay[day, default: [:]][key, default: 0], milliseconds)
     }

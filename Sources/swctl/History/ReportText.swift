@@ -25,30 +25,50 @@ package enum ReportText {
     }
 
     private static func humanByDay(_ totals: ReportTotals, bars: Bool) -> [String] {
-        // A row of days (`1970-01-01/9999-12-31`) widens the column.
-        let dayWidth = ([10] + totals.days.map(\.day.count)).max() ?? 10
-        let width = ([5] + totals.days.flatMap { $0.names.map { LogText.width($0.name) } }).max() ?? 5
+        // A row of days (`1970-01-01/9999-12-31`) widens the column; the chart is of days: a
+        // row of years of time would flatten it.
+        let groups = totals.days.map { (label: $0.day, names: $0.names, total: $0.total, charted: !$0.spansDays) }
+        return humanByGroup(groups, header: "DAY", minimumWidth: 10, total: totals.total, bars: bars)
+    }
+
+    /// `--by device`: per device (longest first) and name, as by day; the chart is of devices.
+    package static func humanByDevice(_ totals: ReportTotals, bars: Bool) -> [String] {
+        let groups = totals.devices.map { (label: LogText.shown($0.device), names: $0.names, total: $0.total, charted: true) }
+        return humanByGroup(groups, header: "DEVICE", minimumWidth: 6, total: totals.total, bars: bars)
+    }
+
+    /// Rows per group (a day, a device) and name, with each group's total and the total, and
+    /// with `bars` a chart of the groups `charted`.
+    private static func humanByGroup(
+        _ groups: [(label: String, names: [ReportTotals.Row], total: Int64, charted: Bool)], header: String, minimumWidth: Int,
+        total: Int64, bars: Bool
+    ) -> [String] {
+        let labelWidth = ([minimumWidth] + groups.map { TerminalWidth.of($0.label) }).max() ?? minimumWidth
+        let width = ([5] + groups.flatMap { $0.names.map { LogText.width($0.name) } }).max() ?? 5
         let time = { (milliseconds: Int64) in ElapsedText.string(milliseconds: milliseconds, tenths: false) }
-        let timeWidth = ([time(totals.total), "TIME"] + totals.days.map { time($0.total) }).map(\.count).max() ?? 4
-        let row = { (day: String, name: String, milliseconds: Int64) in
-            TerminalWidth.padded(day, to: dayWidth) + "  " + TerminalWidth.padded(LogText.shown(name), to: width) + "  "
+        let timeWidth = ([time(total), "TIME"] + groups.map { time($0.total) }).map(\.count).max() ?? 4
+        let row = { (label: String, name: String, milliseconds: Int64) in
+            TerminalWidth.padded(label, to: labelWidth) + "  " + TerminalWidth.padded(LogText.shown(name), to: width) + "  "
                 + leftPadded(time(milliseconds), timeWidth)
         }
-        var lines = [trimmed(TerminalWidth.padded("DAY", to: dayWidth) + "  " + TerminalWidth.padded("NAME", to: width) + "  TIME")]
-        for day in totals.days {
-            for (index, name) in day.names.enumerated() {
-                lines.append(row(index == 0 ? day.day : "", name.name, name.milliseconds))
+        var lines = [trimmed(TerminalWidth.padded(header, to: labelWidth) + "  " + TerminalWidth.padded("NAME", to: width) + "  TIME")]
+        for group in groups {
+            for (index, name) in group.names.enumerated() {
+                lines.append(row(index == 0 ? group.label : "", name.name, name.milliseconds))
             }
-            lines.append(row("", "total", day.total))
+            lines.append(row("", "total", group.total))
         }
-        lines.append(row("total", "", totals.total))
-        // The chart is of days: a row of years of time would flatten it.
-        let days = totals.days.filter { !$0.spansDays }
-        if bars, !days.isEmpty {
-            let longest = days.map(\.total).max() ?? 0
+        lines.append(row("total", "", total))
+        let charted = groups.filter(\.charted)
+        if bars, !charted.isEmpty {
+            let longest = charted.map(\.total).max() ?? 0
+            let chartWidth = charted.map { TerminalWidth.of($0.label) }.max() ?? 0
             lines.append("")
-            for day in days {
-                lines.append(trimmed(day.day + "  " + leftPadded(time(day.total), timeWidth) + "  " + Bar.string(day.total, of: longest)))
+            for group in charted {
+                lines.append(trimmed(
+                    TerminalWidth.padded(group.label, to: chartWidth) + "  " + leftPadded(time(group.total), timeWidth) + "  "
+                        + Bar.string(group.total, of: longest)
+                ))
             }
         }
         return lines
@@ -56,6 +76,15 @@ package enum ReportText {
 
     /// `name,elapsed_ms`, or `day,name,elapsed_ms` by day; a header, no total rows. Names are
     /// neutralised for spreadsheets (`CSVField.neutralised`); days and times are swctl's own.
+    /// `--by device`: `device,name,elapsed_ms`, a row per device and name.
+    package static func csvByDevice(_ totals: ReportTotals) -> [String] {
+        var lines = ["device,name,elapsed_ms"]
+        for group in totals.devices {
+            lines += group.names.map { CSVField.row([CSVField.neutralised(group.device), CSVField.neutralised($0.name), "\($0.milliseconds)"]) }
+        }
+        return lines
+    }
+
     package static func csv(_ totals: ReportTotals, byDay: Bool) -> [String] {
         guard byDay else {
             return ["name,elapsed_ms"] + totals.names.map { CSVField.row([CSVField.neutralised($0.name), "\($0.milliseconds)"]) }
@@ -84,6 +113,23 @@ package enum ReportText {
         }
         object["total_ms"] = .int(totals.total)
         return .object(object)
+    }
+
+    /// `--by device`: as by day, with `"devices":[{"device","names","total_ms"}]` in place of
+    /// `days`.
+    package static func jsonByDevice(_ totals: ReportTotals, since: Int64?, until: Int64?) -> JSONValue {
+        .object([
+            "since_ms": since.map(JSONValue.int) ?? .null,
+            "until_ms": until.map(JSONValue.int) ?? .null,
+            "devices": .array(totals.devices.map { group in
+                .object([
+                    "device": .string(group.device),
+                    "names": .array(group.names.map { .object(["name": .string($0.name), "elapsed_ms": .int($0.milliseconds)]) }),
+                    "total_ms": .int(group.total),
+                ])
+            }),
+            "total_ms": .int(totals.total),
+        ])
     }
 
     private static func leftPadded(_ text: String, _ width: Int) -> String {

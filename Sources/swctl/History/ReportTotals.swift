@@ -16,9 +16,18 @@ package struct ReportTotals: Equatable, Sendable {
         package var spansDays = false
     }
 
+    /// One device's rows (`--by device`).
+    package struct Group: Equatable, Sendable {
+        package var device: String
+        package var names: [Row]
+        package var total: Int64
+    }
+
     /// Per name over the whole range.
     package var names: [Row]
     /// Per day (only with `--by day`; empty otherwise).
     package var days: [Day]
     package var total: Int64
+    /// Per device and name (only with `--by device`; empty otherwise), longest first.
+    package var devices: [Group] = []
 }

@@ -40,6 +40,17 @@ enum SpecInterface {
           device: string
         )
 
+        # A device whose history this daemon reads: itself, or one whose folder a sync tool brought.
+        type Device (
+          id: string,
+          name: string,
+          this: bool,
+          intervals: int,
+          # The end of its latest interval, and when its folder last changed (epoch ms).
+          last_end_ms: ?int,
+          changed_ms: ?int
+        )
+
         # Starts counting, or resumes a paused stopwatch; creates it if needed.
         # at_ms: it began at that earlier wall-clock instant. note: the new interval's note.
         method Start(name: ?string, at_ms: ?int, note: ?string) -> (stopwatch: Stopwatch)
@@ -74,6 +85,7 @@ enum SpecInterface {
         method Delete(id: string) -> (interval: Interval)
         # Takes back this device's latest Track, Amend or Delete not yet taken back.
         method Undo() -> (interval: Interval, undone: (track, amend, delete))
+        method Devices() -> (devices: []Device)
 
         error InvalidName (name: string)
         error InvalidTransition (stopwatch: Stopwatch, method: string)
