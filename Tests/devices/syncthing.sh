@@ -44,7 +44,7 @@ required=no
 for tool in syncthing curl python3; do
     command -v "$tool" >/dev/null && continue
     [ "$required" = no ] || fail "$tool is missing: the Syncthing test must run in CI (.ci/run installs it)"
-    echo "SKIP: the Syncthing test needs $tool: install it (apt-get install $tool)"
+    echo "SKIP: the Syncthing test needs $tool: install Debian's $tool package (.ci/run does)"
     exit 0
 done
 bin=$(cd "${1:-.build/debug}" && pwd)
