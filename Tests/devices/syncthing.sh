@@ -56,6 +56,8 @@ esac
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 started=$(now_ms)
+# A section's title, with the seconds since the start.
+step() { local ms=$(($(now_ms) - started)); echo "== [$((ms / 1000)).$((ms % 1000 / 100)) s] $*"; }
 work=$(mktemp -d /tmp/swsync-XXXXXX)
 declare -A daemon_pid=() syncthing_pid=()
 cleanup() {
@@ -127,7 +129,7 @@ arg = sys.argv[2:]
 sys.exit(0 if eval(sys.argv[1]) else 1)' "$expression" "$@"
 }
 
-echo "== two daemons, desk and laptop, each with its own device id and history folder"
+step "two daemons, desk and laptop, each with its own device id and history folder"
 for side in a b; do
     "$bin/stopwatchd" --socket "${socket[$side]}" --state-dir "$work/$side/state" \
         --history-dir "${history[$side]}" --device-id "${device[$side]}" --device-name "${name[$side]}" \
@@ -172,7 +174,7 @@ own_files_only a
 own_files_only b
 echo "ok: before any sync each history folder holds only its own device's folder: $(ls -A "${history[a]}/${device[a]}" | tr '\n' ' ')"
 
-echo "== two Syncthing instances on loopback sharing the history folders"
+step "two Syncthing instances on loopback sharing the history folders"
 for side in a b; do
     syncthing generate --home="$work/$side/syncthing" --no-default-folder >"$work/$side/syncthing.log" 2>&1 \
         || fail "syncthing generate failed: $(cat "$work/$side/syncthing.log")"
@@ -261,7 +263,7 @@ passed=()
 xfailed=()
 xpassed=()
 
-echo "== (a) each device's folder arrives on the other, byte for byte"
+step "(a) each device's folder arrives on the other, byte for byte"
 # First what each daemon wrote before Syncthing ran (its folder, device.json, a month) ...
 begin=$(now_ms)
 synced "the first sync: "
@@ -309,7 +311,7 @@ any(i["id"] == arg[0] and i.get("device") == arg[1] and i["name"] == arg[2]
 }
 reports_name() { swctl "$1" report | grep -q "^$2 "; }
 
-echo "== (c) each device's interval in the other's log and report"
+step "(c) each device's interval in the other's log and report"
 seen_across() {
     within "$cross_deadline" logs_interval b "$desk_work" desk desk-work || { echo "laptop's log --json: $(swctl b --json log)"; return 1; }
     within "$cross_deadline" logs_interval a "$laptop_work" laptop laptop-work || { echo "desk's log --json: $(swctl a --json log)"; return 1; }
@@ -317,7 +319,7 @@ seen_across() {
 }
 cross "(c)" "desk's interval in laptop's log and report, laptop's in desk's" seen_across
 
-echo "== (d) an amend on laptop of desk's interval shows the same in both reports"
+step "(d) an amend on laptop of desk's interval shows the same in both reports"
 # The amended interval is 20 minutes long (it was 30): each report must say so, and the two
 # reports be the same.
 same_reports() {
@@ -330,7 +332,7 @@ amended_across() {
 }
 cross "(d)" "laptop's amend of desk's interval in both reports" amended_across
 
-echo "== (e) desk and laptop amend one interval at nearly the same time: the same history on both"
+step "(e) desk and laptop amend one interval at nearly the same time: the same history on both"
 # What SPEC §4's rule picks from the amends of interval $1 in both device folders on side a:
 # the latest made_ms, a tie to the greater device id; prints its note.
 winning_note() {
@@ -373,7 +375,7 @@ tie_converges() {
 }
 cross "(e)" "two amends at once end the same on both, as the rule picks" tie_converges
 
-echo "== (f) a stopwatch counting on desk shows on laptop as open"
+step "(f) a stopwatch counting on desk shows on laptop as open"
 desk_open=
 open_across() {
     swctl a start desk-open >/dev/null
@@ -385,7 +387,7 @@ print(next((i["id"] for i in json.load(sys.stdin) if i["name"] == "desk-open" an
 }
 cross "(f)" "desk's counting stopwatch open on laptop" open_across
 
-echo "== (b) no conflict copy; each device's records in its own folder only, appended, the same on both"
+step "(b) no conflict copy; each device's records in its own folder only, appended, the same on both"
 synced "at the end: "
 no_conflicts "at the end: "
 for side in a b; do
