@@ -92,8 +92,14 @@ within() {
         sleep 0.2
     done
 }
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# Four free loopback ports, all different: each instance's listener and REST API.
+free_ports() {
+    python3 -c '
+import socket
+sockets = [socket.socket() for _ in range(4)]
+for s in sockets:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in sockets))'
 }
 
 # The two sides: a is "desk", b is "laptop". B's device id is the greater (for (e)).
@@ -101,12 +107,11 @@ declare -A name=([a]=desk [b]=laptop) device=([a]=aaaaaaaaaaaaaaaa00000000000000
 declare -A other=([a]=b [b]=a)
 declare -A history=() socket=() port=() gui=() key=() syncthing_id=()
 folder=stopwatchd-history
+read -r 'port[a]' 'port[b]' 'gui[a]' 'gui[b]' <<<"$(free_ports)"
 for side in a b; do
     mkdir -m 0700 "$work/$side" "$work/$side/state" "$work/$side/history" "$work/$side/syncthing"
     history[$side]=$work/$side/history
     socket[$side]=$work/$side/stopwatchd.sock
-    port[$side]=$(free_port)
-    gui[$side]=$(free_port)
     key[$side]=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 done
 
@@ -117,7 +122,7 @@ rest() {
     shift 2
     curl -sf --max-time 5 -H "X-API-Key: ${key[$side]}" "http://127.0.0.1:${gui[$side]}/rest/$path" "$@"
 }
-# A file's JSON from stdin, judged by the Python expression $1 over it (`j`), with $2… as
+# The JSON on standard input, judged by the Python expression $1 over it (`j`), with $2… as
 # `arg[0]`…: exit 0 when true.
 json_test() {
     local expression=$1
