@@ -80,6 +80,13 @@ struct DevicesCommandTests {
         let text = try Swctl.run(["report", "--by", "device"], socket: socket)
         #expect(text.lines.first == "DEVICE  NAME   TIME", "\(text.output)")
         #expect(text.lines.last == "total          2:30:00")
+        // A device no name or id matches is refused (exit 1, nothing printed), not shown as
+        // a device with no time; in every format, for log and report.
+        for arguments in [["log", "--device", "deks"], ["log", "--device", "deks", "--csv"], ["report", "--device", "2222"]] {
+            let unknown = try Swctl.run(arguments, socket: socket)
+            #expect(unknown.status == 1 && unknown.output.isEmpty, "\(arguments): \(unknown.status) \(unknown.output)")
+            #expect(unknown.error.contains("no device is named '\(arguments[2])'") && unknown.error.contains("swctl devices"), "\(unknown.error)")
+        }
         _ = daemon
     }
 

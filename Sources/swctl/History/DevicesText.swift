@@ -37,6 +37,12 @@ package enum DevicesText {
         devices.filter { $0.intervals > 0 }.count > 1
     }
 
+    /// Whether `device` is the name or the id of one of `devices`, as the daemon's `device`
+    /// filter matches (a name that two devices share matches both).
+    package static func names(_ device: String, among devices: [Device]) -> Bool {
+        devices.contains { $0.id == device || $0.name == device }
+    }
+
     /// The name `log`'s table compares each interval's device with for `--device DEVICE`:
     /// the name of the device whose id or name `device` is; `device` itself when none is.
     package static func name(of device: String, among devices: [Device]) -> String {

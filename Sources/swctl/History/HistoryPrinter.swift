@@ -22,6 +22,7 @@ struct HistoryPrinter {
     func log(_ name: String?) throws(ClientError) {
         let bounds = try resolvedRange()
         guard format == .text else {
+            try refuseUnknownDevice()
             let stream = try client.history(name, since: bounds.since, until: bounds.until, device: range.device)
             defer { stream.close() }
             try intervals(stream, json: format == .json)
@@ -34,6 +35,7 @@ struct HistoryPrinter {
             guard range.device == nil else { throw .daemonTooOld(feature: "--device") }
             devices = nil
         }
+        if let devices { refuseUnknownDevice(among: devices) }
         let device = range.device.map { DevicesText.name(of: $0, among: devices ?? []) }
         try LogTable(
             numbering: LogNumbering(name: name, until: bounds.until, device: device),
@@ -56,6 +58,7 @@ struct HistoryPrinter {
     /// `report`: every stopwatch's time in the range, added up.
     func report(by grouping: ReportGrouping) throws(ClientError) {
         let bounds = try resolvedRange()
+        try refuseUnknownDevice()
         let stream = try client.history(nil, since: bounds.since, until: bounds.until, device: range.device)
         defer { stream.close() }
         guard grouping != .device else {
@@ -63,6 +66,25 @@ struct HistoryPrinter {
             return
         }
         try report(stream, byDay: grouping == .day, since: bounds.since, until: bounds.until, now: bounds.now)
+    }
+
+    /// `--device DEVICE` naming no device the daemon knows is refused (exit 1), so that a
+    /// misspelt name is not read as a device with no time: one `Devices` call, made only when
+    /// `--device` is given.
+    private func refuseUnknownDevice() throws(ClientError) {
+        guard range.device != nil else { return }
+        let devices: [Device]
+        do {
+            devices = try client.devices()
+        } catch .refused(let errorName, _) where errorName == VarlinkError.methodNotFound("").name {
+            throw .daemonTooOld(feature: "--device")
+        }
+        refuseUnknownDevice(among: devices)
+    }
+
+    private func refuseUnknownDevice(among devices: [Device]) {
+        guard let device = range.device, !DevicesText.names(device, among: devices) else { return }
+        Diagnostics.fail("swctl: no device is named '\(device)' or has that id (swctl devices lists them)", status: 1)
     }
 
     /// `report --by device`: whole intervals (`next()`), for their device, which the times of
