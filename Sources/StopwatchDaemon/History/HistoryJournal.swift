@@ -53,12 +53,21 @@ final class HistoryJournal: @unchecked Sendable {
     var unreadableFiles: [HistoryMonth: String] = [:]
 
     // Writing's.
-    /// The current month's file, kept open for appending.
-    var current: (month: HistoryMonth, file: FileDescriptor)?
+    /// The current month's file, kept open for appending, and its inode.
+    var current: (month: HistoryMonth, file: FileDescriptor, inode: UInt64)?
     /// Records (intervals that ended, corrections) not written yet, oldest first.
     var pending: [HistoryRecord] = []
     var writeProblem: String?
     var retryTimer: (any DispatchSourceTimer)?
+
+    // The guard against another writer with this device id (`OwnFolderRecord`).
+    let ownFolderGuard: OwnFolderGuard?
+    /// What this daemon left in its device folder, kept up to date by appends, written at
+    /// the moments that cost no append its latency (`+OwnFolder`); nil when not checked.
+    var ownRecord: OwnFolderRecord?
+    /// Why another writer is taken to write this device's folder (a month file replaced
+    /// while this daemon wrote it): nothing is written to the folder until a restart.
+    var foreignWriter: String?
 
     // Corrections'.
     /// What the correction records say; nil until a call needs it (built from the months).
@@ -125,8 +134,10 @@ final class HistoryJournal: @unchecked Sendable {
         deviceName: String = "",
         openFolder: (() throws(Errno) -> DirectoryDescriptor)? = nil,
         deviceLimit: Int = 64,
+        ownFolderGuard: OwnFolderGuard? = nil,
         problemChanged: @escaping (String?) -> Void = { _ in }
     ) {
+        self.ownFolderGuard = ownFolderGuard
         peers = PeerDevices(ownID: deviceID, limit: deviceLimit, logger: logger, openRoot: openFolder)
         self.deviceID = deviceID
         self.deviceName = deviceName
@@ -144,6 +155,7 @@ final class HistoryJournal: @unchecked Sendable {
     /// What is wrong with the history now (writing fails, a month cannot be read), or nil.
     var problem: String? {
         var parts: [String] = []
+        if let foreignWriter { parts.append(foreignWriter) }
         if let writeProblem { parts.append(writeProblem) }
         if let listingProblem { parts.append(listingProblem) }
         if let folderProblem { parts.append(folderProblem) }

@@ -1,0 +1,82 @@
+import Glibc
+import LinuxSystem
+import StopwatchProtocol
+import Varlink
+
+/// The guard against another writer with this device id (a cloned machine image): what this
+/// daemon leaves in its folder is recorded (`OwnFolderRecord`, in the state directory) at
+/// start, when it makes a month file and at a clean stop, never per append (a Stop gains no
+/// second flush); a month file that is not as this daemon left it stops all writing to the
+/// folder until a restart, whose check then refuses to start.
+extension HistoryJournal {
+    /// After the start-up check accepted the folder and the repair: what is there now is
+    /// this daemon's, recorded.
+    func recordOwnFolder() {
+        guard let ownFolderGuard, let folder = ownFolderGuard.checkedFolder,
+            let directory = try? directoryDescriptor(), let onDisk = try? OwnFolderRecord.scan(directory)
+        else { return }
+        let record = OwnFolderRecord(folder: folder, checkedMs: wallClock.nowMilliseconds(), months: onDisk.months)
+        ownRecord = record
+        ownFolderGuard.write(record)
+    }
+
+    /// Written at a clean stop: the sizes appends reached.
+    func saveOwnRecord() {
+        guard let ownRecord else { return }
+        ownFolderGuard?.write(ownRecord)
+    }
+
+    /// A month file this daemon made (or opened, judged its own): recorded, and written at
+    /// once when it was not recorded (once a month: the making costs a flush already).
+    func noteOwnMonth(_ month: HistoryMonth, _ mark: OwnFolderRecord.Mark) {
+        guard ownRecord != nil else { return }
+        let isNew = ownRecord?.months[month.fileName]?.inode != mark.inode
+        ownRecord?.months[month.fileName] = mark
+        if isNew { saveOwnRecord() }
+    }
+
+    /// A month file this daemon did not make now, just opened to append to: its inode, when
+    /// it is as this daemon left it (`OwnFolderRecord.foreignChange`); else no file of this
+    /// folder is written again until a restart.
+    func openedOwnMonth(_ month: HistoryMonth, _ file: FileDescriptor) throws(Errno) -> UInt64 {
+        let status = try file.status()
+        let found = OwnFolderRecord.Mark(inode: status.inode, size: status.size)
+        guard let ownRecord else { return status.inode }
+        let name = month.fileName
+        let isNewest = ownRecord.months.keys.max().map { name > $0 } ?? true
+        if let reason = OwnFolderRecord.foreignChange(name, recorded: ownRecord.months[name], found: found, isNewest: isNewest) {
+            noteForeignWriter(reason)
+            throw Errno(EPERM)
+        }
+        noteOwnMonth(month, found)
+        return status.inode
+    }
+
+    /// The month file kept open was replaced (`found` is at its name now).
+    func foundForeignWriter(_ month: HistoryMonth, keptInode: UInt64, found: FileStatus) -> Errno {
+        noteForeignWriter("\(month.fileName) was replaced while this daemon wrote it (inode \(keptInode), now \(found.inode) of \(found.size) bytes)")
+        return Errno(EPERM)
+    }
+
+    private func noteForeignWriter(_ reason: String) {
+        closeCurrent()
+        guard foreignWriter == nil else { return }
+        foreignWriter = "another stopwatchd with this device id writes the device folder \(ownFolderGuard?.checkedFolder ?? deviceID) (\(reason)): a cloned machine image? Nothing is written to it until a restart; give this machine its own --device-id (make one with systemd-id128 new)"
+        logger.error("history: \(foreignWriter!)")
+        problemChanged(problem)
+    }
+
+    /// Before a change that ends a counting interval (Stop, Remove…): refused, with nothing
+    /// changed, when the interval could not be written to this daemon's own file. Costs one
+    /// `stat` of the month file kept open: the path must still name it.
+    func ensureWritable() throws(VarlinkError) {
+        if foreignWriter == nil, let current, let directory {
+            // Nil (deleted): made again at the write. An error: the write's to meet.
+            if let found = try? directory.status(of: current.month.fileName), found.inode != current.inode {
+                _ = foundForeignWriter(current.month, keptInode: current.inode, found: found)
+            }
+        }
+        guard let foreignWriter else { return }
+        throw .protocolError("the history cannot be written (\(foreignWriter)); nothing was changed")
+    }
+}
