@@ -70,9 +70,10 @@ extension HistoryJournal {
     /// changed, when the interval could not be written to this daemon's own file. Costs one
     /// `stat` of the month file kept open: the path must still name it.
     func ensureWritable() throws(VarlinkError) {
-        if foreignWriter == nil, let current, let directory {
-            // Nil (deleted): made again at the write. An error: the write's to meet.
-            if let found = try? directory.status(of: current.month.fileName), found.inode != current.inode {
+        if foreignWriter == nil, ownFolderGuard != nil, let current, let directory {
+            // Nil (deleted): made again at the write. Not a file, or an error: the write's to
+            // meet.
+            if let found = try? directory.status(of: current.month.fileName), found.kind == .regular, found.inode != current.inode {
                 _ = foundForeignWriter(current.month, keptInode: current.inode, found: found)
             }
         }

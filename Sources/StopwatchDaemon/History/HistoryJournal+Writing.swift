@@ -110,9 +110,9 @@ extension HistoryJournal {
         var file = try file(for: month)
         var status = try file.status()
         if status.linkCount == 0 {
-            // Replaced while kept open (a sync tool renamed another writer's file over it):
-            // that file is not this daemon's to write (`OwnFolderRecord`).
-            if let found = try directory?.status(of: month.fileName) {
+            // Replaced while kept open by another file (a sync tool renamed another writer's
+            // over it): not this daemon's to write (`OwnFolderRecord`), when it guards.
+            if ownFolderGuard != nil, let found = try directory?.status(of: month.fileName), found.kind == .regular {
                 throw foundForeignWriter(month, keptInode: status.inode, found: found)
             }
             // Deleted or moved away while kept open (by hand, by a backup tool): lines

@@ -60,7 +60,8 @@ final class HistoryJournal: @unchecked Sendable {
     var writeProblem: String?
     var retryTimer: (any DispatchSourceTimer)?
 
-    // The guard against another writer with this device id (`OwnFolderRecord`).
+    // The guard against another writer with this device id (`OwnFolderRecord`,
+    // `+OwnFolder`). Nil: none (a month file replaced while kept open is opened again).
     let ownFolderGuard: OwnFolderGuard?
     /// What this daemon left in its device folder, kept up to date by appends, written at
     /// the moments that cost no append its latency (`+OwnFolder`); nil when not checked.
