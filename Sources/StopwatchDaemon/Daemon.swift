@@ -145,6 +145,7 @@ package enum Daemon {
                 } catch {
                     throw DaemonStartError(error.description)
                 }
+                folder.ownFolderGuard?.forgetIfUnchecked()
             } catch {
                 listener.removeOwnedSocket()
                 throw error

@@ -192,6 +192,27 @@ final class OwnFolderCheckTests {
         #expect(try contents() == before)
     }
 
+    @Test("a start whose check could not run (the history folder cannot be opened) removes the record: what it then writes unrecorded must not make the next start refuse")
+    func uncheckedStartForgetsRecord() throws {
+        let recordPath = state + "/" + OwnFolderRecord.fileName
+        try Data(OwnFolderRecord(folder: root + "/" + Self.deviceID, checkedMs: 0, months: [:]).bytes).write(to: URL(fileURLWithPath: recordPath))
+        let logger = Logger(minimumLevel: .info, journald: false) { [logged] line in logged.withLock { $0.append(line) } }
+        let layout = HistoryLayout(deviceID: Self.deviceID, deviceName: "box", hostName: "host", trust: .currentProcess, logger: logger)
+        let state = state
+        let ownFolderGuard = OwnFolderGuard(stateDirectory: state, logger: logger) { try? DirectoryDescriptor.open(state) }
+        let unopenable = HistoryFolder(layout: layout, path: root, openRoot: { () throws(Errno) in throw Errno(EIO) }, ownFolderGuard: ownFolderGuard)
+        try unopenable.prepareAtStart()
+        #expect(FileManager.default.fileExists(atPath: recordPath))
+        ownFolderGuard.forgetIfUnchecked()
+        #expect(!FileManager.default.fileExists(atPath: recordPath))
+        // A checked start keeps it.
+        try Data(OwnFolderRecord(folder: root + "/" + Self.deviceID, checkedMs: 0, months: [:]).bytes).write(to: URL(fileURLWithPath: recordPath))
+        let checked = folder()
+        try checked.prepareAtStart()
+        checked.ownFolderGuard?.forgetIfUnchecked()
+        #expect(FileManager.default.fileExists(atPath: recordPath))
+    }
+
     @Test("no record: accepted, and the folder prepared as before")
     func noRecordPrepares() throws {
         let device = root + "/" + Self.deviceID

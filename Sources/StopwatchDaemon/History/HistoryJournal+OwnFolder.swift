@@ -61,8 +61,9 @@ extension HistoryJournal {
     private func noteForeignWriter(_ reason: String) {
         closeCurrent()
         guard foreignWriter == nil else { return }
-        foreignWriter = "another stopwatchd with this device id writes the device folder \(ownFolderGuard?.checkedFolder ?? deviceID) (\(reason)): a cloned machine image? Nothing is written to it until a restart; give this machine its own --device-id (make one with systemd-id128 new)"
-        logger.error("history: \(foreignWriter!)")
+        let found = "another stopwatchd with this device id writes the device folder \(ownFolderGuard?.checkedFolder ?? deviceID) (\(reason)): a cloned machine image? Nothing is written to it until a restart; give this machine its own --device-id (make one with systemd-id128 new)"
+        foreignWriter = found
+        logger.error("history: \(found)")
         problemChanged(problem)
     }
 

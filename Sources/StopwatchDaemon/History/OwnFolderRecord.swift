@@ -196,6 +196,23 @@ final class OwnFolderGuard: @unchecked Sendable {
         }
     }
 
+    /// After a start whose check could not run (the history folder could not be opened or
+    /// listed): the record is removed, since what this run writes is not recorded, and a
+    /// record left behind would make the next start refuse this daemon's own months. The
+    /// next start takes the folder as it is.
+    func forgetIfUnchecked() {
+        guard checkedFolder == nil, let state = openStateDirectory() else { return }
+        defer { state.close() }
+        do throws(Errno) {
+            try state.remove(OwnFolderRecord.fileName)
+            try state.sync()
+            logger.info("the device folder could not be checked at start: \(recordPath) removed, written again at the next start")
+        } catch where error == .noEntry {
+        } catch {
+            logger.error("cannot remove \(recordPath) (\(error)): the next start may refuse this daemon's own months; delete it by hand then")
+        }
+    }
+
     /// The record in the state directory; nil when there is none, or one that cannot be read
     /// (logged: it is written again).
     private func read() -> OwnFolderRecord? {
