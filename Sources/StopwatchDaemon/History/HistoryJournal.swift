@@ -21,7 +21,8 @@ import StopwatchProtocol
 /// Not thread-safe: it belongs to the server's queue.
 ///
 /// Its jobs are in files of their own: writing (`HistoryJournal+Writing.swift`), reading
-/// for `History` (`+Reading`) and upkeep at start and daily (`+Upkeep`). This file holds the
+/// for `History` (`+Reading`), upkeep at start and daily (`+Upkeep`), and the guard against
+/// another machine writing this device's folder (`+OwnFolder`). This file holds the
 /// state they share; its properties are internal only so that those files may use them.
 // Unchecked Sendable, so the timers' handlers may hold it: every stored property is used
 // only on `queue` (serial), where those handlers and every caller run.
