@@ -142,4 +142,42 @@ struct DeviceCloneTests {
         _ = try client.stop("work")
         #expect(try RawConnection.streamedHistory(daemon.socket).map(\.name).sorted() == ["twin", "work", "work"])
     }
+
+    @Test("a Stop dated into an earlier month whose file was replaced (not the file kept open): refused before the change, the file untouched")
+    func cloneRefusedForDatedStopIntoAnotherMonth() throws {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nowMs = Int64(now.tv_sec) * 1000
+        var time = time_t(now.tv_sec)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        parts.tm_mday = 1
+        (parts.tm_hour, parts.tm_min, parts.tm_sec) = (0, 0, 0)
+        let monthStartMs = Int64(timegm(&parts)) * 1000
+        let hour: Int64 = 3_600_000
+        let daemon = try start()
+        let client = StopwatchClient(socketPath: daemon.socket)
+        _ = try client.start("old", at: monthStartMs - 4 * hour)
+        _ = try client.stop("old", at: monthStartMs - 3 * hour)
+        // Now the current month's file is the one kept open.
+        _ = try client.start("work")
+        _ = try client.stop("work")
+        #expect(nowMs > monthStartMs)
+        var stamp = tm()
+        var earlier = time_t((monthStartMs - hour) / 1000)
+        gmtime_r(&earlier, &stamp)
+        let previous = deviceFolder + String(format: "/%04d-%02d.jsonl", Int(stamp.tm_year) + 1900, Int(stamp.tm_mon) + 1)
+        let mine = try String(contentsOfFile: previous, encoding: .utf8)
+        try replace(previous, with: Data((mine + mine.replacingOccurrences(of: #""name":"old""#, with: #""name":"twin""#)).utf8))
+        let replaced = try Data(contentsOf: URL(fileURLWithPath: previous))
+        _ = try client.start("old", at: monthStartMs - 2 * hour)
+        do {
+            _ = try client.stop("old", at: monthStartMs - hour)
+            Issue.record("the dated Stop was not refused")
+        } catch {
+            #expect("\(error)".contains("another stopwatchd with this device id"), "\(error)")
+        }
+        #expect(try client.get("old").state == .counting)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: previous)) == replaced)
+    }
 }

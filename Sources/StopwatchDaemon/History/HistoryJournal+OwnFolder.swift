@@ -35,13 +35,12 @@ extension HistoryJournal {
         if isNew { saveOwnRecord() }
     }
 
-    /// A month file this daemon did not make now, just opened to append to: its inode, when
-    /// it is as this daemon left it (`OwnFolderRecord.foreignChange`); else no file of this
-    /// folder is written again until a restart.
-    func openedOwnMonth(_ month: HistoryMonth, _ file: FileDescriptor) throws(Errno) -> UInt64 {
-        let status = try file.status()
+    /// A month file this daemon did not make now, about to be opened to append to (`status`
+    /// is its): recorded when it is as this daemon left it (`OwnFolderRecord.foreignChange`);
+    /// else EPERM, and no file of this folder is written again until a restart.
+    func judgeOwnMonth(_ month: HistoryMonth, _ status: FileStatus) throws(Errno) {
         let found = OwnFolderRecord.Mark(inode: status.inode, size: status.size)
-        guard let ownRecord else { return status.inode }
+        guard let ownRecord else { return }
         let name = month.fileName
         let isNewest = ownRecord.months.keys.max().map { name > $0 } ?? true
         if let reason = OwnFolderRecord.foreignChange(name, recorded: ownRecord.months[name], found: found, isNewest: isNewest) {
@@ -49,7 +48,6 @@ extension HistoryJournal {
             throw Errno(EPERM)
         }
         noteOwnMonth(month, found)
-        return status.inode
     }
 
     /// The month file kept open was replaced (`found` is at its name now).
@@ -67,15 +65,26 @@ extension HistoryJournal {
         problemChanged(problem)
     }
 
-    /// Before a change that ends a counting interval (Stop, Remove…): refused, with nothing
-    /// changed, when the interval could not be written to this daemon's own file. Costs one
-    /// `stat` of the month file kept open: the path must still name it.
-    func ensureWritable() throws(VarlinkError) {
-        if foreignWriter == nil, ownFolderGuard != nil, let current, let directory {
-            // Nil (deleted): made again at the write. Not a file, or an error: the write's to
-            // meet.
-            if let found = try? directory.status(of: current.month.fileName), found.kind == .regular, found.inode != current.inode {
-                _ = foundForeignWriter(current.month, keptInode: current.inode, found: found)
+    /// Before a change that ends a counting interval (Stop, Remove…) at `endMs`: refused, with
+    /// nothing changed, when the interval could not be written to this daemon's own file.
+    /// Costs one `stat` of the month file it would go to: the file kept open must still be
+    /// at its name; another must be as this daemon left it.
+    func ensureWritable(endingAt endMs: Int64) throws(VarlinkError) {
+        if foreignWriter == nil, ownFolderGuard != nil, let directory {
+            let month = HistoryMonth(epochMilliseconds: endMs)
+            // Nil (deleted, or a new month): made at the write. Not a file, or an error: the
+            // write's to meet.
+            if let found = try? directory.status(of: month.fileName), found.kind == .regular {
+                if let current, current.month == month {
+                    if found.inode != current.inode { _ = foundForeignWriter(month, keptInode: current.inode, found: found) }
+                } else if let ownRecord {
+                    let name = month.fileName
+                    let isNewest = ownRecord.months.keys.max().map { name > $0 } ?? true
+                    let mark = OwnFolderRecord.Mark(inode: found.inode, size: found.size)
+                    if let reason = OwnFolderRecord.foreignChange(name, recorded: ownRecord.months[name], found: mark, isNewest: isNewest) {
+                        noteForeignWriter(reason)
+                    }
+                }
             }
         }
         guard let foreignWriter else { return }

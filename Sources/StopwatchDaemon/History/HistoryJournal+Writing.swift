@@ -190,12 +190,14 @@ extension HistoryJournal {
         } else {
             // A line left torn (a crash, a failed write whose cut failed too) is ended or cut
             // off before anything is appended: never glued to the next record.
+            // Judged before anything is cut: another writer's file is never changed.
+            if let found = try directory.status(of: month.fileName), found.kind == .regular { try judgeOwnMonth(month, found) }
             try cutTornLine(month, in: directory)
             file = try directory.openFile(month.fileName, flags, mode: 0o600)
         }
         let inode: UInt64
         do throws(Errno) {
-            inode = try opened == nil ? openedOwnMonth(month, file) : file.status().inode
+            inode = try file.status().inode
         } catch {
             file.close()
             throw error

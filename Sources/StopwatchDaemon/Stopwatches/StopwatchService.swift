@@ -275,7 +275,9 @@ final class StopwatchService {
         let before = useCase.state.current
         // An interval it would end that cannot be written (another writer's folder): refused
         // before the change, so that the stopwatch still holds it.
-        if before.state.isCounting, Self.mayEndInterval(command) { try history?.ensureWritable() }
+        if before.state.isCounting, Self.mayEndInterval(command) {
+            try history?.ensureWritable(endingAt: dated?.atMs ?? wallClock.nowMilliseconds())
+        }
         // Dated again as of now: the checks above took time since the clocks were read.
         var command = command
         if let dated, case .transition(let kind, _, let note) = command {
@@ -491,7 +493,7 @@ final class StopwatchService {
         expireIfDue(name, useCase)
         let before = useCase.state.current
         if before.state.isCounting {
-            try history?.ensureWritable()
+            try history?.ensureWritable(endingAt: wallClock.nowMilliseconds())
             recordInterval(name, before)
         }
         // On disk before anyone hears of it, watchers included.
