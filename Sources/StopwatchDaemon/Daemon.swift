@@ -145,6 +145,7 @@ package enum Daemon {
                 } catch {
                     throw DaemonStartError(error.description)
                 }
+                folder.ownFolderGuard?.forgetIfUnchecked()
             } catch {
                 listener.removeOwnedSocket()
                 throw error
@@ -160,6 +161,7 @@ package enum Daemon {
                 deviceName: folder.layout.deviceName,
                 openFolder: { () throws(Errno) in try folder.openFolderToRead() },
                 deviceLimit: options.historyDevices,
+                ownFolderGuard: folder.ownFolderGuard,
                 problemChanged: {
                     status.historyProblemChanged($0)
                     idleExit?.activityMayHaveChanged()
@@ -167,6 +169,8 @@ package enum Daemon {
             )
             queue.sync {
                 history.start()
+                // After the repair (a torn line cut): what is there now is this daemon's.
+                history.recordOwnFolder()
                 if let problem = folder.startProblem, history.directory == nil { history.startedUnwritable(problem) }
                 if let left = folder.monthsLeftAtTop { history.folderProblem = left }
             }
@@ -388,11 +392,14 @@ package enum Daemon {
         let layout = HistoryLayout(
             deviceID: deviceID, deviceName: options.deviceName ?? host, hostName: host, trust: .currentProcess, logger: logger
         )
+        // In the state directory, which no sync tool shares: each machine keeps its own.
+        let ownFolderGuard = OwnFolderGuard(stateDirectory: stateDirectory, logger: logger) { store.openStateDirectory() }
         guard let path = options.historyDirectory else {
             return HistoryFolder(
                 layout: layout, path: stateDirectory + "/" + HistoryJournal.directoryName,
                 openRoot: { () throws(Errno) in try store.openHistoryDirectory() },
-                openRootToRead: { () throws(Errno) in try store.openHistoryDirectoryToRead() }
+                openRootToRead: { () throws(Errno) in try store.openHistoryDirectoryToRead() },
+                ownFolderGuard: ownFolderGuard
             )
         }
         let trust = DirectoryTrust.currentProcess
@@ -425,7 +432,8 @@ package enum Daemon {
         return HistoryFolder(
             layout: layout, path: path,
             openRoot: { () throws(Errno) in try open(true) },
-            openRootToRead: { () throws(Errno) in try open(false) }
+            openRootToRead: { () throws(Errno) in try open(false) },
+            ownFolderGuard: ownFolderGuard
         )
     }
 

@@ -26,16 +26,21 @@ final class HistoryFolder: @unchecked Sendable {
     /// Months left at the top of a folder not yet marked (they differ from the device
     /// folder's: `HistoryLayout.migrate`), for the status until a restart finds them gone.
     private(set) var monthsLeftAtTop: String?
+    /// Checks at start, before anything in the folder changes, that the device folder holds
+    /// only what this daemon left (a cloned machine image: `OwnFolderRecord`); nil: no check.
+    let ownFolderGuard: OwnFolderGuard?
 
     init(
         layout: HistoryLayout, path: String,
         openRoot: @escaping () throws(Errno) -> DirectoryDescriptor,
-        openRootToRead: (() throws(Errno) -> DirectoryDescriptor)? = nil
+        openRootToRead: (() throws(Errno) -> DirectoryDescriptor)? = nil,
+        ownFolderGuard: OwnFolderGuard? = nil
     ) {
         self.layout = layout
         self.path = path
         self.openRoot = openRoot
         self.openRootToRead = openRootToRead
+        self.ownFolderGuard = ownFolderGuard
     }
 
     deinit {
@@ -57,7 +62,11 @@ final class HistoryFolder: @unchecked Sendable {
         }
         defer { root.close() }
         do throws(HistoryLayout.Refusal) {
-            let device = try layout.prepare(root, path: path) { () throws(HistoryLayout.Refusal) in try lockedOnce(root: root) }
+            let device = try layout.prepare(root, path: path) { () throws(HistoryLayout.Refusal) in
+                try lockedOnce(root: root)
+                // Locked: no daemon of this machine changes the folder while it is looked at.
+                if let ownFolderGuard, let deviceLock { try ownFolderGuard.check(deviceLock, folderPath: "\(path)/\(layout.deviceID)") }
+            }
             device.close()
             prepared = true
             if (try? root.status(of: HistoryLayout.markerName)) == nil,

@@ -25,7 +25,8 @@ extension HistoryJournal {
             open.endMs = nil
             HistoryLine.encodeObject(open, device: nil, into: &listed)
         }
-        guard listed != openIntervalsWritten else { return }
+        // Another writer's folder (`foreignWriter`): not written to until a restart.
+        guard listed != openIntervalsWritten, foreignWriter == nil else { return }
         let bytes = Array(#"{"written_ms":\#(writtenMs),"intervals":["#.utf8) + listed + Array("]}\n".utf8)
         do throws(Errno) {
             let folder = try directoryDescriptor()

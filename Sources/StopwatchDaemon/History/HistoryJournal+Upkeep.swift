@@ -97,6 +97,7 @@ extension HistoryJournal {
             do {
                 try directory.remove(month.fileName)
                 earliestStarts[month] = nil
+                ownRecord?.months[month.fileName] = nil
                 removed.append(month.fileName)
             } catch {
                 logger.error("cannot delete the history's \(month) (older than --history-days \(keepDays)): \(error)")

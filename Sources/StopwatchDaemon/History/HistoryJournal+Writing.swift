@@ -53,8 +53,8 @@ extension HistoryJournal {
             guard pending.isEmpty else { throw Errno(EAGAIN) }
             try write(.correction(correction))
         } catch {
-            let reason = writeProblem ?? "cannot write to the history folder: \(error)"
-            if writeProblem == nil { failed(reason) }
+            let reason = foreignWriter ?? writeProblem ?? "cannot write to the history folder: \(error)"
+            if writeProblem == nil, foreignWriter == nil { failed(reason) }
             // Opened again at the next write, whose open ends or cuts a line this one may
             // have left torn (when its own cut failed too).
             closeCurrent()
@@ -84,6 +84,8 @@ extension HistoryJournal {
                 try write(record)
                 written += 1
             } catch {
+                // Kept in memory, not retried: another writer's file is never written.
+                if foreignWriter != nil { return }
                 let left = pending.count - written
                 failed("cannot write to the history folder: \(error); \(left) interval\(left == 1 ? "" : "s") kept in memory until it works")
                 return
@@ -103,10 +105,16 @@ extension HistoryJournal {
     }
 
     private func write(_ record: HistoryRecord) throws(Errno) {
+        guard foreignWriter == nil else { throw Errno(EPERM) }
         let month = HistoryMonth(epochMilliseconds: record.timeMs)
         var file = try file(for: month)
         var status = try file.status()
         if status.linkCount == 0 {
+            // Replaced while kept open by another file (a sync tool renamed another writer's
+            // over it): not this daemon's to write (`OwnFolderRecord`), when it guards.
+            if ownFolderGuard != nil, let found = try directory?.status(of: month.fileName), found.kind == .regular {
+                throw foundForeignWriter(month, keptInode: status.inode, found: found)
+            }
             // Deleted or moved away while kept open (by hand, by a backup tool): lines
             // written there would be lost with it. The month's file is made again.
             closeCurrent()
@@ -134,6 +142,7 @@ extension HistoryJournal {
         // The index learns the record itself (`append`): the file stays learnt, up to its new
         // size, if it was learnt up to its size before this line.
         corrections?.appended(line.count, to: month, before: status, after: try? file.status())
+        ownRecord?.months[month.fileName] = OwnFolderRecord.Mark(inode: status.inode, size: status.size + Int64(line.count))
         if case .interval(let interval) = record, let earliest = earliestStarts[month] {
             earliestStarts[month] = min(earliest, interval.startMs)
         }
@@ -165,11 +174,13 @@ extension HistoryJournal {
             // were the old file's, whose intervals would otherwise come back; it is built
             // again from the files at the next call that needs it. So does a status that
             // cannot be read.
-            if let status = try? created.status(), corrections?.hasLearntFile(month) != true {
+            let status = try? created.status()
+            if let status, corrections?.hasLearntFile(month) != true {
                 corrections?.learnt(month, file: status, size: 0)
             } else {
                 corrections = nil
             }
+            if let status { noteOwnMonth(month, OwnFolderRecord.Mark(inode: status.inode, size: 0)) }
         } catch where error == .exists {
             // There already: appended to.
         }
@@ -179,10 +190,19 @@ extension HistoryJournal {
         } else {
             // A line left torn (a crash, a failed write whose cut failed too) is ended or cut
             // off before anything is appended: never glued to the next record.
+            // Judged before anything is cut: another writer's file is never changed.
+            if let found = try directory.status(of: month.fileName), found.kind == .regular { try judgeOwnMonth(month, found) }
             try cutTornLine(month, in: directory)
             file = try directory.openFile(month.fileName, flags, mode: 0o600)
         }
-        current = (month, file)
+        let inode: UInt64
+        do throws(Errno) {
+            inode = try file.status().inode
+        } catch {
+            file.close()
+            throw error
+        }
+        current = (month, file, inode)
         return file
     }
 
@@ -214,11 +234,12 @@ extension HistoryJournal {
     /// work; what still cannot be written is named in the log, since it is lost.
     func writeBeforeExit() {
         retry()
+        saveOwnRecord()
         guard !pending.isEmpty else { return }
         let intervals = unwritten
         let names = Set(intervals.map(\.name)).sorted().joined(separator: ", ")
         let corrections = pending.count - intervals.count
-        logger.error("stopping with \(intervals.count) interval\(intervals.count == 1 ? "" : "s")\(names.isEmpty ? "" : " of " + names) and \(corrections) correction\(corrections == 1 ? "" : "s") not written to the history (\(writeProblem ?? "unknown error")); they are lost")
+        logger.error("stopping with \(intervals.count) interval\(intervals.count == 1 ? "" : "s")\(names.isEmpty ? "" : " of " + names) and \(corrections) correction\(corrections == 1 ? "" : "s") not written to the history (\(foreignWriter ?? writeProblem ?? "unknown error")); they are lost")
     }
 
     /// Tries the waiting intervals again (the retry timer's work; tests call it).

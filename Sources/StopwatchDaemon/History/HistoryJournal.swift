@@ -21,7 +21,8 @@ import StopwatchProtocol
 /// Not thread-safe: it belongs to the server's queue.
 ///
 /// Its jobs are in files of their own: writing (`HistoryJournal+Writing.swift`), reading
-/// for `History` (`+Reading`) and upkeep at start and daily (`+Upkeep`). This file holds the
+/// for `History` (`+Reading`), upkeep at start and daily (`+Upkeep`), and the guard against
+/// another machine writing this device's folder (`+OwnFolder`). This file holds the
 /// state they share; its properties are internal only so that those files may use them.
 // Unchecked Sendable, so the timers' handlers may hold it: every stored property is used
 // only on `queue` (serial), where those handlers and every caller run.
@@ -53,12 +54,22 @@ final class HistoryJournal: @unchecked Sendable {
     var unreadableFiles: [HistoryMonth: String] = [:]
 
     // Writing's.
-    /// The current month's file, kept open for appending.
-    var current: (month: HistoryMonth, file: FileDescriptor)?
+    /// The current month's file, kept open for appending, and its inode.
+    var current: (month: HistoryMonth, file: FileDescriptor, inode: UInt64)?
     /// Records (intervals that ended, corrections) not written yet, oldest first.
     var pending: [HistoryRecord] = []
     var writeProblem: String?
     var retryTimer: (any DispatchSourceTimer)?
+
+    // The guard against another writer with this device id (`OwnFolderRecord`,
+    // `+OwnFolder`). Nil: none (a month file replaced while kept open is opened again).
+    let ownFolderGuard: OwnFolderGuard?
+    /// What this daemon left in its device folder, kept up to date by appends, written at
+    /// the moments that cost no append its latency (`+OwnFolder`); nil when not checked.
+    var ownRecord: OwnFolderRecord?
+    /// Why another writer is taken to write this device's folder (a month file replaced
+    /// while this daemon wrote it): nothing is written to the folder until a restart.
+    var foreignWriter: String?
 
     // Corrections'.
     /// What the correction records say; nil until a call needs it (built from the months).
@@ -125,8 +136,10 @@ final class HistoryJournal: @unchecked Sendable {
         deviceName: String = "",
         openFolder: (() throws(Errno) -> DirectoryDescriptor)? = nil,
         deviceLimit: Int = 64,
+        ownFolderGuard: OwnFolderGuard? = nil,
         problemChanged: @escaping (String?) -> Void = { _ in }
     ) {
+        self.ownFolderGuard = ownFolderGuard
         peers = PeerDevices(ownID: deviceID, limit: deviceLimit, logger: logger, openRoot: openFolder)
         self.deviceID = deviceID
         self.deviceName = deviceName
@@ -144,6 +157,7 @@ final class HistoryJournal: @unchecked Sendable {
     /// What is wrong with the history now (writing fails, a month cannot be read), or nil.
     var problem: String? {
         var parts: [String] = []
+        if let foreignWriter { parts.append(foreignWriter) }
         if let writeProblem { parts.append(writeProblem) }
         if let listingProblem { parts.append(listingProblem) }
         if let folderProblem { parts.append(folderProblem) }

@@ -273,6 +273,11 @@ final class StopwatchService {
         }
         expireIfDue(name, useCase)
         let before = useCase.state.current
+        // An interval it would end that cannot be written (another writer's folder): refused
+        // before the change, so that the stopwatch still holds it.
+        if before.state.isCounting, Self.mayEndInterval(command) {
+            try history?.ensureWritable(endingAt: dated?.atMs ?? wallClock.nowMilliseconds())
+        }
         // Dated again as of now: the checks above took time since the clocks were read.
         var command = command
         if let dated, case .transition(let kind, _, let note) = command {
@@ -306,6 +311,15 @@ final class StopwatchService {
             expire([(name, due)], startedInThePast: true)
         }
         return reply(name, after)
+    }
+
+    /// Whether `command` on a counting stopwatch may end its interval.
+    private static func mayEndInterval(_ command: StopWatchCommand) -> Bool {
+        switch command {
+        case .start, .reset, .lap, .setTarget, .setCountsSleep, .expire: false
+        case .transition(let kind, _, _): kind != .start
+        case .stop, .toggle, .countdown: true
+        }
     }
 
     /// Whether `refusal` of `command` is for an instant less than a millisecond too early.
@@ -478,7 +492,10 @@ final class StopwatchService {
         guard let useCase = registry.created(name) else { throw .noSuchStopwatch(name) }
         expireIfDue(name, useCase)
         let before = useCase.state.current
-        if before.state.isCounting { recordInterval(name, before) }
+        if before.state.isCounting {
+            try history?.ensureWritable(endingAt: wallClock.nowMilliseconds())
+            recordInterval(name, before)
+        }
         // On disk before anyone hears of it, watchers included.
         storage.save(name, nil)
         registry.remove(name)

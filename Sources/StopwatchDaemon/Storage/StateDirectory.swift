@@ -118,7 +118,7 @@ final class StateDirectory {
     }
 
     /// The state directory itself, again, for the outbox (`EventOutbox`, which keeps its
-    /// file there), once it is open and locked (`openStopwatches`). Not kept: the caller
+    /// file there) and the history's record (`OwnFolderGuard`), once it is open and locked (`openStopwatches`). Not kept: the caller
     /// owns it.
     func openForOutbox() throws(Errno) -> DirectoryDescriptor {
         guard let state = stateDescriptor, lock != nil else { throw .noEntry }

@@ -189,6 +189,12 @@ final class StateStore: @unchecked Sendable {
         try? stateDirectory.openForOutbox()
     }
 
+    /// The state directory itself, for the record of what the history wrote
+    /// (`OwnFolderGuard`), once `load` has opened and locked it; nil when it could not.
+    func openStateDirectory() -> DirectoryDescriptor? {
+        try? stateDirectory.openForOutbox()
+    }
+
     /// Makes `name`'s state durable; nil removes it. Returns once it is on disk, or once the
     /// failure is logged (the change itself stands).
     func save(_ name: String, _ snapshot: StopWatchSnapshot?) {
