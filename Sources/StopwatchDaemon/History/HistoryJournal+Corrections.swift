@@ -20,7 +20,7 @@ extension HistoryJournal {
             if corrections!.damagedLines > 0 { problemChanged(problem) }
         }
         if case .rebuild = peers.refresh(into: &corrections!) {
-            logger.info("a device's history in the history folder lost lines (months pruned, or a file replaced by a shorter one): the correction index is built anew")
+            logger.info("a device's history in the history folder lost or changed lines (months pruned, a file replaced by a shorter or different one): the correction index is built anew")
             corrections = try ownIndex()
             peers.forget()
             _ = peers.refresh(into: &corrections!)

@@ -1,0 +1,118 @@
+import Foundation
+import Glibc
+import LinuxSystem
+import StopWatchCore
+import StopwatchProtocol
+@testable import StopwatchDaemon
+import TestSupport
+import Testing
+import Varlink
+
+/// Reading other devices' folders when things go wrong (SPEC §4 "History across devices"): a
+/// month replaced by different content, a read that fails midway, a damaged `open.json`, a
+/// folder of garbage, a clock far ahead; and how often this device's own `open.json` is
+/// written. The fixtures and helpers of `PeerDevicesTests`; manual clocks, nothing sleeps.
+extension PeerDevicesTests {
+    // MARK: Months that change
+
+    @Test("A peer's month replaced by content as long or longer that changed a line learnt: what the old line taught (a record, a late line) is gone")
+    func peerMonthReplacedByChangedContent() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        // B's amend of interval 1 (renaming it "x"), and a late line 11 (it ends before 10).
+        let amend = Self.amend(100, made: Self.now - h, 1, "x", m, m + h)
+        let first = Self.line(10, "b", m + 3 * h, m + 4 * h) + Self.line(11, "b", m + h, m + 2 * h) + amend
+        try write(Self.peerB, Self.october, first)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.name) == ["x", "b", "b"])
+        #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 1)
+        // Replaced (a new inode) by the same length: the amend now of interval 10, line 11 now
+        // ending after 10 (not late), its digits changed in place.
+        let changed = Self.line(10, "b", m + 3 * h, m + 4 * h) + Self.line(11, "b", m + 5 * h, m + 6 * h)
+            + Self.amend(100, made: Self.now - h, 10, "y", m + 3 * h, m + 4 * h)
+        #expect(changed.utf8.count == first.utf8.count)
+        try write(Self.peerB, Self.october, changed)
+        #expect(f.historyIntervals().map(\.name) == ["own", "y", "b"])
+        #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
+        // And once more, longer: the amend taken out, a line added.
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + 3 * h, m + 4 * h) + Self.line(11, "b", m + 5 * h, m + 6 * h) + Self.line(12, "b", m + 7 * h, m + 8 * h) + Self.line(13, "b", m + 9 * h, m + 10 * h))
+        #expect(f.historyIntervals().map(\.id) == [1, 10, 11, 12, 13].map(Self.id))
+        #expect(f.historyIntervals().map(\.name) == ["own", "b", "b", "b", "b"])
+        // Replaced by the same lines and more (Syncthing's append): read from where it stopped.
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + 3 * h, m + 4 * h) + Self.line(11, "b", m + 5 * h, m + 6 * h) + Self.line(12, "b", m + 7 * h, m + 8 * h) + Self.line(13, "b", m + 9 * h, m + 10 * h) + Self.delete(101, made: Self.now, 12))
+        #expect(f.historyIntervals().map(\.id) == [1, 10, 11, 13].map(Self.id))
+    }
+
+    @Test("A peer's month replaced by the same lines and more is read only from where the last read stopped: the index is not built anew")
+    func peerMonthAppendedByReplacingIsNotRebuilt() throws {
+        let m = Self.midOctober, h = Self.hour
+        let first = Self.line(10, "b", m, m + h)
+        try write(Self.peerB, Self.october, first)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.id) == [Self.id(10)])
+        let learnt = f.queue.sync { f.history!.peers.peers[Self.peerB]?.months[HistoryMonth(year: 2023, month: 10)!] }
+        try write(Self.peerB, Self.october, first + Self.line(11, "b", m + h, m + 2 * h))
+        #expect(f.historyIntervals().map(\.id) == [10, 11].map(Self.id))
+        let grown = f.queue.sync { f.history!.peers.peers[Self.peerB]?.months[HistoryMonth(year: 2023, month: 10)!] }
+        #expect(grown?.inode != learnt?.inode && grown?.wholeEnd == grown?.size)
+        #expect(!logged.withLock { $0 }.contains { $0.contains("built anew") })
+    }
+
+    // MARK: Reads that fail
+
+    @Test("A peer's month whose read fails midway is read again whole next time: its damaged and bad lines counted once, none said before it is read, none of its lines taken for late")
+    func peerReadFailingMidwayCountsOnce() throws {
+        let m = Self.midOctober
+        try write(Self.own, Self.october, Self.line(1, "own", m - 60_000, m))
+        // Past two 16 KiB reads: a damaged correction and a bad line in the first, another
+        // damaged correction at the end.
+        var text = #"{"op":"amend"}"# + "\n" + "not json\n"
+        for number in 0..<400 { text += Self.line(UInt64(0x100 + number), "b", m + Int64(number) * 60_000, m + Int64(number) * 60_000 + 30_000) }
+        text += #"{"op":"delete"}"# + "\n"
+        #expect(text.utf8.count > 2 * 16 * 1024)
+        try write(Self.peerB, Self.october, text)
+        let f = fixture()
+        f.queue.sync {
+            f.history!.peers.readChunk = { file, buffer, offset throws(Errno) in
+                guard offset == 0 else { throw Errno(EIO) }
+                return try file.read(into: buffer, at: offset)
+            }
+        }
+        #expect(f.historyIntervals().map(\.id) == [Self.id(1)])
+        #expect(problem(f).contains("1 unreadable month"))
+        #expect(!problem(f).contains("damaged") && !problem(f).contains("not an interval"))
+        f.queue.sync { f.history!.peers.readChunk = { file, buffer, offset throws(Errno) in try file.read(into: buffer, at: offset) } }
+        #expect(f.historyIntervals().count == 401)
+        #expect(problem(f).contains("1 line that is not an interval, 2 damaged correction lines"), "\(problem(f))")
+        #expect(!problem(f).contains("unreadable"))
+        #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
+        // Again: the same.
+        #expect(f.historyIntervals().count == 401)
+        #expect(problem(f).contains("1 line that is not an interval, 2 damaged correction lines"))
+    }
+
+    @Test("A peer's month that grew, whose read of what it grew fails midway, is read again from where it was learnt: counted once")
+    func peerGrownReadFailingMidwayCountsOnce() throws {
+        let m = Self.midOctober
+        try write(Self.peerB, Self.october, #"{"op":"amend"}"# + "\n" + Self.line(0x100, "b", m, m + 1))
+        let f = fixture()
+        #expect(f.historyIntervals().count == 1)
+        #expect(problem(f).contains("1 damaged correction line"))
+        let learntEnd = try #require(f.queue.sync { f.history!.peers.peers[Self.peerB]?.months[HistoryMonth(year: 2023, month: 10)!]?.wholeEnd })
+        var more = #"{"op":"undo"}"# + "\n"
+        for number in 1..<400 { more += Self.line(UInt64(0x100 + number), "b", m + Int64(number) * 60_000, m + Int64(number) * 60_000 + 1) }
+        try write(Self.peerB, Self.october, more, inPlace: true)
+        f.queue.sync {
+            f.history!.peers.readChunk = { file, buffer, offset throws(Errno) in
+                guard offset <= learntEnd else { throw Errno(EIO) }
+                return try file.read(into: buffer, at: offset)
+            }
+        }
+        #expect(f.historyIntervals().count == 1)
+        #expect(problem(f).contains("1 damaged correction line,") && problem(f).contains("1 unreadable month"))
+        f.queue.sync { f.history!.peers.readChunk = { file, buffer, offset throws(Errno) in try file.read(into: buffer, at: offset) } }
+        #expect(f.historyIntervals().count == 400)
+        #expect(problem(f).contains("2 damaged correction lines") && !problem(f).contains("unreadable"))
+        #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
+    }
+}
