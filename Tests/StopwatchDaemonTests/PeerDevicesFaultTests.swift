@@ -115,4 +115,23 @@ extension PeerDevicesTests {
         #expect(problem(f).contains("2 damaged correction lines") && !problem(f).contains("unreadable"))
         #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
     }
+
+    // MARK: open.json
+
+    @Test("A peer's damaged open.json: the status is the same at every call (one count, one message), and the peer's ended intervals are still shown")
+    func damagedPeerOpenIsStable() throws {
+        let m = Self.midOctober, h = Self.hour
+        try named(Self.peerB, "desk")
+        try write(Self.peerB, Self.october, Self.line(10, "b", m, m + h) + Self.line(11, "b", m + h, m + 2 * h))
+        try write(Self.peerB, PeerDevices.openFileName, #"{"intervals":[{"id":"#)
+        let f = fixture()
+        #expect(f.historyIntervals().map(\.id) == [10, 11].map(Self.id))
+        let first = problem(f)
+        #expect(first.contains("device desk (\(Self.peerB)): skipped 1 open.json too large or damaged"))
+        for _ in 0..<3 {
+            #expect(f.historyIntervals().map(\.id) == [10, 11].map(Self.id))
+            #expect(problem(f) == first)
+            #expect(f.queue.sync { f.history!.peerProblem } == first.components(separatedBy: "history: ").last)
+        }
+    }
 }
