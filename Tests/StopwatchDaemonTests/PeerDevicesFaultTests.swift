@@ -134,4 +134,53 @@ extension PeerDevicesTests {
             #expect(f.queue.sync { f.history!.peerProblem } == first.components(separatedBy: "history: ").last)
         }
     }
+
+    // MARK: Garbage
+
+    @Test("A first read of a garbage peer (10,000 empty files, an 8 MB binary month without a newline, a binary month with newlines): this device's intervals are served, the status says what was skipped, and the History budget's accounting never passes its limit")
+    func garbagePeerFirstReadStaysInBudget() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        let b = try folder(Self.peerB)
+        // open(2): FileManager's createFile writes each through a temporary file (seconds).
+        for index in 0..<10_000 {
+            let descriptor = open(b + "/empty-\(index)", O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            #expect(descriptor >= 0)
+            close(descriptor)
+        }
+        // Bytes of every value but the newline, well past every buffer (16 KiB, 64 KiB lines):
+        // a 64 KiB block of them, over and over.
+        var state: UInt64 = 0x9e37_79b9_7f4a_7c15
+        var block = [UInt8](repeating: 0, count: 64 * 1024)
+        block.withUnsafeMutableBufferPointer { bytes in
+            for index in bytes.indices {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                bytes[index] = UInt8(truncatingIfNeeded: state >> 56)
+            }
+        }
+        func month(_ name: String, blocks: Int, newlines: Bool) throws {
+            let path = b + "/" + name
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            let bytes = Data(newlines ? block : block.map { $0 == 0x0a ? 0x0b : $0 })
+            for _ in 0..<blocks { handle.write(bytes) }
+            if newlines { handle.write(Data("\n".utf8)) }
+            handle.closeFile()
+        }
+        try month(Self.october, blocks: 128, newlines: false)
+        try month("2023-09.jsonl", blocks: 16, newlines: true)
+        let memory = HistoryMemory(limit: 256 * 1024)
+        let f = fixture(memory: memory)
+        // The first read.
+        #expect(f.historyIntervals().map(\.id) == [Self.id(1)])
+        #expect(f.historyIntervals(["name": .string("own")]).map(\.id) == [Self.id(1)])
+        let said = problem(f)
+        #expect(said.contains("10000 unknown files") && said.contains("1 torn last line") && said.contains("lines that are not intervals"), "\(said)")
+        // The reply's grant is at most the limit; the one peer merged adds its read buffer
+        // (`DeviceLines`, 16 KiB, taken beside the grant as its month opens), nothing more:
+        // not the 8 MB line, not a file of the 10,000.
+        #expect(f.queue.sync { memory.peak } <= memory.limit + 16 * 1024)
+        #expect(f.queue.sync { memory.peak } > 0)
+        #expect(f.queue.sync { memory.used } == 0)
+    }
 }
