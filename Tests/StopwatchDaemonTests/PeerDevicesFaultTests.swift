@@ -135,6 +135,76 @@ extension PeerDevicesTests {
         }
     }
 
+    @Test("open.json is written in a later turn than the Start or Stop that changed it (not before its reply), at most once a window: changes within it together at its end, and at a clean stop")
+    func ownOpenWrittenAfterTheReplyOncePerWindow() throws {
+        let f = fixture()
+        let path = root + "/" + Self.own + "/" + PeerDevices.openFileName
+        func writes() -> Int { f.queue.sync { f.history!.openIntervalsWrites } }
+        func names() throws -> [String] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            return (object["intervals"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        }
+        // The reply is made with nothing written: the file comes in a later turn.
+        let writtenWithReply = f.queue.sync { () -> Int in
+            _ = f.service.answer(VarlinkCall(method: "io.stopwatchd.Start", parameters: ["name": .string("a")], more: false))
+            return f.history!.openIntervalsWrites
+        }
+        #expect(writtenWithReply == 0)
+        f.queue.sync {}
+        #expect(writes() == 1)
+        #expect(try names() == ["a"])
+        // Within the window: three changes, nothing written until it ends, then once.
+        _ = f.reply("Start", ["name": .string("b")])
+        _ = f.reply("Stop", ["name": .string("a")])
+        _ = f.reply("Start", ["name": .string("c")])
+        f.settle(turns: 20)
+        #expect(writes() == 1)
+        #expect(try names() == ["a"])
+        f.time.advance(by: OpenIntervalsSchedule.window - .milliseconds(1))
+        #expect(writes() == 1)
+        f.time.advance(by: .milliseconds(1))
+        #expect(writes() == 2)
+        #expect(Set(try names()) == ["b", "c"])
+        // A change within the window of that write; the daemon stops cleanly before it ends.
+        _ = f.reply("Stop", ["name": .string("b")])
+        f.settle(turns: 20)
+        #expect(writes() == 2)
+        f.queue.sync { f.stopwatches.openIntervals?.flush() }
+        #expect(writes() == 3)
+        #expect(try names() == ["c"])
+        // Nothing left to write at the window's end.
+        f.time.advance(by: OpenIntervalsSchedule.window)
+        #expect(writes() == 3)
+        // A window after the last write, a change is written in the next turn again.
+        _ = f.reply("Stop", ["name": .string("c")])
+        f.queue.sync {}
+        #expect(writes() == 4)
+        #expect(try names().isEmpty)
+    }
+
+    @Test("open.json is never larger than other devices read (1 MiB): of more counting intervals than fit, those that began latest, logged once; another device shows them")
+    func ownOpenCappedToWhatPeersRead() throws {
+        let note = String(repeating: "n", count: IntervalNote.maximumLength)
+        let intervals = (0..<2_000).map { number in
+            Interval(id: Self.id(UInt64(0x1000 + number)), name: "s\(number)", startMs: Self.now - 10_000_000 + Int64(number), endMs: nil, elapsedMs: 1, note: note)
+        }
+        let writer = fixture(own: Self.peerB, name: "desk")
+        let path = root + "/" + Self.peerB + "/" + PeerDevices.openFileName
+        writer.queue.sync { writer.history!.writeOpenIntervals(intervals, writtenMs: Self.now) }
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(size <= PeerDevices.openFileLimit && size > PeerDevices.openFileLimit - 2 * 1_200)
+        writer.queue.sync { writer.history!.writeOpenIntervals(Array(intervals.dropFirst()), writtenMs: Self.now) }
+        #expect(logged.withLock { $0 }.filter { $0.contains("that began latest are written") }.count == 1)
+        // Read by another device: no problem, the latest-begun ones, the last of them first
+        // cut off none.
+        let reader = fixture()
+        let open = reader.historyIntervals().filter { $0.endMs == nil }
+        #expect(!problem(reader).contains("open.json"))
+        #expect(open.count > 800 && open.count < 2_000)
+        #expect(open.last?.name == "s1999" && open.first?.name == "s\(2_000 - open.count)")
+    }
+
     // MARK: Garbage
 
     @Test("A first read of a garbage peer (10,000 empty files, an 8 MB binary month without a newline, a binary month with newlines): this device's intervals are served, the status says what was skipped, and the History budget's accounting never passes its limit")

@@ -522,6 +522,8 @@ final class PeerDevicesTests {
         let f = fixture()
         let path = root + "/" + Self.own + "/" + PeerDevices.openFileName
         _ = f.reply("Start", ["name": .string("work")])
+        // Written in the queue's next turn.
+        f.queue.sync {}
         let open = try String(contentsOfFile: path, encoding: .utf8)
         #expect(open.hasPrefix(#"{"written_ms":\#(Self.now),"intervals":[{"id":""#) && open.contains(#""name":"work""#) && !open.contains("end_ms"))
         let history = f.historyIntervals()
@@ -530,6 +532,8 @@ final class PeerDevicesTests {
         #expect(history[2].endMs == nil && history[2].device == "laptop")
         #expect(f.historyIntervals(["device": .string("laptop")]).map(\.name) == ["work"])
         _ = f.reply("Stop", ["name": .string("work")])
+        // Within the window of the last write: at its end.
+        f.time.advance(by: OpenIntervalsSchedule.window)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"written_ms":\#(Self.now),"intervals":[]}"# + "\n")
         try write(Self.peerB, PeerDevices.openFileName, "{" + String(repeating: " ", count: PeerDevices.openFileLimit) + "}")
         #expect(f.historyIntervals().filter { $0.endMs == nil }.isEmpty)
