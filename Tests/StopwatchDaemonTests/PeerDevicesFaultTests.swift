@@ -253,4 +253,33 @@ extension PeerDevicesTests {
         #expect(f.queue.sync { memory.peak } > 0)
         #expect(f.queue.sync { memory.used } == 0)
     }
+
+    // MARK: Clocks
+
+    @Test("Another device's correction dated more than an hour ahead: this device's change of that interval is dated after it and counts, but its later corrections are dated by its own clock, and the status says nothing of this device's records")
+    func peerRecordFarAheadDoesNotDragMadeMs() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h) + Self.line(2, "own", m + 2 * h, m + 3 * h))
+        // B's clock two hours ahead: its amend of interval 1.
+        try write(Self.peerB, Self.november, Self.amend(100, made: Self.now + 2 * h, 1, "ahead", m, m + h))
+        let f = fixture()
+        #expect(f.historyIntervals().first?.name == "ahead")
+        _ = f.reply("Amend", ["id": .string(Self.id(1)), "note": .string("here")])
+        #expect(f.historyIntervals().first { $0.id == Self.id(1) }?.note == "here")
+        // 61 minutes on: a correction of another interval is dated now, not at B's time.
+        f.wallClock.advance(by: 61 * 60_000)
+        _ = f.reply("Amend", ["id": .string(Self.id(2)), "note": .string("later")])
+        let text = try String(contentsOfFile: root + "/" + Self.own + "/" + Self.november, encoding: .utf8)
+        let made = text.split(separator: "\n").compactMap { line -> (String, Int64)? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let id = object["id"] as? String, let made = (object["made_ms"] as? NSNumber)?.int64Value
+            else { return nil }
+            return (id, made)
+        }
+        #expect(made.map(\.0) == [Self.id(1), Self.id(2)])
+        #expect(made.first?.1 == Self.now + 2 * h + 1)
+        #expect(made.last?.1 == Self.now + 61 * 60_000)
+        #expect(!problem(f).contains("ahead of the clock"))
+        #expect(f.historyIntervals().first { $0.id == Self.id(2) }?.note == "later")
+    }
 }
