@@ -286,12 +286,15 @@ package enum Daemon {
             let (queue, status, idleExit) = (core.queue, core.status, core.idleExit)
             let (store, history, outbox) = (storage.store, storage.history, storage.outbox)
             let (server, hooks, stopwatches) = (service.server, service.hooks, service.stopwatches)
+            let openIntervals = queue.sync { stopwatches.openIntervals }
             // On the queue: no client is served, and nothing changes, once it begins.
             let stopAndExit: @Sendable (CInt, String?) -> Never = { exitStatus, note in
                 status.send(["STOPPING=1"], note: note)
                 server.stop()
                 store.saveBeforeExit()
                 outbox.flushBeforeExit()
+                // What counts now, if a change waits for its window (`OpenIntervalsSchedule`).
+                openIntervals?.flush()
                 history.writeBeforeExit()
                 listener.removeOwnedSocket()
                 CurrentProcess.exit(exitStatus)

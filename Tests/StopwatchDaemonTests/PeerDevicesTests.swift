@@ -364,7 +364,7 @@ final class PeerDevicesTests {
         // Read again from its start, its lines in end order are not taken for late ones.
         #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
         // Nor its damaged line counted twice.
-        #expect(f.queue.sync { f.history!.corrections?.damagedLines } == 1)
+        #expect(f.queue.sync { f.history!.corrections?.damagedLines } == 0 && problem(f).contains("1 damaged correction line"))
         // Shorter: the amend is gone, and so is its effect.
         try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
         #expect(f.historyIntervals().map(\.id) == [1, 10].map(Self.id))
@@ -522,6 +522,8 @@ final class PeerDevicesTests {
         let f = fixture()
         let path = root + "/" + Self.own + "/" + PeerDevices.openFileName
         _ = f.reply("Start", ["name": .string("work")])
+        // Written in the queue's next turn.
+        f.queue.sync {}
         let open = try String(contentsOfFile: path, encoding: .utf8)
         #expect(open.hasPrefix(#"{"written_ms":\#(Self.now),"intervals":[{"id":""#) && open.contains(#""name":"work""#) && !open.contains("end_ms"))
         let history = f.historyIntervals()
@@ -530,6 +532,8 @@ final class PeerDevicesTests {
         #expect(history[2].endMs == nil && history[2].device == "laptop")
         #expect(f.historyIntervals(["device": .string("laptop")]).map(\.name) == ["work"])
         _ = f.reply("Stop", ["name": .string("work")])
+        // Within the window of the last write: at its end.
+        f.time.advance(by: OpenIntervalsSchedule.window)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"written_ms":\#(Self.now),"intervals":[]}"# + "\n")
         try write(Self.peerB, PeerDevices.openFileName, "{" + String(repeating: " ", count: PeerDevices.openFileLimit) + "}")
         #expect(f.historyIntervals().filter { $0.endMs == nil }.isEmpty)

@@ -280,13 +280,19 @@ struct CorrectionIndex: Sendable {
         return file.isFile(status) && file.size == size
     }
 
-    /// Forgets what `device`'s `month` taught of ends: its file is read again from its start
-    /// (another device's, replaced by its sync tool). Its late lines stay: read again, they
-    /// are added again, the same (`addLate` keeps one per id).
-    mutating func forgetEnds(of month: HistoryMonth, device: String) {
+    /// The greatest end `device`'s `month` taught so far (`isLate`), if any: what a read of
+    /// another device's month that fails midway puts back (`setGreatestEnd`), so that the
+    /// lines it read are not late when read again.
+    func greatestEnd(of month: HistoryMonth, device: String) -> Int64? {
+        let key = DeviceMonth(device: device, month: month)
+        if let lastMonth, lastMonth.month == key { return lastMonth.greatestEnd == .min ? nil : lastMonth.greatestEnd }
+        return greatestEnds[key]
+    }
+
+    mutating func setGreatestEnd(_ end: Int64?, of month: HistoryMonth, device: String) {
         let key = DeviceMonth(device: device, month: month)
         if lastMonth?.month == key { lastMonth = nil }
-        greatestEnds[key] = nil
+        greatestEnds[key] = end
     }
 
     /// Adds an interval line of `device`'s files found late (`isLate`), as it is written.

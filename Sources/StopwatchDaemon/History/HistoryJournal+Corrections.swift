@@ -20,7 +20,7 @@ extension HistoryJournal {
             if corrections!.damagedLines > 0 { problemChanged(problem) }
         }
         if case .rebuild = peers.refresh(into: &corrections!) {
-            logger.info("a device's history in the history folder lost lines (months pruned, or a file replaced by a shorter one): the correction index is built anew")
+            logger.info("a device's history in the history folder lost or changed lines (months pruned, a file replaced by a shorter or different one): the correction index is built anew")
             corrections = try ownIndex()
             peers.forget()
             _ = peers.refresh(into: &corrections!)
@@ -293,7 +293,10 @@ extension HistoryJournal {
     /// A new correction record: a random record id, made now (never before this daemon's
     /// last one, unless that one is more than `madeAheadToleranceMs` ahead of now: then now,
     /// logged and in the status; this device's records then order by their place only when
-    /// their times tie).
+    /// their times tie). Any device's record is followed so within the tolerance only: a change
+    /// of the interval a record sets is dated after it however far ahead (or it would never
+    /// count), but one further ahead than the tolerance (another device's wrong clock) does not
+    /// become the time this device's later corrections get (`append`).
     func newCorrection(_ change: HistoryCorrection.Change) -> HistoryCorrection {
         let now = wallClock.nowMilliseconds()
         var madeMs = max(now, latestMadeMs)

@@ -17,17 +17,37 @@ extension HistoryJournal {
     /// so a crash that loses it loses nothing. Skipped when `intervals` is what was written
     /// last (its elapsed times included). A failure is logged once per episode: writing the
     /// history itself says more.
+    ///
+    /// `intervals` are in start order. Never larger than the other devices read
+    /// (`PeerDevices.openFileLimit`): when they do not fit, those that began latest and fit
+    /// are written (logged once until they fit again).
     func writeOpenIntervals(_ intervals: [Interval], writtenMs: Int64) {
-        var listed: [UInt8] = []
-        for (index, interval) in intervals.enumerated() {
-            if index > 0 { listed.append(UInt8(ascii: ",")) }
+        let head = Array(#"{"written_ms":\#(writtenMs),"intervals":["#.utf8)
+        let tail = Array("]}\n".utf8)
+        var encoded: [[UInt8]] = []
+        var room = PeerDevices.openFileLimit - head.count - tail.count
+        for interval in intervals.reversed() {
             var open = interval
             open.endMs = nil
-            HistoryLine.encodeObject(open, device: nil, into: &listed)
+            var bytes: [UInt8] = []
+            HistoryLine.encodeObject(open, device: nil, into: &bytes)
+            // Its comma too, but for the first.
+            room -= bytes.count + (encoded.isEmpty ? 0 : 1)
+            guard room >= 0 else { break }
+            encoded.append(bytes)
         }
+        if encoded.count < intervals.count {
+            if !openIntervalsCut {
+                logger.warning("\(intervals.count) intervals count here, more than \(PeerDevices.openFileName) may hold for other devices to read (\(PeerDevices.openFileLimit / 1024 / 1024) MiB): only the \(encoded.count) that began latest are written, until they fit")
+            }
+            openIntervalsCut = true
+        } else {
+            openIntervalsCut = false
+        }
+        let listed = Array(encoded.reversed().joined(separator: [UInt8(ascii: ",")]))
         // Another writer's folder (`foreignWriter`): not written to until a restart.
         guard listed != openIntervalsWritten, foreignWriter == nil else { return }
-        let bytes = Array(#"{"written_ms":\#(writtenMs),"intervals":["#.utf8) + listed + Array("]}\n".utf8)
+        let bytes = head + listed + tail
         do throws(Errno) {
             let folder = try directoryDescriptor()
             try? folder.remove(Self.openTemporaryName)
@@ -43,6 +63,7 @@ extension HistoryJournal {
             }
             openIntervalsWritten = listed
             openIntervalsFailing = false
+            openIntervalsWrites += 1
         } catch {
             guard !openIntervalsFailing else { return }
             openIntervalsFailing = true

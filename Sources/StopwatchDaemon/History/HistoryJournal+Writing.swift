@@ -63,7 +63,11 @@ extension HistoryJournal {
         if writeProblem != nil { writtenAgain() }
         corrections?.add(correction, device: deviceID, place: nextPlace, isOwn: true)
         nextPlace += 1
-        latestMadeMs = max(latestMadeMs, correction.madeMs)
+        // Dated after a record further ahead than the tolerance (`newCorrection`: another
+        // device's clock, or this one's once), it does not move the time the next get.
+        if correction.madeMs <= wallClock.nowMilliseconds().addingReportingOverflow(Self.madeAheadToleranceMs).partialValue {
+            latestMadeMs = max(latestMadeMs, correction.madeMs)
+        }
     }
 
     /// The folder could not be prepared at start (`HistoryFolder.startProblem`): in the

@@ -109,6 +109,10 @@ final class HistoryJournal: @unchecked Sendable {
     /// writing it fails.
     var openIntervalsWritten: [UInt8]?
     var openIntervalsFailing = false
+    /// Whether the last `open.json` held only the latest of more counting intervals than fit.
+    var openIntervalsCut = false
+    /// How many times `open.json` was written: what tells a test how often.
+    var openIntervalsWrites = 0
     /// What `Devices` counted of each device's months (`DeviceSummaries`).
     var deviceSummaries = DeviceSummaries()
 

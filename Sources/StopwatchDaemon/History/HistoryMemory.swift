@@ -40,7 +40,11 @@ final class HistoryMemory {
     static let maximumGrant = 4 * 1024 * 1024
 
     /// Granted and not given back, by all accounts.
-    private(set) var used = 0
+    private(set) var used = 0 {
+        didSet { peak = max(peak, used) }
+    }
+    /// The most `used` ever was: what tells a test the budget held.
+    private(set) var peak = 0
     private var openAccounts = 0
     /// Accounts waiting for a grant, in the order they asked.
     private var waiting: [Account] = []

@@ -11,14 +11,15 @@ import Varlink
 /// tool); everything that is not a month, `device.json` or `open.json` is skipped, counted
 /// per device and said in the status (`problem`).
 ///
-/// What it learnt of each month, its file (device and inode), change time and size, keeps the
-/// journal's `CorrectionIndex` current for a few `stat`s a call (`refresh`): a file that grew
-/// in place is read from where the last read stopped; one replaced (Syncthing writes a new
-/// file and renames it over), or rewritten in place at the same size (`rsync --inplace`: its
-/// change time moved), and not shorter is read again from its start (records and late lines
-/// are kept once each, by id); one gone or shorter asks the journal to build the index anew
-/// (`Refresh.rebuild`), which reads every device's months again: the simplest answer that is
-/// always right, paid only when a device's history lost lines (pruned months, a hand edit).
+/// What it learnt of each month, its file (device and inode), change time, size and a digest
+/// of the lines read, keeps the journal's `CorrectionIndex` current for a few `stat`s a call
+/// (`refresh`): a file that changed (grew in place, replaced by a sync tool's rename, rewritten
+/// in place by `rsync --inplace`: its change time moved) has the lines learnt before hashed
+/// again; the same, it is read from where the last read stopped (what Syncthing's appends by
+/// replacing the file are). Otherwise, or gone, or shorter, it asks the journal to build the
+/// index anew (`Refresh.rebuild`), which reads every device's months again: what the index
+/// learnt from lines no longer there (a record, a late line) must go, and it keeps no place of
+/// each; paid only when a device's history lost or changed lines (pruned months, a hand edit).
 ///
 /// At most `limit` peers are read (`--history-devices`), the first by id; the rest are
 /// counted in the status.
@@ -36,6 +37,7 @@ final class PeerDevices {
         case notRegular = "month that is not a regular file"
         case otherName = "unknown file"
         case badLine = "line that is not an interval"
+        case damagedCorrection = "damaged correction line"
         case openTooLarge = "open.json too large or damaged"
         case unreadable = "unreadable month"
 
@@ -49,6 +51,7 @@ final class PeerDevices {
             case .notRegular: return "\(count) months that are not regular files"
             case .openTooLarge: return "\(count) open.json too large or damaged"
             case .badLine: return "\(count) lines that are not intervals"
+            case .damagedCorrection: return "\(count) damaged correction lines"
             case .tornLastLine, .syncTemporary, .syncthingTilde, .otherName, .unreadable: return "\(count) \(rawValue)s"
             }
         }
@@ -86,10 +89,41 @@ final class PeerDevices {
         var size: Int64
         /// The end of its last whole line: what the index holds, and what `History` reads.
         var wholeEnd: Int64
-        /// Its damaged correction lines counted in the index: taken back when it is read again.
+        /// A digest of its lines up to `wholeEnd` (`LineDigest`): a file replaced or rewritten
+        /// whose lines up to there hash the same was only appended to.
+        var digest: LineDigest
+        /// Its damaged correction lines, and its lines that hold no interval (not JSON, out of
+        /// range, longer than 64 KiB), up to `wholeEnd`: counted from what was read, so a read
+        /// that fails midway, retried, counts nothing twice.
         var damaged = 0
-        /// Its lines that hold no interval (not JSON, out of range, longer than 64 KiB).
         var bad = 0
+    }
+
+    /// A hash of lines as `forEachWholeLine` gives them, eight bytes a step (FNV-1a's primes
+    /// over words): which lines a month held when read, kept to tell an append from a change.
+    struct LineDigest: Equatable {
+        private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+        mutating func add(_ line: UnsafeRawBufferPointer) {
+            var hash = value
+            var index = 0
+            while index + 8 <= line.count {
+                hash = (hash ^ line.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x0000_0100_0000_01b3
+                hash = hash << 29 | hash >> 35
+                index += 8
+            }
+            while index < line.count {
+                hash = (hash ^ UInt64(line[index])) &* 0x0000_0100_0000_01b3
+                index += 1
+            }
+            // The newline, and the length: "ab\nc" is not "a\nbc".
+            value = (hash ^ UInt64(line.count) << 8 ^ 0x0a) &* 0x0000_0100_0000_01b3
+        }
+
+        /// A line passed over as too long: only that it was there.
+        mutating func addLongLine() {
+            value = (value ^ 0xff_ffff_ffff) &* 0x0000_0100_0000_01b3
+        }
     }
 
     /// One peer device.
@@ -124,6 +158,8 @@ final class PeerDevices {
     private let limit: Int
     let openRoot: (() throws(Errno) -> DirectoryDescriptor)?
     private let logger: Logger
+    /// How `refresh` reads a month: `pread`; a test makes a read fail midway.
+    var readChunk: ReadChunk = { try $0.read(into: $1, at: $2) }
     private(set) var peers: [String: Peer] = [:]
     /// Peers beyond `limit` at the last look: not read.
     private(set) var notRead = 0
@@ -318,40 +354,60 @@ final class PeerDevices {
         }
         defer { file.close() }
         let learnt = peer.months[month]
-        let from: Int64
-        if let learnt, learnt.device == status.device, learnt.inode == status.inode,
-            status.size > learnt.size || (status.size == learnt.size && status.changeTime == learnt.changeTime)
+        /// What was skipped in it as learnt, said again in this look.
+        func sayLearnt() {
+            guard let learnt else { return }
+            if learnt.wholeEnd < learnt.size { peer.skipped[.tornLastLine, default: 0] += 1 }
+            if learnt.bad > 0 { peer.skipped[.badLine, default: 0] += learnt.bad }
+            if learnt.damaged > 0 { peer.skipped[.damagedCorrection, default: 0] += learnt.damaged }
+        }
+        if let learnt, learnt.device == status.device, learnt.inode == status.inode, learnt.size == status.size,
+            learnt.changeTime == status.changeTime
         {
-            if status.size == learnt.size {
-                if learnt.wholeEnd < learnt.size { peer.skipped[.tornLastLine, default: 0] += 1 }
-                if learnt.bad > 0 { peer.skipped[.badLine, default: 0] += learnt.bad }
+            sayLearnt()
+            return .current
+        }
+        if let learnt {
+            // Changed: only appended to when the lines learnt are all still there, the same.
+            var digest = LineDigest()
+            let end: Int64
+            do throws(Errno) {
+                end = try Self.forEachWholeLine(of: file, from: 0, to: learnt.wholeEnd, read: readChunk, longLine: { digest.addLongLine() }) { line, _ in
+                    digest.add(line)
+                }
+            } catch {
+                peer.skipped[.unreadable, default: 0] += 1
+                sayLearnt()
                 return .current
             }
-            // Grown in place: only what follows the last whole line read.
-            from = learnt.wholeEnd
-        } else if let learnt, status.size < learnt.wholeEnd {
-            // Shorter than what the index holds: lines it learnt may be gone.
-            peer.months[month] = nil
-            return .rebuild
-        } else {
-            // New, or replaced (a sync tool's rename, or rewritten in place at the same size):
-            // read again from the start; what was learnt from it before is learnt again, the same.
-            if let learnt {
-                index.forgetEnds(of: month, device: peer.id)
-                index.damagedLines -= learnt.damaged
+            guard end == learnt.wholeEnd, digest == learnt.digest else {
+                peer.months[month] = nil
+                return .rebuild
             }
-            from = 0
         }
-        var damaged = from == 0 ? 0 : learnt?.damaged ?? 0
-        var bad = from == 0 ? 0 : learnt?.bad ?? 0
+        // Only what follows the last whole line read: all of a new month.
+        let from = learnt?.wholeEnd ?? 0
+        var digest = learnt?.digest ?? LineDigest()
+        var damaged = learnt?.damaged ?? 0
+        var bad = learnt?.bad ?? 0
         let device = peer.id
         let base = (month.year * 12 + month.month) << 36
         let openSince = peer.openSince
         var ended = peer.ended
         defer { peer.ended = ended }
+        // A read that fails midway leaves the month as learnt, to be read from there again:
+        // the greatest end its lines read taught goes back too, or they would read as late.
+        let greatestEnd = index.greatestEnd(of: month, device: device)
         let wholeEnd: Int64
         do throws(Errno) {
-            wholeEnd = try Self.forEachWholeLine(of: file, from: from, to: status.size, longLine: { bad += 1 }) { line, offset in
+            wholeEnd = try Self.forEachWholeLine(
+                of: file, from: from, to: status.size, read: readChunk,
+                longLine: {
+                    digest.addLongLine()
+                    bad += 1
+                }
+            ) { line, offset in
+                digest.add(line)
                 guard HistoryLine.isCorrection(line) else {
                     if !HistoryJournal.learnEnd(of: line, in: month, device: device, into: &index) { bad += 1 }
                     if openSince != Int64.max { Self.noteEnded(line, since: openSince, into: &ended) }
@@ -362,20 +418,23 @@ final class PeerDevices {
                     // whichever read found it.
                     index.add(correction, device: device, place: base | Int(offset), isOwn: false)
                 } else {
-                    index.damagedLines += 1
                     damaged += 1
                 }
             }
         } catch {
+            index.setGreatestEnd(greatestEnd, of: month, device: device)
             peer.skipped[.unreadable, default: 0] += 1
+            sayLearnt()
             return .current
         }
-        if wholeEnd < status.size { peer.skipped[.tornLastLine, default: 0] += 1 }
-        if bad > 0 { peer.skipped[.badLine, default: 0] += bad }
-        peer.months[month] = LearntMonth(
+        let read = LearntMonth(
             device: status.device, inode: status.inode, changeTime: status.changeTime, size: status.size, wholeEnd: wholeEnd,
-            damaged: damaged, bad: bad
+            digest: digest, damaged: damaged, bad: bad
         )
+        peer.months[month] = read
+        if read.wholeEnd < read.size { peer.skipped[.tornLastLine, default: 0] += 1 }
+        if bad > 0 { peer.skipped[.badLine, default: 0] += bad }
+        if damaged > 0 { peer.skipped[.damagedCorrection, default: 0] += damaged }
         return .current
     }
 
@@ -391,12 +450,16 @@ final class PeerDevices {
         return (file, status)
     }
 
+    /// Reads into the buffer from the offset: `pread`, or a test's failure.
+    typealias ReadChunk = (FileDescriptor, UnsafeMutableRawBufferPointer, Int64) throws(Errno) -> Int
+
     /// Calls `body` with each line of `file` between `from` and `to` that ends with a newline
     /// (without it), and its offset; a line longer than `HistoryStream.maximumLineLength` is
     /// passed over (and told to `longLine`). Returns the end of the last whole line (`from`
     /// when there is none).
     static func forEachWholeLine(
-        of file: FileDescriptor, from: Int64, to: Int64, longLine: () -> Void = {}, _ body: (UnsafeRawBufferPointer, Int64) -> Void
+        of file: FileDescriptor, from: Int64, to: Int64, read: ReadChunk = { try $0.read(into: $1, at: $2) }, longLine: () -> Void = {},
+        _ body: (UnsafeRawBufferPointer, Int64) -> Void
     ) throws(Errno) -> Int64 {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var carry: [UInt8] = []
@@ -408,7 +471,7 @@ final class PeerDevices {
             let length = Int(min(Int64(buffer.count), to - offset))
             let count = try buffer.withUnsafeMutableBytes { raw in
                 Result { () throws(Errno) -> Int in
-                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]), at: offset)
+                    try read(file, UnsafeMutableRawBufferPointer(rebasing: raw[0..<length]), offset)
                 }
             }.get()
             guard count > 0 else { break }

@@ -35,6 +35,7 @@ final class StopwatchService {
     private let queue: DispatchQueue
     private let expiryTimers: any TickTimerFactory
     private let awakeExpiryTimers: any TickTimerFactory
+    private let openIntervalsTimers: any TickTimerFactory
     private let logger: Logger
     /// Laps a stopwatch may hold until reset: a file and a reply stay bounded.
     private let maximumLaps: Int
@@ -58,6 +59,10 @@ final class StopwatchService {
     ) { [unowned self] in
         self.expire($0)
     }
+    /// When `open.json` is written (nil: no history). Lazy, as `expiries`.
+    private(set) lazy var openIntervals: OpenIntervalsSchedule? = history.map { _ in
+        OpenIntervalsSchedule(queue: queue, timers: openIntervalsTimers, clock: clock) { [unowned self] in self.writeOpenIntervals() }
+    }
     /// How far in the future an `at_ms` may be and still be taken as now: the client's
     /// clock read a moment before the daemon's, or on another machine near it.
     static let atSkewMs: Int64 = 100
@@ -69,6 +74,8 @@ final class StopwatchService {
     ///   - expiryTimers: the timer countdowns expire on: `BootTimerFactory` in production.
     ///   - awakeExpiryTimers: the timer countdowns that skip sleep expire on (the awake
     ///     clock): `BootTimerFactory(clock: .monotonic)` in production.
+    ///   - openIntervalsTimers: the timer `open.json`'s writes wait on (`OpenIntervalsSchedule`):
+    ///     a libdispatch one, not the countdowns' `timerfd`.
     ///   - queue: the server's queue, which the service belongs to.
     init(
         registry: StopwatchRegistry,
@@ -76,6 +83,7 @@ final class StopwatchService {
         clock: any StopWatchClock,
         expiryTimers: any TickTimerFactory,
         awakeExpiryTimers: any TickTimerFactory,
+        openIntervalsTimers: any TickTimerFactory = DispatchTickTimerFactory(leeway: .milliseconds(50)),
         queue: DispatchQueue,
         maximumLaps: Int,
         maximumPendingEvents: Int,
@@ -96,6 +104,7 @@ final class StopwatchService {
         self.clock = clock
         self.expiryTimers = expiryTimers
         self.awakeExpiryTimers = awakeExpiryTimers
+        self.openIntervalsTimers = openIntervalsTimers
         self.queue = queue
         self.logger = logger
         self.maximumLaps = maximumLaps
@@ -448,7 +457,7 @@ final class StopwatchService {
             registry.setIntervalID(IntervalIdentity.random(), of: name)
         }
         if order == .beforeTelling { storage.save(name, after) }
-        if before.state.isCounting != after.state.isCounting || before.endsInterval(goingTo: after) { publishOpenIntervals() }
+        if before.state.isCounting != after.state.isCounting || before.endsInterval(goingTo: after) { openIntervals?.changed() }
         changed()
         expiries.update(name, after)
         guard after != before else { return nil }
@@ -499,7 +508,7 @@ final class StopwatchService {
         // On disk before anyone hears of it, watchers included.
         storage.save(name, nil)
         registry.remove(name)
-        if before.state.isCounting { publishOpenIntervals() }
+        if before.state.isCounting { openIntervals?.changed() }
         changed()
         expiries.update(name, nil)
         let removed = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: .stopped, at: clock.instant()), event: .removed)
@@ -557,9 +566,13 @@ final class StopwatchService {
         )
     }
 
-    /// Writes the counting intervals to `open.json` for the other devices (at start, and
-    /// at every start and stop of one).
+    /// Writes the counting intervals to `open.json` for the other devices now (at the
+    /// daemon's start; after a start or stop of one, `openIntervals` writes it soon).
     func publishOpenIntervals() {
+        openIntervals?.writeAtStart()
+    }
+
+    private func writeOpenIntervals() {
         guard let history else { return }
         let wallNow = wallClock.nowMilliseconds()
         let open = registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }

@@ -109,6 +109,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             clock: time,
             expiryTimers: time.bootTimers,
             awakeExpiryTimers: time.awakeTimers,
+            openIntervalsTimers: time,
             queue: queue,
             maximumLaps: maximumLaps,
             maximumPendingEvents: maximumPendingEvents,
