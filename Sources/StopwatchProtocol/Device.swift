@@ -40,7 +40,9 @@ public struct Device: Equatable, Sendable {
         return .object(object)
     }
 
-    /// Reads a `Device` object; throws when a field is missing or of the wrong type.
+    /// Reads a `Device` object; throws when a field is missing or of the wrong type. A time
+    /// out of range (a file's modification time comes from whoever set it) is read as none:
+    /// it is only shown, and one device's odd file must not make every reply unreadable.
     package init(json: JSONValue) throws(MalformedMessage) {
         guard case .object(let object) = json else { throw MalformedMessage("a Device is not an object") }
         guard case .string(let id)? = object["id"] else { throw MalformedMessage("Device.id is not a string") }
@@ -52,8 +54,8 @@ public struct Device: Equatable, Sendable {
         func time(_ key: String) throws(MalformedMessage) -> Int64? {
             switch object[key] {
             case nil, .null?: return nil
-            case .int(let value)? where (0...Interval.latestMs).contains(value): return value
-            default: throw MalformedMessage("Device.\(key) is not a time from the epoch to the year 9999")
+            case .int(let value)?: return (0...Interval.latestMs).contains(value) ? value : nil
+            default: throw MalformedMessage("Device.\(key) is not a time in milliseconds")
             }
         }
         self.init(

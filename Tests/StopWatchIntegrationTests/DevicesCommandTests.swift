@@ -71,6 +71,9 @@ struct DevicesCommandTests {
         // --device by id, as CSV (the daemon filters).
         let deskCSV = try Swctl.run(["log", "--device", Self.desk, "--csv"], socket: socket)
         #expect(deskCSV.lines.count == 2 && deskCSV.lines.last?.hasPrefix("call,") == true, "\(deskCSV.output)")
+        // By the 8 digits `devices` shows.
+        let byPrefix = try Swctl.run(["log", "--device", String(Self.desk.prefix(8)), "--csv"], socket: socket)
+        #expect(byPrefix.status == 0 && byPrefix.lines == deskCSV.lines, "\(byPrefix.error)")
 
         let byDevice = try Swctl.run(["report", "--by", "device", "--csv"], socket: socket)
         #expect(byDevice.status == 0, "\(byDevice.error)")

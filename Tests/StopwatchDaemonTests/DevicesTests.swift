@@ -159,4 +159,26 @@ final class DevicesTests {
         #expect(answer.map(\.intervals) == [0, 1, 1])
         #expect(answer[0].lastEndMs == nil)
     }
+
+    @Test("A folder whose files' modification times are before 1970 has no changed_ms, not one no client reads")
+    func changedTimeOutOfRangeLeftOut() throws {
+        let m = P.midOctober, h = Self.hour
+        // (Past the year 9999 too, where a file system keeps such times: ext4 and tmpfs clamp
+        // them to 2446.)
+        try write(P.peerB, P.october, P.line(10, "b", m, m + h))
+        try touch(P.peerB, P.october, seconds: -100)
+        try write(P.peerC, P.october, P.line(20, "c", m, m + h))
+        try touch(P.peerC, P.october, seconds: -1)
+        let f = fixture()
+        guard case .array(let items)? = f.reply("Devices")?["devices"] else {
+            Issue.record("no devices in the reply")
+            return
+        }
+        let peers = items.compactMap { item -> JSONObject? in
+            guard case .object(let object) = item, object["this"] == .bool(false) else { return nil }
+            return object
+        }
+        #expect(peers.count == 2)
+        #expect(peers.allSatisfy { $0["changed_ms"] == nil && $0["intervals"] == .int(1) }, "\(peers.map { JSONValue.object($0).text })")
+    }
 }

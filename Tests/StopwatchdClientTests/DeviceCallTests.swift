@@ -46,4 +46,15 @@ struct DeviceCallTests {
         }
         #expect(try daemon.calls().map(\.method) == ["io.stopwatchd.Devices"])
     }
+
+    @Test("a Device time out of range (a file's odd modification time) reads as none; one of the wrong type is refused")
+    func deviceTimeOutOfRange() throws {
+        let device = try Device(
+            json: JSONParser.parse(#"{"id":"22222222222222222222222222222222","name":"desk","this":false,"intervals":1,"last_end_ms":-1,"changed_ms":400000000000000}"#)
+        )
+        #expect(device.lastEndMs == nil && device.changedMs == nil && device.intervals == 1)
+        #expect(throws: MalformedMessage.self) {
+            try Device(json: JSONParser.parse(#"{"id":"2","name":"desk","this":false,"intervals":1,"changed_ms":"soon"}"#))
+        }
+    }
 }

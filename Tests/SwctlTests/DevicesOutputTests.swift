@@ -61,16 +61,40 @@ struct DevicesOutputTests {
             LogNumbering(name: nil, until: nil).survey([one], into: &survey)
             #expect(survey.layout.deviceWidth == expected)
         }
-        // Rows of two devices with a daemon without Devices: the column.
-        var spanning = LogNumbering.Survey()
-        LogNumbering(name: nil, until: nil).survey([one, other], into: &spanning)
-        #expect(spanning.layout.deviceWidth == 6)
+        // Rows of two devices, with a daemon without Devices, or with Devices counting one
+        // device's intervals only (the other's only one still counting): the column.
+        for column in [nil, false] as [Bool?] {
+            var spanning = LogNumbering.Survey()
+            spanning.deviceColumn = column
+            LogNumbering(name: nil, until: nil).survey([one, other], into: &spanning)
+            #expect(spanning.layout.deviceWidth == 6)
+        }
         // --device: only its rows, numbered among all.
         var filtered = LogNumbering.Survey()
         LogNumbering(name: nil, until: nil, device: "desk").survey([one, other], into: &filtered)
         #expect(filtered.ended == 2 && filtered.shown == 1)
         #expect(filtered.numberedRows?.map(\.number) == [1])
         #expect(filtered.numberedRows?.map(\.interval.device) == ["desk"])
+    }
+
+    @Test("--device: a name or a full id as given, a unique id prefix of 8 digits or more as the full id; none or several refused; an id whose name another device shares warns that the table shows both")
+    func deviceResolution() {
+        var twin = Self.desk
+        twin.id = String(repeating: "9", count: 32)
+        let devices = [Self.laptop, Self.desk]
+        #expect(DevicesText.resolve("desk", among: devices) == .device("desk"))
+        #expect(DevicesText.resolve(Self.desk.id, among: devices) == .device(Self.desk.id))
+        #expect(DevicesText.resolve(String(Self.desk.id.prefix(8)), among: devices) == .device(Self.desk.id))
+        #expect(DevicesText.resolve(String(Self.desk.id.prefix(7)), among: devices) == .none)
+        #expect(DevicesText.resolve("deks", among: devices) == .none)
+        var cousin = Self.desk
+        cousin.id = String(Self.desk.id.prefix(8)) + String(repeating: "f", count: 24)
+        #expect(DevicesText.resolve(String(Self.desk.id.prefix(8)), among: devices + [cousin]) == .ambiguous)
+        var warned: [String] = []
+        #expect(DevicesText.name(of: Self.desk.id, among: devices + [twin], warn: { warned.append($0) }) == "desk")
+        #expect(warned.count == 1 && warned[0].contains("another device is named 'desk'"), "\(warned)")
+        #expect(DevicesText.name(of: Self.desk.id, among: devices, warn: { warned.append($0) }) == "desk")
+        #expect(warned.count == 1)
     }
 
     @Test("report --by device: time per device and name, devices longest first, each with its total, clipped as by name; the plain totals unchanged")

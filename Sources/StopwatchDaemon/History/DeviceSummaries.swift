@@ -11,8 +11,9 @@ import Varlink
 /// Counting does not read every month at every call: what was counted of each (device,
 /// month) is kept with the file's stamp (device, inode, change time, size). A month whose
 /// stamp is unchanged costs one `fstatat`; one that grew in place (same file, longer) is read
-/// from the end of its last whole line counted; any other change (replaced by a sync tool,
-/// shorter, edited in place) is counted again whole. Memory: a few numbers per month of each
+/// from the end of its last whole line counted (a same-file edit that also grew it, such as
+/// `rsync --inplace`, which DEVICES.md advises against, keeps its old prefix's count); any
+/// other change (replaced by a sync tool, shorter) is counted again whole. Memory: a few numbers per month of each
 /// device read; months and devices gone are forgotten.
 ///
 /// Not thread-safe: the journal's, on the server's queue.
@@ -56,6 +57,9 @@ struct DeviceSummaries {
         if let open = try? folder.stamp(of: PeerDevices.openFileName), open.isRegular {
             summary.changedMs = Self.latest(summary.changedMs, open.modifiedMs)
         }
+        // A modification time is whatever a sync tool or `touch` set (before 1970, past the
+        // year 9999): such a time is none, not a reply no client can read.
+        if let changed = summary.changedMs, !(0...Interval.latestMs).contains(changed) { summary.changedMs = nil }
         return summary
     }
 

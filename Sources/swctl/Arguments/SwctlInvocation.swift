@@ -111,7 +111,7 @@ package struct SwctlInvocation: Equatable, Sendable {
                            with report: totals per name (default), or per day or
                            device and name
           --device DEVICE  with log and report: only the intervals of DEVICE (its
-                           name or id, as devices lists them)
+                           name, id, or the id's first 8 digits, as devices lists)
           --csv            with log and report: CSV with a header row
           --keep, --off    with timer: keep counting / clear the target; --off with
                            skip-sleep: count time in suspend again

@@ -37,15 +37,38 @@ package enum DevicesText {
         devices.filter { $0.intervals > 0 }.count > 1
     }
 
-    /// Whether `device` is the name or the id of one of `devices`, as the daemon's `device`
-    /// filter matches (a name that two devices share matches both).
-    package static func names(_ device: String, among devices: [Device]) -> Bool {
-        devices.contains { $0.id == device || $0.name == device }
+    /// What `--device DEVICE` names among `devices`.
+    package enum Resolution: Equatable {
+        /// What to send as the daemon's `device` filter: a name or a full id as given (a
+        /// name two devices share matches both), or the full id of a prefix.
+        case device(String)
+        case none
+        /// A prefix of more than one device's id.
+        case ambiguous
+    }
+
+    /// `device` as a name or a full id of one of `devices`, else as a prefix of 8 digits or
+    /// more of exactly one's id (the table shows 8).
+    package static func resolve(_ device: String, among devices: [Device]) -> Resolution {
+        if devices.contains(where: { $0.id == device || $0.name == device }) { return .device(device) }
+        guard device.utf8.count >= 8 else { return .none }
+        let matching = devices.filter { $0.id.hasPrefix(device) }
+        switch matching.count {
+        case 0: return .none
+        case 1: return .device(matching[0].id)
+        default: return .ambiguous
+        }
     }
 
     /// The name `log`'s table compares each interval's device with for `--device DEVICE`:
     /// the name of the device whose id or name `device` is; `device` itself when none is.
-    package static func name(of device: String, among devices: [Device]) -> String {
-        devices.first { $0.id == device }?.name ?? device
+    /// The table knows intervals' devices by name only: when `device` is an id whose name
+    /// another device has too, both devices' rows are shown, and `warn` says so.
+    package static func name(of device: String, among devices: [Device], warn: (String) -> Void = { _ in }) -> String {
+        guard let named = devices.first(where: { $0.id == device }) else { return device }
+        if devices.contains(where: { $0.id != named.id && $0.name == named.name }) {
+            warn("swctl: another device is named '\(named.name)' too: the table shows both; --csv and --json keep to the id")
+        }
+        return named.name
     }
 }

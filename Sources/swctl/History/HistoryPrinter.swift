@@ -22,8 +22,8 @@ struct HistoryPrinter {
     func log(_ name: String?) throws(ClientError) {
         let bounds = try resolvedRange()
         guard format == .text else {
-            try refuseUnknownDevice()
-            let stream = try client.history(name, since: bounds.since, until: bounds.until, device: range.device)
+            let device = try resolvedDevice()
+            let stream = try client.history(name, since: bounds.since, until: bounds.until, device: device)
             defer { stream.close() }
             try intervals(stream, json: format == .json)
             return
@@ -35,8 +35,9 @@ struct HistoryPrinter {
             guard range.device == nil else { throw .daemonTooOld(feature: "--device") }
             devices = nil
         }
-        if let devices { refuseUnknownDevice(among: devices) }
-        let device = range.device.map { DevicesText.name(of: $0, among: devices ?? []) }
+        let device = devices.flatMap(resolvedDevice(among:)).map { resolved in
+            DevicesText.name(of: resolved, among: devices ?? [], warn: Diagnostics.warn)
+        }
         try LogTable(
             numbering: LogNumbering(name: name, until: bounds.until, device: device),
             deviceColumn: devices.map(DevicesText.severalHaveHistory)
@@ -58,8 +59,8 @@ struct HistoryPrinter {
     /// `report`: every stopwatch's time in the range, added up.
     func report(by grouping: ReportGrouping) throws(ClientError) {
         let bounds = try resolvedRange()
-        try refuseUnknownDevice()
-        let stream = try client.history(nil, since: bounds.since, until: bounds.until, device: range.device)
+        let device = try resolvedDevice()
+        let stream = try client.history(nil, since: bounds.since, until: bounds.until, device: device)
         defer { stream.close() }
         guard grouping != .device else {
             try reportByDevice(stream, since: bounds.since, until: bounds.until, now: bounds.now)
@@ -68,23 +69,28 @@ struct HistoryPrinter {
         try report(stream, byDay: grouping == .day, since: bounds.since, until: bounds.until, now: bounds.now)
     }
 
-    /// `--device DEVICE` naming no device the daemon knows is refused (exit 1), so that a
-    /// misspelt name is not read as a device with no time: one `Devices` call, made only when
-    /// `--device` is given.
-    private func refuseUnknownDevice() throws(ClientError) {
-        guard range.device != nil else { return }
+    /// What `--device DEVICE` is sent as: a name or a full id as given, an id's prefix of 8
+    /// digits or more (as `swctl devices` shows it) as the full id. One that names no device
+    /// the daemon knows is refused (exit 1), so that a misspelt name is not read as a device
+    /// with no time: one `Devices` call, made only when `--device` is given.
+    private func resolvedDevice() throws(ClientError) -> String? {
+        guard range.device != nil else { return nil }
         let devices: [Device]
         do {
             devices = try client.devices()
         } catch .refused(let errorName, _) where errorName == VarlinkError.methodNotFound("").name {
             throw .daemonTooOld(feature: "--device")
         }
-        refuseUnknownDevice(among: devices)
+        return resolvedDevice(among: devices)
     }
 
-    private func refuseUnknownDevice(among devices: [Device]) {
-        guard let device = range.device, !DevicesText.names(device, among: devices) else { return }
-        Diagnostics.fail("swctl: no device is named '\(device)' or has that id (swctl devices lists them)", status: 1)
+    private func resolvedDevice(among devices: [Device]) -> String? {
+        guard let device = range.device else { return nil }
+        switch DevicesText.resolve(device, among: devices) {
+        case .device(let resolved): return resolved
+        case .none: Diagnostics.fail("swctl: no device is named '\(device)' or has that id (swctl devices lists them)", status: 1)
+        case .ambiguous: Diagnostics.fail("swctl: '\(device)' begins the ids of several devices: give more of it (swctl devices --json shows them whole)", status: 1)
+        }
     }
 
     /// `report --by device`: whole intervals (`next()`), for their device, which the times of

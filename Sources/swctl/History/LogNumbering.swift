@@ -46,8 +46,10 @@ package struct LogNumbering {
         /// The first device seen, and whether another was.
         var device: String?
         var devices = false
-        /// Whether the table has a DEVICE column: as the daemon's `Devices` says (more than
-        /// one device has history); nil (a daemon without it): when the rows span several.
+        /// Whether the table has a DEVICE column: when the daemon's `Devices` says more than
+        /// one device has history, or the rows span several anyway (another device's only
+        /// interval still counting, in its `open.json`); nil (a daemon without `Devices`):
+        /// when the rows span several.
         package var deviceColumn: Bool?
         /// The rows shown so far, each with its place among the ended intervals (1: the
         /// first read; nil for one still counting); nil once there were more than `keptRows`.
@@ -72,7 +74,7 @@ package struct LogNumbering {
         package var layout: LogText.Layout {
             LogText.Layout(
                 numberWidth: max(1, "@\(ended)".count), nameWidth: nameWidth,
-                deviceWidth: (deviceColumn ?? devices) ? max(deviceWidth, "DEVICE".count) : 0, notes: notes
+                deviceWidth: (deviceColumn == true || devices) ? max(deviceWidth, "DEVICE".count) : 0, notes: notes
             )
         }
     }

@@ -74,9 +74,8 @@ package enum ReportText {
         return lines
     }
 
-    /// `name,elapsed_ms`, or `day,name,elapsed_ms` by day; a header, no total rows. Names are
-    /// neutralised for spreadsheets (`CSVField.neutralised`); days and times are swctl's own.
-    /// `--by device`: `device,name,elapsed_ms`, a row per device and name.
+    /// `--by device`: `device,name,elapsed_ms`, a row per device and name, neutralised as
+    /// `csv` does.
     package static func csvByDevice(_ totals: ReportTotals) -> [String] {
         var lines = ["device,name,elapsed_ms"]
         for group in totals.devices {
@@ -85,6 +84,8 @@ package enum ReportText {
         return lines
     }
 
+    /// `name,elapsed_ms`, or `day,name,elapsed_ms` by day; a header, no total rows. Names are
+    /// neutralised for spreadsheets (`CSVField.neutralised`); days and times are swctl's own.
     package static func csv(_ totals: ReportTotals, byDay: Bool) -> [String] {
         guard byDay else {
             return ["name,elapsed_ms"] + totals.names.map { CSVField.row([CSVField.neutralised($0.name), "\($0.milliseconds)"]) }
