@@ -167,9 +167,10 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         open.sort { ($0.startMs, $0.id) < ($1.startMs, $1.id) }
         self.tail = open[...]
         // By where the index keeps them: each interval is made as it is sent.
-        let correctedMatching = index.moved { interval, device in
-            query.matches(interval) && query.matchesDevice(id: device, name: names[device] ?? device)
-        }
+        let correctedMatching = index.moved(
+            matching: query.matches,
+            device: query.device == nil ? nil : { device in query.matchesDevice(id: device, name: names[device] ?? device) }
+        )
         account.takeFixed(open.reduce(correctedMatching.count * MemoryLayout<CorrectionIndex.Moved>.stride) {
             $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count + ($1.note?.utf8.count ?? 0) + $1.device.utf8.count
         })
@@ -301,6 +302,8 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// lesser interval id. Nothing in it depends on which device is this one: every device
     /// reading the same files lists them in the same order.
     private func earliestHead() -> Int? {
+        // One device (the common case): nothing to compare.
+        if devices.count == 1 { return devices[0].head == nil ? nil : 0 }
         var earliest: Int?
         var earliestEnd: Int64 = 0
         for index in devices.indices {
