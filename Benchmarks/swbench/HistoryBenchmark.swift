@@ -70,7 +70,15 @@ enum HistoryBenchmark {
         }
 
         let stalled = try stalledReaders(context, now: now)
-        let devices = try reportOverDevices(context, now: now)
+        // Failing alone: the one-device figures stand (a daemon of a release before devices
+        // lists none, and is still measured on them).
+        let devices: Figure
+        do {
+            devices = try reportOverDevices(context, now: now)
+        } catch {
+            context.progress("history: report over 3 devices FAILED: \(error)")
+            devices = Figure(.historyReportDevices, failure: error.description)
+        }
 
         return [
             Figure(.historyReport, value: reportTimes.median() ?? 0, baseline: parseTimes.median(), details: [

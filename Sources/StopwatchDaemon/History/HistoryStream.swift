@@ -173,7 +173,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         self.tail = open[...]
         // By where the index keeps them: each interval is made as it is sent.
         let correctedMatching = index.moved(
-            matching: query.matches,
+            matching: query.matches, since: query.since,
             device: query.device == nil ? nil : { device in query.matchesDevice(id: device, name: names[device] ?? device) }
         )
         account.takeFixed(open.reduce(correctedMatching.count * MemoryLayout<CorrectionIndex.Moved>.stride) {
