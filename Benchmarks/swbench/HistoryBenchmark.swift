@@ -5,8 +5,11 @@ import Varlink
 /// The `history` group (SPEC §7): `swctl report` over a long history, end to end, against
 /// swbench reading and parsing the same files itself, with the daemon's resident memory
 /// sampled while it streams them; `swctl log --since today` with that history against
-/// the same with a short one (the same intervals today in both); and the memory the daemon
-/// owns while 256 History readers read nothing (issue 24), each stream then read whole.
+/// the same with a short one (the same intervals today in both); the memory the daemon
+/// owns while 256 History readers read nothing (issue 24), each stream then read whole; and
+/// `swctl report` over the same number of intervals and corrections dealt out among three
+/// devices (this one and two peers' folders, SPEC §4 "History across devices"), against
+/// parsing those files.
 enum HistoryBenchmark {
     static func run(_ context: BenchContext) throws(BenchError) -> [Figure] {
         let plan = context.plan
@@ -67,6 +70,15 @@ enum HistoryBenchmark {
         }
 
         let stalled = try stalledReaders(context, now: now)
+        // Failing alone: the one-device figures stand (a daemon of a release before devices
+        // lists none, and is still measured on them).
+        let devices: Figure
+        do {
+            devices = try reportOverDevices(context, now: now)
+        } catch {
+            context.progress("history: report over 3 devices FAILED: \(error)")
+            devices = Figure(.historyReportDevices, failure: error.description)
+        }
 
         return [
             Figure(.historyReport, value: reportTimes.median() ?? 0, baseline: parseTimes.median(), details: [
@@ -94,7 +106,59 @@ enum HistoryBenchmark {
                 "baseline_max_ms": JSONReport.number(smallTimes.maximum ?? 0),
             ]),
             stalled,
+            devices,
         ]
+    }
+
+    /// `swctl report` over a history of `historyIntervals` intervals and `historyCorrections`
+    /// corrections dealt out among this device and two peers (`HistoryFiles.write`'s
+    /// `peers`), against swbench parsing every month of the three folders, timed as the
+    /// one-device figure is: one report first not timed (it warms the page cache and builds
+    /// the correction index from every device's months), then each report beside a parse.
+    /// The daemon must list the three devices (`Devices`), or the figure fails.
+    private static func reportOverDevices(_ context: BenchContext, now: Int64) throws(BenchError) -> Figure {
+        let plan = context.plan
+        let historyDirectory = try context.subdirectory("history-devices") + "/state/history"
+        let start = Now.boot()
+        let written = try HistoryFiles.write(
+            plan.historyIntervals, today: plan.historyToday, corrections: plan.historyCorrections, peers: 2, now: now, into: historyDirectory
+        )
+        context.progress("history: 3 devices, \(written.intervals) intervals and \(written.corrections) corrections (\(written.tracks) tracks, \(written.crossDevice) of another device's interval; \(written.bytes) bytes in \(written.files) files) written in \(Int((Now.boot() - start).inMilliseconds)) ms, \(plan.historyRuns) report(s)")
+        let daemon = try context.startDaemon("history-devices")
+        defer { daemon.stop() }
+        let report = [context.options.swctlPath, "--socket", daemon.socketPath, "report"]
+        _ = try time(report)
+        let connection = try daemon.connect()
+        let listed = try connection.roundTrip(VarlinkCall(method: "io.stopwatchd.Devices", parameters: [:]).message)
+        connection.close()
+        let devices = occurrences(of: Array(#""this":"#.utf8), in: listed)
+        guard devices == written.deviceDirectories.count else {
+            throw BenchError("the daemon lists \(devices) devices of the \(written.deviceDirectories.count) written: \(String(decoding: listed.prefix(300), as: UTF8.self))")
+        }
+        var reportTimes = Samples(), parseTimes = Samples()
+        for _ in 0..<plan.historyRuns {
+            let reportTime = try time(report)
+            let start = Now.boot()
+            let parsed = try HistoryFiles.parseAll(in: written.deviceDirectories)
+            let parseTime = (Now.boot() - start).inMilliseconds
+            guard parsed.intervals == written.intervals, parsed.corrections == written.corrections else {
+                throw BenchError("\(parsed.intervals) of the \(written.intervals) intervals and \(parsed.corrections) of the \(written.corrections) corrections written parse back")
+            }
+            reportTimes.append(reportTime)
+            parseTimes.append(parseTime)
+        }
+        return Figure(.historyReportDevices, value: reportTimes.median() ?? 0, baseline: parseTimes.median(), details: [
+            "devices": .int(Int64(written.deviceDirectories.count)),
+            "intervals": .int(Int64(written.intervals)),
+            "corrections": .int(Int64(written.corrections)),
+            "tracks": .int(Int64(written.tracks)),
+            "cross_device_corrections": .int(Int64(written.crossDevice)),
+            "bytes": .int(Int64(written.bytes)),
+            "files": .int(Int64(written.files)),
+            "runs": .int(Int64(reportTimes.count)),
+            "report_max_ms": JSONReport.number(reportTimes.maximum ?? 0),
+            "parse_max_ms": JSONReport.number(parseTimes.maximum ?? 0),
+        ])
     }
 
     /// `historyStalledReaders` connections call History with `more` over a history of

@@ -63,7 +63,7 @@ enum Swbench {
         measure(.countdowns, [.countdownWakeups, .countdownTimers]) { () throws(BenchError) in try CountdownsBenchmark.run(context) }
         measure(.exitidle, [.exitIdleProcesses, .exitIdleFirstStatus]) { () throws(BenchError) in try ExitIdleBenchmark.run(context) }
         measure(.laps, [.lapAt10, .lapAt1000, .lapAt10000]) { () throws(BenchError) in try LapsBenchmark.run(context) }
-        measure(.history, [.historyReport, .memoryHistory, .historyLogToday, .memoryHistoryStalled]) { () throws(BenchError) in
+        measure(.history, [.historyReport, .memoryHistory, .historyLogToday, .memoryHistoryStalled, .historyReportDevices]) { () throws(BenchError) in
             try HistoryBenchmark.run(context)
         }
         if let measurement = drift {

@@ -405,6 +405,65 @@ final class PeerDevicesTests {
         #expect(f.historyIntervals().map(\.name) == ["y"])
     }
 
+    /// What `refresh` opened of the peers' files, and the folders it listed, so far.
+    func refreshCounts(_ f: StopwatchServiceFixture) -> (opened: Int, listed: Int) {
+        f.queue.sync { (f.history!.peers.filesOpened, f.history!.peers.foldersListed) }
+    }
+
+    @Test("A call where no peer's file changed opens none of them (months, device.json, open.json) and lists no folder; a month replaced by a rename between two calls is read again, and nothing else")
+    func unchangedPeerFilesAreNotOpenedAgain() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        try named(Self.peerB, "desk")
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
+        try write(Self.peerB, Self.november, Self.line(12, "b", Self.earlyNovember, Self.earlyNovember + h))
+        try write(Self.peerB, PeerDevices.openFileName, #"{"intervals":[{"id":"\#(Self.id(13))","name":"b","start_ms":\#(Self.now - h),"elapsed_ms":\#(h)}]}"#)
+        let f = fixture()
+        // The files were all just written: their status is trusted at once.
+        f.queue.sync { f.history!.peers.settledAfter = 0 }
+        #expect(f.historyIntervals().map(\.id) == [1, 10, 12, 13].map(Self.id))
+        let first = refreshCounts(f)
+        // Two months, device.json, open.json; the history folder and the peer's folder.
+        #expect(first.opened == 4 && first.listed == 2)
+        #expect(f.historyIntervals().map(\.id) == [1, 10, 12, 13].map(Self.id))
+        #expect(f.historyIntervals().first { $0.id == Self.id(13) }?.device == "desk")
+        let second = refreshCounts(f)
+        #expect(second.opened == first.opened && second.listed == first.listed)
+        // October replaced by Syncthing's rename (a new inode), one line longer: read again, alone.
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h) + Self.line(11, "b", m + 3 * h, m + 4 * h))
+        #expect(f.historyIntervals().map(\.id) == [1, 10, 11, 12, 13].map(Self.id))
+        #expect(refreshCounts(f).opened == second.opened + 1)
+        #expect(f.queue.sync { f.history!.corrections?.lateLineCount } == 0)
+    }
+
+    @Test("With no other device's folder, History lists the history folder at its first call and not again while the folder is unchanged")
+    func noPeerFolderCostsNoListing() throws {
+        let m = Self.midOctober, h = Self.hour
+        try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
+        let f = fixture()
+        f.queue.sync { f.history!.peers.settledAfter = 0 }
+        #expect(f.historyIntervals().map(\.id) == [Self.id(1)])
+        #expect(f.historyIntervals().map(\.id) == [Self.id(1)])
+        #expect(refreshCounts(f).listed == 1 && refreshCounts(f).opened == 0)
+    }
+
+    @Test("A folder or file whose change time is not yet settled is read again at the next call: a change in the same tick of the kernel's clock keeps the status")
+    func unsettledStatusIsNotTrusted() throws {
+        let m = Self.midOctober, h = Self.hour
+        try named(Self.peerB, "desk")
+        try write(Self.peerB, Self.october, Self.line(10, "b", m + h, m + 2 * h))
+        let f = fixture()
+        // Nothing written an hour before it is read counts as settled.
+        f.queue.sync { f.history!.peers.settledAfter = 3_600_000_000_000 }
+        _ = f.historyIntervals()
+        let first = refreshCounts(f)
+        _ = f.historyIntervals()
+        let second = refreshCounts(f)
+        // The month by its own status (an inode, a size: a rename or append changes them);
+        // device.json and the folders every time.
+        #expect(second.opened == first.opened + 1 && second.listed == first.listed + 2)
+    }
+
     @Test("A peer's large month is bisected for since while the descriptor opened is the file learnt (device, inode, change time, size); one rewritten in place after the call's index was taken is read whole")
     func peerMonthBisectedOnlyWhileLearnt() throws {
         /// 2023-10-01 00:00 UTC; line `number` ends every 5 minutes from it (about 400 KB of

@@ -411,16 +411,25 @@ struct CorrectionIndex: Sendable {
         var id: UInt64 = 0
     }
 
-    /// `correctedIntervals` that `matches` takes (given each with the id of the device it is
-    /// shown under), as `Moved`, sorted by end (then start, then id: the same order whatever
-    /// order the records came in).
-    func moved(matching matches: (Interval, String) -> Bool) -> [Moved] {
+    /// `correctedIntervals` that `matches` takes and, given `device`, whose device (the id of
+    /// the one it is shown under) `device` takes, as `Moved`, sorted by end (then start, then
+    /// id: the same order whatever order the records came in). The device is found only for
+    /// an interval `matches` took, and only with `device`: finding it walks the interval's
+    /// records and hashes its id, which for 10,000 records was most of a
+    /// `log --since today`'s cost in the daemon. One that ends before `since` (which then
+    /// cannot match) is passed over by its end alone, read in place: copying each interval
+    /// out to `matches` (its strings retained and released) was most of what was left.
+    func moved(matching matches: (Interval) -> Bool, since: Int64? = nil, device deviceMatches: ((String) -> Bool)? = nil) -> [Moved] {
         var all: [Moved] = []
         for (id, at) in countingRecord {
-            guard let interval = records[Int(at)].interval, matches(interval, device(ofInterval: id, record: at)) else { continue }
+            if let since, let end = records[Int(at)].interval?.endMs, end < since { continue }
+            guard let interval = records[Int(at)].interval, matches(interval) else { continue }
+            if let deviceMatches, !deviceMatches(device(ofInterval: id, record: at)) { continue }
             all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .record, slot: at, id: id))
         }
-        for (id, at) in late where countingRecord[id] == nil && matches(lateLines[Int(at)], lateDevices[Int(at)]) {
+        for (id, at) in late where countingRecord[id] == nil {
+            if let since, let end = lateLines[Int(at)].endMs, end < since { continue }
+            guard matches(lateLines[Int(at)]), deviceMatches?(lateDevices[Int(at)]) ?? true else { continue }
             let interval = lateLines[Int(at)]
             all.append(Moved(end: interval.endMs ?? 0, start: interval.startMs, kind: .late, slot: at, id: id))
         }

@@ -32,7 +32,12 @@ struct DeviceLines {
     private var months: ArraySlice<(month: HistoryMonth, size: Int64)>
     private var reading: Reading?
     /// The next line to merge, if it is read.
-    private(set) var head: Head?
+    private(set) var head: Head? {
+        didSet { headEnd = head?.end }
+    }
+    /// `head`'s end (nil: no head), what the merge compares for each line: read without
+    /// copying the head (a `Head` holding an `Interval` is retained when copied).
+    private(set) var headEnd: Int64?
     /// Every month is read.
     private(set) var isAtEnd = false
     /// Why this device's history cannot be read (this device's only: the call fails).
@@ -107,7 +112,7 @@ struct DeviceLines {
         takeBuffer: () -> UnsafeMutableRawBufferPointer
     ) -> Int {
         var work = 0
-        while head == nil, !isAtEnd, failure == nil, work < limit {
+        while headEnd == nil, !isAtEnd, failure == nil, work < limit {
             if reading == nil {
                 guard openNextMonth(query, journal, corrections) else {
                     isAtEnd = true

@@ -106,7 +106,10 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// merged into the devices' lines in end order (counted in the budget as `fixed`, as `tail`).
     private var corrected: ArraySlice<CorrectionIndex.Moved> = []
     /// The correction index as the call began: the lines of the ids it corrects are skipped.
-    private var corrections = CorrectionIndex()
+    /// A `let`: passed to each device's reading once per line, a `var` was copied each time
+    /// (every reference it holds retained and released: a sixth of a report's samples over
+    /// three devices).
+    private let corrections: CorrectionIndex
     /// The names of the devices read, by id (a device not read is shown by its id).
     private var deviceNames: [String: String] = [:]
     /// Bytes of the reply the connection pulled last: still in its output until it pulls
@@ -135,6 +138,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         var peersOpen: [Interval] = []
         let ownMatches = query.matchesDevice(id: journal.deviceID, name: journal.deviceName)
         deviceNames[journal.deviceID] = journal.deviceName
+        var corrections = CorrectionIndex()
         do throws(VarlinkError) {
             // First: it refreshes what the peers' folders hold (`PeerDevices`).
             corrections = try journal.correctionIndex()
@@ -156,6 +160,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         } catch {
             failure = error
         }
+        self.corrections = corrections
         let index = corrections
         let names = deviceNames
         // The open ones, this device's and the peers', by start; those not written yet only
@@ -167,9 +172,10 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         open.sort { ($0.startMs, $0.id) < ($1.startMs, $1.id) }
         self.tail = open[...]
         // By where the index keeps them: each interval is made as it is sent.
-        let correctedMatching = index.moved { interval, device in
-            query.matches(interval) && query.matchesDevice(id: device, name: names[device] ?? device)
-        }
+        let correctedMatching = index.moved(
+            matching: query.matches, since: query.since,
+            device: query.device == nil ? nil : { device in query.matchesDevice(id: device, name: names[device] ?? device) }
+        )
         account.takeFixed(open.reduce(correctedMatching.count * MemoryLayout<CorrectionIndex.Moved>.stride) {
             $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count + ($1.note?.utf8.count ?? 0) + $1.device.utf8.count
         })
@@ -259,7 +265,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
         var lines = 0
         merging: while lines < linesPerTurn, isBuilding {
             // Every device's next line, or its end: the merge needs them all.
-            for index in devices.indices where devices[index].head == nil && !devices[index].isAtEnd {
+            for index in devices.indices where devices[index].headEnd == nil && !devices[index].isAtEnd {
                 lines += devices[index].advance(query, journal, corrections, atMost: linesPerTurn - lines) { takePeerBuffer() }
                 // A device read to its end holds no buffer any more.
                 if devices[index].isAtEnd, let buffer = devices[index].giveBackBuffer() {
@@ -272,7 +278,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
                     break
                 }
                 // The turn's lines are spent before its next line is found: the next turn goes on.
-                if devices[index].head == nil, !devices[index].isAtEnd { continue merging }
+                if devices[index].headEnd == nil, !devices[index].isAtEnd { continue merging }
             }
             if let failure {
                 // Not what was read as if it were all: the call fails, and says why.
@@ -281,7 +287,7 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             }
             let earliest = earliestHead()
             // A corrected or late one first when it ends no later (as within one device).
-            if let moved = corrected.first, earliest.map({ moved.end <= devices[$0].head!.end }) ?? true {
+            if let moved = corrected.first, earliest.map({ moved.end <= devices[$0].headEnd! }) ?? true {
                 corrected.removeFirst()
                 add(moved)
             } else if let earliest {
@@ -301,24 +307,27 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
     /// lesser interval id. Nothing in it depends on which device is this one: every device
     /// reading the same files lists them in the same order.
     private func earliestHead() -> Int? {
+        // One device (the common case): nothing to compare.
+        if devices.count == 1 { return devices[0].headEnd == nil ? nil : 0 }
         var earliest: Int?
         var earliestEnd: Int64 = 0
         for index in devices.indices {
-            guard let head = devices[index].head else { continue }
+            // Its end, not the head: copying a head out of the array retained what it holds.
+            guard let end = devices[index].headEnd else { continue }
             guard let best = earliest else {
                 earliest = index
-                earliestEnd = head.end
+                earliestEnd = end
                 continue
             }
-            if head.end != earliestEnd {
-                if head.end < earliestEnd {
+            if end != earliestEnd {
+                if end < earliestEnd {
                     earliest = index
-                    earliestEnd = head.end
+                    earliestEnd = end
                 }
                 continue
             }
             // A tie (rare): the rest of the order, read only now.
-            guard let bestHead = devices[best].head else { continue }
+            guard let head = devices[index].head, let bestHead = devices[best].head else { continue }
             let (start, id) = head.startAndID
             let (bestStart, bestID) = bestHead.startAndID
             if (start, devices[index].deviceID, id) < (bestStart, devices[best].deviceID, bestID) { earliest = index }

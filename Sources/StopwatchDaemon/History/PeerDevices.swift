@@ -145,6 +145,22 @@ final class PeerDevices {
         /// ends: an interval of `open` whose id is here has ended (its month arrived before the
         /// `open.json` that no longer holds it), and is not shown open too.
         var ended: [UInt64: Int64] = [:]
+        /// What its folder listed, its `device.json` and its `open.json` were when last read
+        /// (`Unchanged`): read again only once their status is not that.
+        var listing: Unchanged<[String]>?
+        var nameRead: Unchanged<String?>?
+        var openRead: Unchanged<Bool>?
+    }
+
+    /// What was read of a file or folder, with its status then (`fstat`/`fstatat`, not
+    /// following a link): while its status is the same (device, inode, change time, size,
+    /// mode), it holds what it held, and is not opened again. Kept only when its change time
+    /// was settled when read (`settledAfter` before): the kernel moves the change time at its
+    /// clock's tick, so a change in the same tick as the read would leave the status the same.
+    /// A sync tool's rename over it is another inode, and changes its folder's status.
+    struct Unchanged<Value> {
+        let status: FileStatus
+        let value: Value
     }
 
     /// A peer's months as `History` reads them: each up to its last whole line learnt.
@@ -161,6 +177,16 @@ final class PeerDevices {
     /// How `refresh` reads a month: `pread`; a test makes a read fail midway.
     var readChunk: ReadChunk = { try $0.read(into: $1, at: $2) }
     private(set) var peers: [String: Peer] = [:]
+    /// The history folder's peer ids, as last listed (`Unchanged`): with no peer, a call costs
+    /// one `fstat` of the folder, no listing.
+    private var rootListing: Unchanged<[String]>?
+    /// How long before it is read a change time must be for the status to be trusted
+    /// (`Unchanged`), in nanoseconds; tests set 0 (their files are all just written).
+    var settledAfter: Int64 = 1_000_000_000
+    /// Files of the peers' folders opened, and folders listed (the history folder's included),
+    /// by `refresh`: what tells a test that a call where nothing changed opened nothing.
+    private(set) var filesOpened = 0
+    private(set) var foldersListed = 0
     /// Peers beyond `limit` at the last look: not read.
     private(set) var notRead = 0
     /// Why the history folder could not be listed at the last look, if it could not.
@@ -198,11 +224,11 @@ final class PeerDevices {
     func refresh(into index: inout CorrectionIndex) -> Refresh {
         guard let openRoot else { return .current }
         let root: DirectoryDescriptor
-        let names: [String]
+        let ids: [String]
         do throws(Errno) {
             root = try openRoot()
             do throws(Errno) {
-                names = try root.entries()
+                ids = try listed(root, as: &rootListing) { names in names.filter { $0 != ownID && DeviceIdentity.isValid($0) }.sorted() }
             } catch {
                 root.close()
                 throw error
@@ -215,7 +241,6 @@ final class PeerDevices {
             return .current
         }
         defer { root.close() }
-        let ids = names.filter { $0 != ownID && DeviceIdentity.isValid($0) }.sorted()
         let read = ids.prefix(limit)
         notRead = ids.count - read.count
         var result = Refresh.current
@@ -240,7 +265,7 @@ final class PeerDevices {
             // Never through a link: `openDirectory` opens with O_NOFOLLOW|O_DIRECTORY.
             folder = try root.openDirectory(peer.id)
             do throws(Errno) {
-                names = try folder.entries()
+                names = try listed(folder, as: &peer.listing) { $0 }
             } catch {
                 folder.close()
                 throw error
@@ -252,7 +277,15 @@ final class PeerDevices {
             return peer.months.isEmpty ? .current : .rebuild
         }
         defer { folder.close() }
-        peer.name = Self.name(in: folder) ?? peer.id
+        let nameStatus = try? folder.status(of: HistoryLayout.deviceFileName)
+        if let read = peer.nameRead, read.status == nameStatus {
+            peer.name = read.value ?? peer.id
+        } else {
+            if nameStatus != nil { filesOpened += 1 }
+            let name = Self.name(in: folder)
+            peer.name = name ?? peer.id
+            peer.nameRead = settled(nameStatus).map { Unchanged(status: $0, value: name) }
+        }
         let earlierSince = readOpen(of: &peer, in: folder)
         // The lines learnt before this look: those read now are kept in `ended` as they are read.
         let learntBefore = earlierSince ? peer.months.mapValues(\.wholeEnd) : [:]
@@ -282,8 +315,17 @@ final class PeerDevices {
     /// end at or after its earliest start; true when that start is earlier than the last one
     /// (the lines learnt before, not kept then, must be looked at: `findEnded`).
     private func readOpen(of peer: inout Peer, in folder: DirectoryDescriptor) -> Bool {
+        let openStatus = try? folder.status(of: Self.openFileName)
+        if let read = peer.openRead, read.status == openStatus {
+            // As read last time: the same intervals, the same earliest start.
+            if read.value { peer.skipped[.openTooLarge, default: 0] += 1 }
+            return false
+        }
         peer.open = []
         peer.openWrittenMs = nil
+        var skipped = false
+        defer { peer.openRead = settled(openStatus).map { Unchanged(status: $0, value: skipped) } }
+        if openStatus != nil { filesOpened += 1 }
         if let (file, status) = Self.openMonth(Self.openFileName, in: folder) {
             defer { file.close() }
             if status.size <= Self.openFileLimit, let bytes = try? file.readAll(limit: Self.openFileLimit),
@@ -304,6 +346,7 @@ final class PeerDevices {
                 }
             } else {
                 peer.skipped[.openTooLarge, default: 0] += 1
+                skipped = true
             }
         }
         let since = peer.open.map(\.startMs).min() ?? Int64.max
@@ -347,6 +390,18 @@ final class PeerDevices {
 
     /// Reads what is new of one month of a peer into `index`.
     private func learn(_ month: HistoryMonth, of peer: inout Peer, in folder: DirectoryDescriptor, into index: inout CorrectionIndex) -> Refresh {
+        // Unchanged since it was learnt, by one `fstatat` (the same file, change time and
+        // size, as the `fstat` after an open would say): not opened.
+        if let learnt = peer.months[month], let stamp = try? folder.status(of: month.fileName), stamp.kind == .regular,
+            learnt.device == stamp.device, learnt.inode == stamp.inode, learnt.changeTime == stamp.changeTime, learnt.size == stamp.size
+        {
+            // What was skipped in it as learnt, said again in this look (as `sayLearnt`).
+            if learnt.wholeEnd < learnt.size { peer.skipped[.tornLastLine, default: 0] += 1 }
+            if learnt.bad > 0 { peer.skipped[.badLine, default: 0] += learnt.bad }
+            if learnt.damaged > 0 { peer.skipped[.damagedCorrection, default: 0] += learnt.damaged }
+            return .current
+        }
+        filesOpened += 1
         guard let (file, status) = Self.openMonth(month.fileName, in: folder) else {
             peer.skipped[.notRegular, default: 0] += 1
             if peer.months.removeValue(forKey: month) != nil { return .rebuild }
@@ -436,6 +491,25 @@ final class PeerDevices {
         if bad > 0 { peer.skipped[.badLine, default: 0] += bad }
         if damaged > 0 { peer.skipped[.damagedCorrection, default: 0] += damaged }
         return .current
+    }
+
+    /// The names in `folder` (`transform`ed), as listed last time while its status is the same
+    /// (`Unchanged`; a name added, removed or renamed there changes it), else listed now.
+    private func listed<Value>(
+        _ folder: DirectoryDescriptor, as last: inout Unchanged<Value>?, _ transform: ([String]) -> Value
+    ) throws(Errno) -> Value {
+        let status = try? folder.status()
+        if let last, let status, last.status == status { return last.value }
+        foldersListed += 1
+        let value = transform(try folder.entries())
+        last = settled(status).map { Unchanged(status: $0, value: value) }
+        return value
+    }
+
+    /// `status`, if its change time is `settledAfter` before now (see `Unchanged`).
+    private func settled(_ status: FileStatus?) -> FileStatus? {
+        guard let status, status.changeTime <= Posix.clockTime(.realtime).nanoseconds - settledAfter else { return nil }
+        return status
     }
 
     /// A peer's month (or other file), opened to read without following a link or waiting
