@@ -14,7 +14,10 @@ struct OwnFolderRecordTests {
     typealias Mark = OwnFolderRecord.Mark
     static let folder = "/h/0123456789abcdef0123456789abcdef"
 
-    func record(_ months: [String: Mark], checkedMs: Int64 = 1_000_000) -> OwnFolderRecord {
+    /// 2026-11-10 00:00 UTC: the last check's month is November 2026.
+    static let checkedInNovember: Int64 = 1_794_268_800_000
+
+    func record(_ months: [String: Mark], checkedMs: Int64 = checkedInNovember) -> OwnFolderRecord {
         OwnFolderRecord(folder: Self.folder, checkedMs: checkedMs, months: months)
     }
 
@@ -77,7 +80,7 @@ struct OwnFolderRecordTests {
         #expect(OwnFolderRecord.check(recorded, folder: Self.folder, onDisk: onDisk(["2026-11.jsonl": Mark(inode: 7, size: 300)])) == .accept(notes: []))
     }
 
-    @Test("an unrecorded month after every recorded one, not empty (another writer went on into a new month): refused; empty (made just before a crash) or older (restored): accepted")
+    @Test("an unrecorded month of the last check's month or later, not empty (another writer went on into a new month): refused; empty (made just before a crash) or older (restored): accepted; a recorded month far ahead changes neither")
     func unrecordedMonths() {
         let recorded = record(["2026-10.jsonl": Mark(inode: 5, size: 100)])
         let later = OwnFolderRecord.check(recorded, folder: Self.folder, onDisk: onDisk([
@@ -92,18 +95,27 @@ struct OwnFolderRecordTests {
             "2026-09.jsonl": Mark(inode: 4, size: 70), "2026-10.jsonl": Mark(inode: 5, size: 100),
         ]))
         #expect(!isRefused(older))
-        // A record of no month yet (a daemon that never wrote): any non-empty month is another's.
+        // A record of no month yet (a daemon that never wrote): a non-empty month since the
+        // check is another's; an earlier one put back (a reinstall, then a restore) is not.
         #expect(isRefused(OwnFolderRecord.check(record([:]), folder: Self.folder, onDisk: onDisk(["2026-11.jsonl": Mark(inode: 8, size: 90)]))))
+        #expect(!isRefused(OwnFolderRecord.check(record([:]), folder: Self.folder, onDisk: onDisk(["2026-08.jsonl": Mark(inode: 8, size: 90)]))))
+        // A month far ahead recorded (a record dated after a peer's clock) leaves a later real
+        // month unrecorded: still another's.
+        let ahead = record(["2026-11.jsonl": Mark(inode: 7, size: 300), "2027-03.jsonl": Mark(inode: 6, size: 80)])
+        #expect(isRefused(OwnFolderRecord.check(ahead, folder: Self.folder, onDisk: onDisk([
+            "2026-11.jsonl": Mark(inode: 7, size: 300), "2026-12.jsonl": Mark(inode: 8, size: 90), "2027-03.jsonl": Mark(inode: 6, size: 80),
+        ]))))
     }
 
-    @Test("a sync tool's conflict copy made since the last start is refused; an older one the user kept is not")
+    @Test("a sync tool's conflict copy made since the last start is said, not refused (Syncthing makes them of a device's own file too); an older one the user kept is not said")
     func conflictCopies() {
-        let recorded = record(["2026-11.jsonl": Mark(inode: 7, size: 300)], checkedMs: 1_000_000)
+        let checked = Self.checkedInNovember
+        let recorded = record(["2026-11.jsonl": Mark(inode: 7, size: 300)], checkedMs: checked)
         let months = ["2026-11.jsonl": Mark(inode: 7, size: 300)]
-        let fresh = OwnFolderRecord.check(recorded, folder: Self.folder, onDisk: onDisk(months, conflicts: [("2026-11.sync-conflict-20261126-101500-ABCDEFG.jsonl", 1_000_001)]))
-        guard case .refuse(let reasons) = fresh else { Issue.record("accepted a fresh conflict copy"); return }
-        #expect(reasons.count == 1 && reasons[0].contains("sync-conflict"))
-        let old = OwnFolderRecord.check(recorded, folder: Self.folder, onDisk: onDisk(months, conflicts: [("2026-11.sync-conflict-20261020-101500-ABCDEFG.jsonl", 999_999)]))
+        let fresh = OwnFolderRecord.check(recorded, folder: Self.folder, onDisk: onDisk(months, conflicts: [("2026-11.sync-conflict-20261126-101500-ABCDEFG.jsonl", checked + 1)]))
+        guard case .accept(let notes) = fresh else { Issue.record("refused a conflict copy"); return }
+        #expect(notes.count == 1 && notes[0].contains("sync-conflict") && notes[0].contains("--device-id"), "\(notes)")
+        let old = OwnFolderRecord.check(recorded, folder: Self.folder, onDisk: onDisk(months, conflicts: [("2026-11.sync-conflict-20261020-101500-ABCDEFG.jsonl", checked - 1)]))
         #expect(old == .accept(notes: []))
     }
 
@@ -211,6 +223,24 @@ final class OwnFolderCheckTests {
         try checked.prepareAtStart()
         checked.ownFolderGuard?.forgetIfUnchecked()
         #expect(FileManager.default.fileExists(atPath: recordPath))
+    }
+
+    @Test("a record that cannot be written is removed, not left behind older than what was written since (it would make the next start refuse this daemon's own months)")
+    func unwritableRecordRemoved() throws {
+        let recordPath = state + "/" + OwnFolderRecord.fileName
+        let logger = Logger(minimumLevel: .info, journald: false) { [logged] line in logged.withLock { $0.append(line) } }
+        let state = state
+        let ownFolderGuard = OwnFolderGuard(stateDirectory: state, logger: logger) { try? DirectoryDescriptor.open(state) }
+        let written = OwnFolderRecord(folder: root + "/" + Self.deviceID, checkedMs: 0, months: ["2026-11.jsonl": .init(inode: 7, size: 300)])
+        ownFolderGuard.write(written)
+        #expect(FileManager.default.fileExists(atPath: recordPath))
+        // The temporary name taken by a folder with something in it: the replace fails.
+        try FileManager.default.createDirectory(atPath: state + "/" + OwnFolderRecord.temporaryName + "/x", withIntermediateDirectories: true)
+        var grown = written
+        grown.months["2026-12.jsonl"] = .init(inode: 8, size: 90)
+        ownFolderGuard.write(grown)
+        #expect(!FileManager.default.fileExists(atPath: recordPath))
+        #expect(logged.withLock { $0.contains { $0.contains("removed") } })
     }
 
     @Test("no record: accepted, and the folder prepared as before")

@@ -52,12 +52,14 @@ extension HistoryJournal {
             let folder = try directoryDescriptor()
             try? folder.remove(Self.openTemporaryName)
             let file = try folder.openFile(Self.openTemporaryName, [.writeOnly, .create, .exclusive, .noFollow], mode: 0o600)
+            // Closed once, whatever fails (a second close could close a descriptor another
+            // thread, a hook's spawn, was given the number of meanwhile).
+            let written = Result { () throws(Errno) in try file.writeAll(bytes) }
+            file.close()
             do throws(Errno) {
-                try file.writeAll(bytes)
-                file.close()
+                try written.get()
                 try folder.rename(Self.openTemporaryName, to: PeerDevices.openFileName)
             } catch {
-                file.close()
                 try? folder.remove(Self.openTemporaryName)
                 throw error
             }

@@ -42,8 +42,7 @@ extension HistoryJournal {
         let found = OwnFolderRecord.Mark(inode: status.inode, size: status.size)
         guard let ownRecord else { return }
         let name = month.fileName
-        let isNewest = ownRecord.months.keys.max().map { name > $0 } ?? true
-        if let reason = OwnFolderRecord.foreignChange(name, recorded: ownRecord.months[name], found: found, isNewest: isNewest) {
+        if let reason = OwnFolderRecord.foreignChange(name, recorded: ownRecord.months[name], found: found, isNewest: ownRecord.isSinceCheck(name)) {
             noteForeignWriter(reason)
             throw Errno(EPERM)
         }
@@ -70,7 +69,9 @@ extension HistoryJournal {
     /// Costs one `stat` of the month file it would go to: the file kept open must still be
     /// at its name; another must be as this daemon left it.
     func ensureWritable(endingAt endMs: Int64) throws(VarlinkError) {
-        if foreignWriter == nil, ownFolderGuard != nil, let directory {
+        // The folder's descriptor opened again when a failed write dropped it: the check must
+        // not lapse while writes are retried.
+        if foreignWriter == nil, ownFolderGuard != nil, let directory = try? directoryDescriptor() {
             let month = HistoryMonth(epochMilliseconds: endMs)
             // Nil (deleted, or a new month): made at the write. Not a file, or an error: the
             // write's to meet.
@@ -79,9 +80,8 @@ extension HistoryJournal {
                     if found.inode != current.inode { _ = foundForeignWriter(month, keptInode: current.inode, found: found) }
                 } else if let ownRecord {
                     let name = month.fileName
-                    let isNewest = ownRecord.months.keys.max().map { name > $0 } ?? true
                     let mark = OwnFolderRecord.Mark(inode: found.inode, size: found.size)
-                    if let reason = OwnFolderRecord.foreignChange(name, recorded: ownRecord.months[name], found: mark, isNewest: isNewest) {
+                    if let reason = OwnFolderRecord.foreignChange(name, recorded: ownRecord.months[name], found: mark, isNewest: ownRecord.isSinceCheck(name)) {
                         noteForeignWriter(reason)
                     }
                 }

@@ -203,7 +203,7 @@ struct HistoryLayout {
                     try root.remove(name)
                     logger.notice("\(path)/\(name) was already in the device folder \(deviceID)/ with the same content: the copy at the top removed")
                 } else {
-                    logger.error("\(path)/\(name) and \(path)/\(deviceID)/\(name) both exist and differ: neither is changed; the device folder's is read. Merge the lines of the first into the second by hand and remove the first, then restart")
+                    logger.error("\(path)/\(name) and \(path)/\(deviceID)/\(name) both exist and differ: neither is changed; the device folder's is read. Append the lines of the first that the second lacks to it in place (an editor that saves a new file makes the next start refuse the folder as another writer's), remove the first, then restart")
                     left.append(name)
                 }
             }

@@ -49,8 +49,16 @@ struct OwnFolderRecord: Equatable, Sendable {
         case refuse(reasons: [String])
     }
 
+    /// Whether month file `name` is of the month of the last check or later: one this
+    /// daemon would have recorded when it made it. An earlier one not recorded is put back
+    /// (a restore); the months recorded do not decide it, since a month far ahead (a record
+    /// dated after a peer's clock) would make every real one look old.
+    func isSinceCheck(_ name: String) -> Bool {
+        name >= HistoryMonth(epochMilliseconds: checkedMs).fileName
+    }
+
     /// Whether `found` is the month this daemon left as `recorded` (nil: not recorded), for a
-    /// month not recorded: whether it is later than every recorded one (`isNewest`). Nil when
+    /// month not recorded: whether it is of the last check's month or later (`isNewest`). Nil when
     /// it is (or may well be: a copy, a file cut in place, one just made); else why not.
     static func foreignChange(_ name: String, recorded: Mark?, found: Mark, isNewest: Bool) -> String? {
         guard let recorded else {
@@ -76,10 +84,9 @@ struct OwnFolderRecord: Equatable, Sendable {
         }
         var reasons: [String] = []
         var notes: [String] = []
-        let newestRecorded = record.months.keys.max()
         for (name, found) in onDisk.months.sorted(by: { $0.key < $1.key }) {
             let recorded = record.months[name]
-            if let reason = foreignChange(name, recorded: recorded, found: found, isNewest: newestRecorded.map { name > $0 } ?? true) {
+            if let reason = foreignChange(name, recorded: recorded, found: found, isNewest: record.isSinceCheck(name)) {
                 reasons.append(reason)
             } else if let recorded, recorded.inode != found.inode {
                 notes.append("\(name) is another file of the same size (inode \(recorded.inode), now \(found.inode)): taken as a copy or restore")
@@ -89,8 +96,11 @@ struct OwnFolderRecord: Equatable, Sendable {
                 notes.append("\(name) was not recorded (restored?): recorded now")
             }
         }
+        // A conflict copy is no proof of a second writer: Syncthing makes one of this device's
+        // own file too when its database is reset or the folder shared again while the copies
+        // differed. Said, not refused: a second writer also replaces the months, above.
         for copy in onDisk.conflictCopies.sorted(by: { $0.name < $1.name }) where copy.changedMs > record.checkedMs {
-            reasons.append("\(copy.name) is a sync tool's conflict copy made since this daemon last started (\(UTCTime.text(copy.changedMs))): two machines wrote the same file")
+            notes.append("\(copy.name) is a sync tool's conflict copy made since this daemon last started (\(UTCTime.text(copy.changedMs))): if another machine has this device id, give one of them its own --device-id")
         }
         return reasons.isEmpty ? .accept(notes: notes) : .refuse(reasons: reasons)
     }
@@ -237,15 +247,37 @@ final class OwnFolderGuard: @unchecked Sendable {
         return record
     }
 
-    /// Replaces the record (atomically). A failure is logged: the check at the next start
-    /// compares with the record before.
+    /// Replaces the record (atomically). When that fails (a full or read-only state
+    /// directory), the record is removed instead (an unlink works on a full disk): a record
+    /// older than what this daemon wrote since would make the next start refuse its own
+    /// months, and no record makes it take the folder as it is (logged: the guard is off
+    /// until a record is written again).
     func write(_ record: OwnFolderRecord) {
-        guard let state = openStateDirectory() else { return }
+        guard let state = openStateDirectory() else {
+            forget(because: "the state directory cannot be opened")
+            return
+        }
         defer { state.close() }
         do throws(Errno) {
             try state.replaceAtomically(OwnFolderRecord.fileName, with: record.bytes, through: OwnFolderRecord.temporaryName)
         } catch {
-            logger.error("cannot write \(recordPath): \(error); the next start compares the device folder with the record before")
+            forget(because: "cannot write it: \(error)", in: state)
+        }
+    }
+
+    private func forget(because reason: String, in given: DirectoryDescriptor? = nil) {
+        guard let state = given ?? openStateDirectory() else {
+            logger.error("cannot write or remove \(recordPath) (\(reason)): the next start may refuse this daemon's own months; delete it by hand then")
+            return
+        }
+        defer { if given == nil { state.close() } }
+        do throws(Errno) {
+            try state.remove(OwnFolderRecord.fileName)
+            try state.sync()
+            logger.error("\(recordPath) removed (\(reason)): the next start takes the device folder as it is, so a second machine with this device id goes unseen until it is written again")
+        } catch where error == .noEntry {
+        } catch {
+            logger.error("cannot write or remove \(recordPath) (\(reason); \(error)): the next start may refuse this daemon's own months; delete it by hand then")
         }
     }
 }
