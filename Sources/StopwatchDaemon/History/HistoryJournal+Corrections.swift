@@ -144,8 +144,7 @@ extension HistoryJournal {
         guard let (file, status) = try openToRead(month) else { return nil }
         defer { file.close() }
         var buffer = [UInt8](repeating: 0, count: HistoryStream.bufferSize)
-        var carry: [UInt8] = []
-        var skipping = false
+        var lines = LineSplitter(from: 0)
         var offset: Int64 = 0
         while offset < size {
             let length = Int(min(Int64(buffer.count), size - offset))
@@ -160,40 +159,12 @@ extension HistoryJournal {
                 throw readFailure(month, error)
             }
             guard count > 0 else { break }
-            offset += Int64(count)
             buffer.withUnsafeBytes { raw in
-                let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<count])
-                var start = 0
-                while let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: start) {
-                    let piece = UnsafeRawBufferPointer(rebasing: chunk[start..<newline])
-                    if skipping {
-                        skipping = false
-                    } else if carry.isEmpty {
-                        // Shorter than the buffer, so than `maximumLineLength`.
-                        body(piece)
-                    } else if carry.count + piece.count > HistoryStream.maximumLineLength {
-                        // Too long once whole, though its start carried was not.
-                        carry = []
-                    } else {
-                        carry.append(contentsOf: piece)
-                        let line = carry
-                        carry = []
-                        line.withUnsafeBytes { body($0) }
-                    }
-                    start = newline + 1
-                }
-                if start < count, !skipping {
-                    carry.append(contentsOf: chunk[start..<count])
-                    if carry.count > HistoryStream.maximumLineLength {
-                        carry = []
-                        skipping = true
-                    }
-                }
+                lines.feed(UnsafeRawBufferPointer(rebasing: raw[0..<count]), at: offset, longLine: {}) { line, _ in body(line) }
             }
+            offset += Int64(count)
         }
-        if !carry.isEmpty, !skipping {
-            carry.withUnsafeBytes { body($0) }
-        }
+        lines.lastLine?.bytes.withUnsafeBytes { body($0) }
         return offset == size ? status : nil
     }
 

@@ -536,11 +536,8 @@ final class PeerDevices {
         _ body: (UnsafeRawBufferPointer, Int64) -> Void
     ) throws(Errno) -> Int64 {
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        var carry: [UInt8] = []
-        var carryStart = from
-        var skipping = false
+        var lines = LineSplitter(from: from)
         var offset = from
-        var wholeEnd = from
         while offset < to {
             let length = Int(min(Int64(buffer.count), to - offset))
             let count = try buffer.withUnsafeMutableBytes { raw in
@@ -550,42 +547,11 @@ final class PeerDevices {
             }.get()
             guard count > 0 else { break }
             buffer.withUnsafeBytes { raw in
-                let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<count])
-                var start = 0
-                while let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: start) {
-                    let piece = UnsafeRawBufferPointer(rebasing: chunk[start..<newline])
-                    if skipping {
-                        skipping = false
-                        longLine()
-                    } else if carry.isEmpty {
-                        // Shorter than the buffer, so than `maximumLineLength`.
-                        body(piece, offset + Int64(start))
-                    } else if carry.count + piece.count > HistoryStream.maximumLineLength {
-                        // Too long once whole, though its start carried was not (as the
-                        // journal's `forEachLine` and `MonthReading` refuse it).
-                        carry = []
-                        longLine()
-                    } else {
-                        carry.append(contentsOf: piece)
-                        let line = carry
-                        carry = []
-                        line.withUnsafeBytes { body($0, carryStart) }
-                    }
-                    start = newline + 1
-                    wholeEnd = offset + Int64(start)
-                }
-                if start < count, !skipping {
-                    if carry.isEmpty { carryStart = offset + Int64(start) }
-                    carry.append(contentsOf: chunk[start..<count])
-                    if carry.count > HistoryStream.maximumLineLength {
-                        carry = []
-                        skipping = true
-                    }
-                }
+                lines.feed(UnsafeRawBufferPointer(rebasing: raw[0..<count]), at: offset, longLine: longLine, body)
             }
             offset += Int64(count)
         }
-        return wholeEnd
+        return lines.wholeEnd
     }
 
     /// The name in a device folder's `device.json`, if it holds a valid one: one that
