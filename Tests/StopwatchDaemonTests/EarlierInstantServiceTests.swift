@@ -320,7 +320,8 @@ final class EarlierInstantServiceTests {
             _ = f.reply("Countdown", ["name": .string("awake \(index)"), "target_ms": .int(60_000)])
         }
         #expect(f.queue.sync { f.stopwatches.expiries.count } == 10)
-        #expect(f.time.timersMade == 2)
+        // (open.json's window waits on the same manual clock: its timer is not an expiry's.)
+        #expect(f.time.timersMade - f.openIntervalsTimers.timersMade == 2)
         // One boot countdown switched to the awake clock: its expiry waits for awake time.
         _ = f.reply("SetCountsSleep", ["name": .string("boot 0"), "counts_sleep": .bool(false)])
         #expect(f.queue.sync { f.stopwatches.expiries.count } == 10)
@@ -331,7 +332,7 @@ final class EarlierInstantServiceTests {
         f.time.advance(by: .seconds(60))
         f.settle { f.events.filter { $0.event == .expired }.count >= 10 }
         #expect(f.events.filter { $0.event == .expired }.count == 10)
-        #expect(f.time.timersMade == 2)
+        #expect(f.time.timersMade - f.openIntervalsTimers.timersMade == 2)
     }
 
     @Test("a told expiry of a countdown that skips sleep is matched across a restart by its awake-clock instant")

@@ -4,7 +4,9 @@ import Testing
 @testable import swctl
 
 /// Everything that depends on the local time zone. `TZ` is process-wide, so these run one
-/// at a time, each under a POSIX TZ string (no tzdata needed) restored afterwards.
+/// at a time, each under a POSIX TZ string (no tzdata needed) restored afterwards; and CI
+/// runs them apart from the other suites (`.ci/run`'s `alone`), one of which, rendering
+/// local time meanwhile, would see the zone change under it.
 @Suite("swctl log and report: local time", .serialized)
 struct LocalTimeTests {
     /// Europe/Berlin's rule: CET, CEST from the last Sunday of March 02:00 to the last

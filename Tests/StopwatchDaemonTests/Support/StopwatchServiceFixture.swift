@@ -36,6 +36,8 @@ final class SavedSnapshots: StopwatchStorage, @unchecked Sendable {
 final class StopwatchServiceFixture: @unchecked Sendable {
     // Unchecked: every property but the constants is used only on `queue` (serial).
     let time: ManualTime
+    /// `time`'s timers that `open.json`'s window made (counted apart from the expiries').
+    let openIntervalsTimers: CountedTimers
     let queue = DispatchQueue(label: "service-test")
     let registry: StopwatchRegistry
     let storage: SavedSnapshots
@@ -99,6 +101,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         if asleep > .zero { time.suspend(for: asleep) }
         storage = SavedSnapshots(queue: queue)
         let time = self.time
+        openIntervalsTimers = CountedTimers(time)
         registry = StopwatchRegistry(limit: maximumStopwatches, queue: queue) { snapshot in
             StopWatchUseCase(snapshot, clock: time, timers: time, tick: .seconds(1))
         }
@@ -109,7 +112,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
             clock: time,
             expiryTimers: time.bootTimers,
             awakeExpiryTimers: time.awakeTimers,
-            openIntervalsTimers: time,
+            openIntervalsTimers: openIntervalsTimers,
             queue: queue,
             maximumLaps: maximumLaps,
             maximumPendingEvents: maximumPendingEvents,
@@ -245,4 +248,22 @@ final class StopwatchServiceFixture: @unchecked Sendable {
     var events: [StopwatchEvent] { queue.sync { told.events } }
     var toldExpiries: [ToldExpiry] { queue.sync { told.expiries } }
     var batches: [EventBatch] { queue.sync { told.batches } }
+}
+
+/// Timers of a `ManualTime`, counted: which of its `timersMade` are one user's.
+final class CountedTimers: TickTimerFactory, @unchecked Sendable {
+    // Unchecked: `made` is Locked; `time` is Sendable.
+    private let time: ManualTime
+    private let made = Locked(0)
+
+    init(_ time: ManualTime) {
+        self.time = time
+    }
+
+    var timersMade: Int { made.withLock { $0 } }
+
+    func makeTimer(on queue: DispatchQueue, handler: @escaping @Sendable (any TickTimer, Duration) -> Void) -> any TickTimer {
+        made.withLock { $0 += 1 }
+        return time.makeTimer(on: queue, handler: handler)
+    }
 }
