@@ -59,9 +59,11 @@ final class StopwatchService {
     ) { [unowned self] in
         self.expire($0)
     }
-    /// When `open.json` is written (nil: no history). Lazy, as `expiries`.
+    /// When `open.json` is written (nil: no history). Lazy, as `expiries`. Its write holds the
+    /// service weakly: a write of a later turn may run while the service goes away (a test's
+    /// fixture released meanwhile; the daemon's lives as long as the process).
     private(set) lazy var openIntervals: OpenIntervalsSchedule? = history.map { _ in
-        OpenIntervalsSchedule(queue: queue, timers: openIntervalsTimers, clock: clock) { [unowned self] in self.writeOpenIntervals() }
+        OpenIntervalsSchedule(queue: queue, timers: openIntervalsTimers, clock: clock) { [weak self] in self?.writeOpenIntervals() }
     }
     /// How far in the future an `at_ms` may be and still be taken as now: the client's
     /// clock read a moment before the daemon's, or on another machine near it.
