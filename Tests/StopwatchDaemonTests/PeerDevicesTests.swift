@@ -668,7 +668,7 @@ final class PeerDevicesTests {
         #expect(f.queue.sync { memory.used } == 0)
     }
 
-    @Test("A peer folder of garbage (2,000 empty files, a 24 MB month of one line): this device's intervals are served, the daemon's memory does not grow with it")
+    @Test("A peer folder of garbage (2,000 empty files, a 24 MB month of one line): this device's intervals are served, History's memory stays in its budget")
     func garbageKeepsMemoryBounded() throws {
         let m = Self.midOctober, h = Self.hour
         try write(Self.own, Self.october, Self.line(1, "own", m, m + h))
@@ -683,17 +683,14 @@ final class PeerDevicesTests {
         handle.closeFile()
         let memory = HistoryMemory(limit: 256 * 1024)
         let f = fixture(memory: memory)
-        _ = f.historyIntervals()
-        let before = Self.residentBytes()
-        for _ in 0..<3 { #expect(f.historyIntervals().map(\.id) == [Self.id(1)]) }
-        #expect(Self.residentBytes() - before < 8 * 1024 * 1024)
+        // The budget's account, not the resident size: the test process's other suites run
+        // meanwhile, and a sanitizer's allocator keeps what is freed. Over the budget by one
+        // peer's 16 KiB buffer at most (taken when its month opens, `DeviceLines`); the line
+        // carried across reads is at most 64 KiB (`LineSplitterTests`).
+        for _ in 0..<4 { #expect(f.historyIntervals().map(\.id) == [Self.id(1)]) }
+        #expect(f.queue.sync { memory.peak } <= memory.limit + 16 * 1024)
         #expect(f.queue.sync { memory.used } == 0)
         #expect(problem(f).contains("2000 unknown files"))
     }
 
-    static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = text.split(separator: " ")
-        return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
 }
