@@ -251,8 +251,9 @@ final class StopwatchServiceFixture: @unchecked Sendable {
 }
 
 /// Timers of a `ManualTime`, counted: which of its `timersMade` are one user's.
+// Unchecked Sendable: `made` is a `Locked`, and `time` (a `ManualTime`) is Sendable; nothing
+// else is stored.
 final class CountedTimers: TickTimerFactory, @unchecked Sendable {
-    // Unchecked: `made` is Locked; `time` is Sendable.
     private let time: ManualTime
     private let made = Locked(0)
 
