@@ -179,6 +179,10 @@ final class DevicesTests {
             return object
         }
         #expect(peers.count == 2)
+        // Each file's time alone: one past the year 9999 (where a file system keeps it) is
+        // none, and does not hide another file's.
+        #expect(DeviceSummaries.shown(400_000_000_000_000) == nil && DeviceSummaries.shown(-1) == nil)
+        #expect(DeviceSummaries.shown(1_699_500_000_000) == 1_699_500_000_000)
         #expect(peers.allSatisfy { $0["changed_ms"] == nil && $0["intervals"] == .int(1) }, "\(peers.map { JSONValue.object($0).text })")
     }
 }

@@ -51,16 +51,20 @@ struct DeviceSummaries {
             kept[month] = counted
             summary.intervals += counted.intervals
             summary.lastEndMs = Self.latest(summary.lastEndMs, counted.lastEndMs)
-            summary.changedMs = Self.latest(summary.changedMs, counted.stamp.modifiedMs)
+            summary.changedMs = Self.latest(summary.changedMs, Self.shown(counted.stamp.modifiedMs))
         }
         counted[id] = kept
         if let open = try? folder.stamp(of: PeerDevices.openFileName), open.isRegular {
-            summary.changedMs = Self.latest(summary.changedMs, open.modifiedMs)
+            summary.changedMs = Self.latest(summary.changedMs, Self.shown(open.modifiedMs))
         }
-        // A modification time is whatever a sync tool or `touch` set (before 1970, past the
-        // year 9999): such a time is none, not a reply no client can read.
-        if let changed = summary.changedMs, !(0...Interval.latestMs).contains(changed) { summary.changedMs = nil }
         return summary
+    }
+
+    /// A modification time as `changed_ms` may carry it: it is whatever a sync tool or
+    /// `touch` set (before 1970, past the year 9999), and such a time is none, each file's
+    /// alone, so that one odd file neither hides the others' nor makes a reply no client reads.
+    static func shown(_ modifiedMs: Int64) -> Int64? {
+        (0...Interval.latestMs).contains(modifiedMs) ? modifiedMs : nil
     }
 
     /// Forgets the devices not in `ids` (gone from the history folder, or no longer read).

@@ -26,6 +26,8 @@ struct LineSplitter {
     mutating func feed(
         _ chunk: UnsafeRawBufferPointer, at offset: Int64, longLine: () -> Void, _ line: (UnsafeRawBufferPointer, Int64) -> Void
     ) {
+        // A line within one chunk goes out unmeasured: chunks no longer than a line may be.
+        precondition(chunk.count <= HistoryStream.maximumLineLength, "a chunk longer than the longest line")
         var start = 0
         while let newline = ByteSearch.firstIndex(of: UInt8(ascii: "\n"), in: chunk, from: start) {
             let piece = UnsafeRawBufferPointer(rebasing: chunk[start..<newline])

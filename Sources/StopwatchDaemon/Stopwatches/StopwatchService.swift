@@ -56,8 +56,10 @@ final class StopwatchService {
     /// Lazy: its `due` calls back into the service, which is whole only after `init`.
     private(set) lazy var expiries = ExpiryScheduler(
         timers: expiryTimers, awakeTimers: awakeExpiryTimers, clock: clock, queue: queue
-    ) { [unowned self] in
-        self.expire($0)
+    ) { [weak self] in
+        // Weak, as `openIntervals`' write: a fire of a later turn may run while the service
+        // goes away (a test's fixture; the daemon's lives as long as the process).
+        self?.expire($0)
     }
     /// When `open.json` is written (nil: no history). Lazy, as `expiries`. Its write holds the
     /// service weakly: a write of a later turn may run while the service goes away (a test's
