@@ -17,6 +17,8 @@ public struct Interval: Equatable, Sendable {
     public var elapsedMs: Int64
     /// What the time was for, if a note was given (1 to 1,024 scalars, no control character).
     public var note: String?
+    /// The label of the cycle phase it was, if it was one.
+    public var phase: String?
     /// The name of the device whose daemon recorded it (empty where none is known).
     public var device: String
 
@@ -25,9 +27,11 @@ public struct Interval: Equatable, Sendable {
     package static let latestMs: Int64 = 253_402_300_799_999
 
     public init(
-        id: String = "", name: String, startMs: Int64, endMs: Int64?, elapsedMs: Int64, note: String? = nil, device: String = ""
+        id: String = "", name: String, startMs: Int64, endMs: Int64?, elapsedMs: Int64, note: String? = nil, phase: String? = nil,
+        device: String = ""
     ) {
         self.id = id
+        self.phase = phase
         self.note = note
         self.device = device
         self.name = name
@@ -45,6 +49,7 @@ public struct Interval: Equatable, Sendable {
         ]
         if let endMs { object["end_ms"] = .int(endMs) }
         if let note { object["note"] = .string(note) }
+        if let phase { object["phase"] = .string(phase) }
         object["device"] = .string(device)
         return .object(object)
     }
@@ -79,12 +84,18 @@ public struct Interval: Equatable, Sendable {
         case .string(let value)?: note = value
         default: throw MalformedMessage("Interval.note is not a string")
         }
+        var phase: String?
+        switch object["phase"] {
+        case nil, .null?: break
+        case .string(let value)?: phase = value
+        default: throw MalformedMessage("Interval.phase is not a string")
+        }
         var device = ""
         switch object["device"] {
         case nil, .null?: break
         case .string(let value)?: device = value
         default: throw MalformedMessage("Interval.device is not a string")
         }
-        self.init(id: id, name: name, startMs: startMs, endMs: endMs, elapsedMs: elapsedMs, note: note, device: device)
+        self.init(id: id, name: name, startMs: startMs, endMs: endMs, elapsedMs: elapsedMs, note: note, phase: phase, device: device)
     }
 }

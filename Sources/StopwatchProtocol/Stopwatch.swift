@@ -21,11 +21,50 @@ public struct Stopwatch: Equatable, Sendable {
     public var countsSleep: Bool
     /// The note of the interval counting now, if one was given.
     public var note: String?
+    /// The cycle it runs, if any.
+    public var cycle: Cycle?
+
+    /// One phase of a cycle: a countdown with a label.
+    public struct Phase: Equatable, Sendable {
+        public var label: String
+        public var targetMs: Int64
+
+        public init(label: String, targetMs: Int64) {
+            self.label = label
+            self.targetMs = targetMs
+        }
+    }
+
+    /// A sequence of countdowns run one after another, `rounds` times (nil: without end).
+    public struct Cycle: Equatable, Sendable {
+        public var phases: [Phase]
+        /// The phase running now (0-based), and the round (1-based).
+        public var phase: Int
+        public var round: Int
+        public var rounds: Int?
+        /// true: the next phase starts at the instant the last one expires; false: at Next.
+        public var auto: Bool
+
+        public init(phases: [Phase], phase: Int = 0, round: Int = 1, rounds: Int? = nil, auto: Bool = true) {
+            self.phases = phases
+            self.phase = phase
+            self.round = round
+            self.rounds = rounds
+            self.auto = auto
+        }
+
+        /// The label of the phase running now; nil when `phase` is not one of `phases` (a
+        /// reply from a daemon that says so is shown, not trusted to index).
+        public var currentLabel: String? {
+            phases.indices.contains(phase) ? phases[phase].label : nil
+        }
+    }
 
     public init(
         name: String, state: State, elapsedMs: Int64, lapsMs: [Int64] = [], targetMs: Int64? = nil, countsSleep: Bool = true,
-        note: String? = nil
+        note: String? = nil, cycle: Cycle? = nil
     ) {
+        self.cycle = cycle
         self.countsSleep = countsSleep
         self.note = note
         self.name = name
@@ -61,6 +100,12 @@ public struct Stopwatch: Equatable, Sendable {
         self.targetMs = snapshot.target?.milliseconds
         self.countsSleep = snapshot.countsSleep
         self.note = snapshot.note
+        self.cycle = snapshot.cycle.map { cycle in
+            Cycle(
+                phases: cycle.phases.map { Phase(label: $0.label, targetMs: $0.target.milliseconds) }, phase: cycle.phase,
+                round: cycle.round, rounds: cycle.rounds, auto: cycle.auto
+            )
+        }
     }
 
     /// The stopwatch `name` as `snapshot` has it at `now`, read on its own clock.
@@ -81,6 +126,7 @@ public struct Stopwatch: Equatable, Sendable {
         // Only when false: replies of stopwatches that count sleep stay as they were.
         if !countsSleep { object["counts_sleep"] = .bool(false) }
         if let note { object["note"] = .string(note) }
+        if let cycle { object["cycle"] = cycle.json }
         return .object(object)
     }
 
@@ -118,9 +164,65 @@ public struct Stopwatch: Equatable, Sendable {
         case .string(let value)?: note = value
         default: throw MalformedMessage("Stopwatch.note is not a string")
         }
+        var cycle: Cycle?
+        switch object["cycle"] {
+        case nil, .null?: break
+        case let value?: cycle = try Cycle(json: value)
+        }
         self.init(
-            name: name, state: state, elapsedMs: elapsedMs, lapsMs: lapsMs, targetMs: targetMs, countsSleep: countsSleep, note: note
+            name: name, state: state, elapsedMs: elapsedMs, lapsMs: lapsMs, targetMs: targetMs, countsSleep: countsSleep, note: note,
+            cycle: cycle
         )
+    }
+}
+
+extension Stopwatch.Phase {
+    package var json: JSONValue {
+        .object(["label": .string(label), "target_ms": .int(targetMs)])
+    }
+
+    package init(json: JSONValue) throws(MalformedMessage) {
+        guard case .object(let object) = json else { throw MalformedMessage("a Phase is not an object") }
+        guard case .string(let label)? = object["label"] else { throw MalformedMessage("Phase.label is not a string") }
+        guard case .int(let targetMs)? = object["target_ms"] else { throw MalformedMessage("Phase.target_ms is not an integer") }
+        self.init(label: label, targetMs: targetMs)
+    }
+}
+
+extension Stopwatch.Cycle {
+    package var json: JSONValue {
+        var object: JSONObject = [
+            "phases": .array(phases.map(\.json)),
+            "phase": .int(Int64(phase)),
+            "round": .int(Int64(round)),
+            "auto": .bool(auto),
+        ]
+        if let rounds { object["rounds"] = .int(Int64(rounds)) }
+        return .object(object)
+    }
+
+    package init(json: JSONValue) throws(MalformedMessage) {
+        guard case .object(let object) = json else { throw MalformedMessage("Stopwatch.cycle is not an object") }
+        guard case .array(let list)? = object["phases"] else { throw MalformedMessage("Cycle.phases is not an array") }
+        var phases: [Stopwatch.Phase] = []
+        for phase in list { phases.append(try Stopwatch.Phase(json: phase)) }
+        // Int(exactly:) so that no number from the wire can trap a 32-bit conversion.
+        guard case .int(let phase)? = object["phase"], let phaseIndex = Int(exactly: phase) else {
+            throw MalformedMessage("Cycle.phase is not an integer")
+        }
+        guard case .int(let round)? = object["round"], let roundNumber = Int(exactly: round) else {
+            throw MalformedMessage("Cycle.round is not an integer")
+        }
+        var rounds: Int?
+        switch object["rounds"] {
+        case nil, .null?: break
+        case .int(let value)?:
+            guard let count = Int(exactly: value) else { throw MalformedMessage("Cycle.rounds is out of range") }
+            rounds = count
+        default: throw MalformedMessage("Cycle.rounds is not an integer")
+        }
+        guard case .bool(let auto)? = object["auto"] else { throw MalformedMessage("Cycle.auto is not true or false") }
+        self.init(phases: phases, phase: phaseIndex, round: roundNumber, rounds: rounds, auto: auto)
     }
 }
 

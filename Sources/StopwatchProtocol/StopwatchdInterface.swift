@@ -21,7 +21,23 @@ type Stopwatch (
   # false: time in suspend is not counted (the awake clock); true or absent: it is.
   counts_sleep: ?bool,
   # The note of the interval counting now, if one was given.
-  note: ?string
+  note: ?string,
+  # The cycle this stopwatch runs, if any.
+  cycle: ?Cycle
+)
+
+# One phase of a cycle: a countdown with a label.
+type Phase (label: string, target_ms: int)
+
+# A sequence of countdowns run one after another, "rounds" times (absent: without end).
+type Cycle (
+  phases: []Phase,
+  # The phase running now (0-based), and the round (1-based).
+  phase: int,
+  round: int,
+  rounds: ?int,
+  # true: the next phase starts at the instant the last one expires; false: at Next.
+  auto: bool
 )
 
 # One counting interval: from a start or resume to the stop or remove that ended it.
@@ -36,6 +52,8 @@ type Interval (
   # Time counted in the interval (boot clock: suspend included, clock steps not).
   elapsed_ms: int,
   note: ?string,
+  # The cycle phase it was, if any.
+  phase: ?string,
   # The name of the device whose daemon recorded it.
   device: string
 )
@@ -72,7 +90,7 @@ method Remove(name: string) -> ()
 # Needs "more": the current state at once, then one reply per change, tick and expiry.
 method Watch(name: ?string) -> (
   stopwatch: Stopwatch,
-  event: (current, tick, start, stop, reset, lap, target, expired, removed)
+  event: (current, tick, start, stop, reset, lap, target, expired, removed, phase, snooze)
 )
 # Intervals overlapping [since_ms, until_ms), oldest first, at most 10,000 a reply; "more" streams the rest.
 method History(name: ?string, since_ms: ?int, until_ms: ?int, device: ?string) -> (intervals: []Interval)
@@ -86,6 +104,14 @@ method Delete(id: string) -> (interval: Interval)
 # Takes back this device's latest Track, Amend or Delete not yet taken back.
 method Undo() -> (interval: Interval, undone: (track, amend, delete))
 method Devices() -> (devices: []Device)
+# Starts a cycle from its first phase, now, from any state.
+method StartCycle(name: ?string, phases: []Phase, rounds: ?int, auto: bool) -> (stopwatch: Stopwatch)
+# Ends the current phase now and starts the next (a cycle); refused for anything else.
+method Next(name: ?string) -> (stopwatch: Stopwatch)
+# An expired countdown counts on and expires again by_ms from now.
+method Snooze(name: ?string, by_ms: int) -> (stopwatch: Stopwatch)
+# The same countdown, or the same cycle from its first phase, from zero, now.
+method Restart(name: ?string) -> (stopwatch: Stopwatch)
 
 error InvalidName (name: string)
 error InvalidTransition (stopwatch: Stopwatch, method: string)

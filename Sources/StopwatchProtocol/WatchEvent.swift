@@ -5,7 +5,7 @@ public enum WatchEvent: String, Sendable, CaseIterable {
     /// Counting on: only the elapsed time moved. The only event a slow watcher may miss
     /// (ticks merge into the newest).
     case tick
-    /// Start, a Toggle that starts, or Countdown.
+    /// Start, a Toggle that starts, Countdown, StartCycle or Restart.
     case start
     /// Stop, or a Toggle that stops.
     case stop
@@ -17,4 +17,9 @@ public enum WatchEvent: String, Sendable, CaseIterable {
     case expired
     /// Removed: it reads as a stopwatch never started.
     case removed
+    /// A cycle's next phase began: at the instant the last one expired (automatic), or at
+    /// Next.
+    case phase
+    /// An expired countdown was snoozed: it counts on towards a later target.
+    case snooze
 }

@@ -220,18 +220,12 @@ struct ProtocolTests {
         try connection.call("org.varlink.service.GetInterfaceDescription", #"{"interface":"io.stopwatchd"}"#)
         let description = try #require(try connection.reply()).parameters["description"]
         #expect(description == .string(SpecInterface.text))
-        // Where the SPEC is beside the checkout, what is served is its IDL, exactly. The SPEC's
-        // IDL is ahead of this release: it already has the methods, types and fields of the
-        // issues still open (Amend, Devices, Cycles), and a daemon that described methods it
-        // cannot answer would mislead every varlink client. Until they land the difference is
-        // a known issue; the day the two agree, `withKnownIssue` fails the test, to be removed.
+        // Where the SPEC is beside the checkout, what is served is its IDL, exactly.
         if let spec = try? String(contentsOfFile: Self.specPath, encoding: .utf8) {
             let start = try #require(spec.range(of: "# Named stopwatches and countdowns kept by stopwatchd.\n"))
             let end = try #require(spec.range(of: "error ProtocolError (reason: string)", range: start.upperBound..<spec.endIndex))
             let specified = String(spec[start.lowerBound..<end.upperBound])
-            withKnownIssue("SPEC §3's IDL has Amend's, Devices' and Cycles' additions, not served yet") {
-                #expect(specified == SpecInterface.text)
-            }
+            #expect(specified == SpecInterface.text)
         }
     }
 

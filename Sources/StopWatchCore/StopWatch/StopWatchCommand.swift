@@ -29,6 +29,23 @@ public enum StopWatchCommand: Command, Equatable {
     /// Counts time in suspend (true: the boot clock) or only time awake (false: the awake
     /// clock) from now on; what was counted so far stays.
     case setCountsSleep(Bool)
+    /// From any state: runs `cycle`'s phases from its first, of round 1, counting at once
+    /// (back to zero, laps cleared, as `countdown`).
+    case startCycle(StopWatchCycle)
+    /// A cycle: ends the current phase now and counts the next from zero, from any state;
+    /// refused for a stopwatch without a cycle, or in its last phase of its last round.
+    case next
+    /// The automatic phase change: an automatic cycle whose phase expired counts the next
+    /// phase from the instant it expired (not from now). Changes nothing otherwise, nor
+    /// after the last phase of the last round, where it stays expired. Sent by whatever
+    /// keeps the countdowns' time, after `expire`.
+    case advance
+    /// A countdown (or a cycle's phase) that expired and counts on: its target becomes the
+    /// elapsed time plus `by`, so it expires again, once, `by` from now. Refused otherwise.
+    case snooze(by: Duration)
+    /// The same countdown from zero, counting now (its target from before any snooze), or a
+    /// cycle from its first phase of round 1; refused for a plain stopwatch.
+    case restart
 
     /// The transitions that may be dated in the past.
     public enum Transition: Equatable, Sendable {

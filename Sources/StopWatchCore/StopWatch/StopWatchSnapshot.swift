@@ -43,6 +43,11 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// While counting: the boot clock's reading when its latest lap was taken, if known (for
     /// one that counts sleep, `origin + laps.last` says it anyway).
     public private(set) var latestLapBoot: Duration?
+    /// The cycle it runs, if any: its phases and which one runs now. `target` is the
+    /// current phase's (grown by a snooze).
+    public private(set) var cycle: StopWatchCycle?
+    /// A countdown's snoozes since it last began anew; nil when none.
+    public private(set) var snooze: StopWatchSnooze?
 
     /// The clock reading of its latest start or stop, which no start or stop may be dated
     /// before: while counting, where its counting interval began; while paused, `pausedAt`;
@@ -72,7 +77,8 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     private init(
         state: StopWatchState, laps: [Duration], origin: Duration?, target: Duration? = nil, hasExpired: Bool = false,
         elapsedAtIntervalStart: Duration? = nil, countsSleep: Bool = true, note: String? = nil, latestTransition: Duration? = nil,
-        intervalStartBoot: Duration? = nil, latestTransitionBoot: Duration? = nil, latestLapBoot: Duration? = nil
+        intervalStartBoot: Duration? = nil, latestTransitionBoot: Duration? = nil, latestLapBoot: Duration? = nil,
+        cycle: StopWatchCycle? = nil, snooze: StopWatchSnooze? = nil
     ) {
         self.state = state
         self.laps = laps
@@ -86,6 +92,17 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         self.pausedAt = state.isPaused ? latestTransition : nil
         self.pausedAtBoot = state.isPaused && latestTransition != nil ? latestTransitionBoot ?? (countsSleep ? latestTransition : nil) : nil
         self.latestLapBoot = origin == nil || laps.isEmpty ? nil : latestLapBoot
+        self.cycle = target == nil ? nil : cycle
+        self.snooze = target == nil ? nil : snooze
+    }
+
+    /// This snapshot running `cycle` and with `snooze`, as restored from storage: a cycle
+    /// needs a target (a countdown's), else both are dropped.
+    public func restoring(cycle: StopWatchCycle?, snooze: StopWatchSnooze?) -> StopWatchSnapshot {
+        var restored = self
+        restored.cycle = target == nil ? nil : cycle
+        restored.snooze = target == nil ? nil : snooze
+        return restored
     }
 
     /// A paused stopwatch, as restored from storage; `latestTransition`: when it was stopped,
@@ -189,10 +206,17 @@ public struct StopWatchSnapshot: Equatable, Sendable {
     /// | countdown(t) | `counting(0)`, target t, laps cleared, whatever the state |||
     /// | expire       | unchanged       | expired, if due    | unchanged       |
     /// | setCountsSleep(c) | on the other clock, elapsed, laps and state unchanged |||
+    /// | startCycle(c) | `counting(0)`, c's first phase of round 1, laps cleared, whatever the state |||
+    /// | next         | a cycle's next phase, `counting(0)`, whatever the state; refused without one |||
+    /// | advance      | unchanged       | an expired automatic phase: the next, from its instant | unchanged |
+    /// | snooze(d)    | refused         | expired: target elapsed + d; refused otherwise | refused |
+    /// | restart      | a countdown from `counting(0)`; a cycle from its first phase; refused for a plain stopwatch |||
     ///
     /// A target stays through start, stop, lap and reset. A new target (not the same one
     /// again, which changes nothing), a reset and a countdown make the countdown able to
-    /// expire again.
+    /// expire again. A cycle stays through start, stop, lap and setCountsSleep; reset takes
+    /// it back to its first phase of round 1; setTarget and countdown end it. A reset, a
+    /// restart and a new target take back the snoozes.
     ///
     /// `transition(t, ago: d, note:)` is start, stop or toggle as if it had come `d` earlier:
     /// a start 10 minutes ago reads 10 minutes now; a stop in the past pauses at the elapsed
@@ -216,7 +240,11 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         case (.reset, .stopped):
             return self
         case (.reset, .pause):
-            return .stopped(target: target, countsSleep: countsSleep)
+            // A cycle goes back to its first phase of round 1; a snoozed countdown to its
+            // target from before the snoozes: reset and start run the same again.
+            let first = cycle?.fromTheStart
+            return StopWatchSnapshot.stopped(target: first?.current.target ?? snooze?.originalTarget ?? target, countsSleep: countsSleep)
+                .restoring(cycle: first, snooze: nil)
         case (.lap, .counting):
             let split = elapsed(at: now)
             var lapped = self
@@ -232,6 +260,9 @@ public struct StopWatchSnapshot: Equatable, Sendable {
             var retargeted = ticked(at: now)
             retargeted.target = newTarget
             retargeted.hasExpired = false
+            // A target of its own: no longer a cycle's phase, nor snoozed.
+            retargeted.cycle = nil
+            retargeted.snooze = nil
             return retargeted
         case (.countdown(let newTarget), _):
             return .counting(since: now, now: now, target: newTarget, countsSleep: countsSleep, intervalStartBoot: instant.boot)
@@ -253,7 +284,44 @@ public struct StopWatchSnapshot: Equatable, Sendable {
             switched.origin = origin.map { $0 + shift }
             switched.pausedAt = counts ? pausedAtBoot ?? pausedAt.map { $0 + shift } : pausedAt.map { $0 + shift }
             return switched
+        case (.startCycle(let newCycle), _):
+            return beginning(newCycle.fromTheStart, at: now, boot: instant.boot)
+        case (.next, _):
+            guard let following = cycle?.next else { throw InvalidTransition(command: command, snapshot: self) }
+            return beginning(following, at: now, boot: instant.boot)
+        case (.advance, .counting):
+            // At the instant the phase expired: the next counts from there, so no time is
+            // lost to when the expiry was noticed (a suspend, a daemon that was down).
+            guard let cycle, cycle.auto, hasExpired, let origin, let target, let following = cycle.next else { return self }
+            let expiredAt = min(origin + target, now)
+            let advanced = beginning(following, at: expiredAt, boot: instant.boot - (now - expiredAt))
+            return advanced.ticked(at: now)
+        case (.advance, _):
+            return self
+        case (.snooze(let by), .counting):
+            guard hasExpired, let target else { throw InvalidTransition(command: command, snapshot: self) }
+            var snoozed = ticked(at: now)
+            snoozed.target = elapsed(at: now) + by
+            snoozed.hasExpired = false
+            snoozed.snooze = StopWatchSnooze(count: (snooze?.count ?? 0) + 1, originalTarget: snooze?.originalTarget ?? target)
+            return snoozed
+        case (.snooze, _):
+            throw InvalidTransition(command: command, snapshot: self)
+        case (.restart, _):
+            if let cycle { return beginning(cycle.fromTheStart, at: now, boot: instant.boot) }
+            guard let target else { throw InvalidTransition(command: command, snapshot: self) }
+            return .counting(
+                since: now, now: now, target: snooze?.originalTarget ?? target, countsSleep: countsSleep, intervalStartBoot: instant.boot
+            )
         }
+    }
+
+    /// `cycle` at its current phase, counting from zero at clock reading `start` (boot clock
+    /// `boot`): laps cleared, as a countdown.
+    private func beginning(_ cycle: StopWatchCycle, at start: Duration, boot: Duration) -> StopWatchSnapshot {
+        StopWatchSnapshot.counting(
+            since: start, now: start, target: cycle.current.target, countsSleep: countsSleep, intervalStartBoot: boot
+        ).restoring(cycle: cycle, snooze: nil)
     }
 
     /// Start, stop or toggle dated `ago` before `now` (which the boot clock reads as `boot`).
@@ -294,10 +362,10 @@ public struct StopWatchSnapshot: Equatable, Sendable {
             instant = min(max(instant, earliest.own), now)
         }
         if starts {
-            return .counting(
+            return StopWatchSnapshot.counting(
                 since: instant - state.elapsed, laps: laps, now: now, target: target, hasExpired: hasExpired,
                 intervalStart: state.elapsed, countsSleep: countsSleep, note: note, intervalStartBoot: boot - ago
-            )
+            ).restoring(cycle: cycle, snooze: snooze)
         }
         // Dated to a wall-clock millisecond: the elapsed time in whole milliseconds (the
         // nearest), so that a stop dated 12:30 of a start dated 09:25 reads 3:05:00 and not
@@ -306,10 +374,10 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         if ago > .zero {
             counted = max(.milliseconds((counted + .microseconds(500)).nanoseconds / 1_000_000), laps.last ?? .zero)
         }
-        return .paused(
+        return StopWatchSnapshot.paused(
             at: counted, laps: laps, target: target, hasExpired: hasExpired, countsSleep: countsSleep,
             latestTransition: instant, latestTransitionBoot: boot - ago
-        )
+        ).restoring(cycle: cycle, snooze: snooze)
     }
 
     /// The earliest instant a transition may be dated at, on its own clock and on the boot

@@ -329,9 +329,9 @@ final class StopwatchService {
     /// Whether `command` on a counting stopwatch may end its interval.
     private static func mayEndInterval(_ command: StopWatchCommand) -> Bool {
         switch command {
-        case .start, .reset, .lap, .setTarget, .setCountsSleep, .expire: false
+        case .start, .reset, .lap, .setTarget, .setCountsSleep, .expire, .snooze: false
         case .transition(let kind, _, _): kind != .start
-        case .stop, .toggle, .countdown: true
+        case .stop, .toggle, .countdown, .startCycle, .next, .advance, .restart: true
         }
     }
 

@@ -8,12 +8,22 @@ extension WatchEvent {
     init(from previous: StopWatchSnapshot, to next: StopWatchSnapshot) {
         let switchedClocks = next.countsSleep != previous.countsSleep
         let startedAnew = next.state.isCounting && (!previous.state.isCounting || (!switchedClocks && next.origin != previous.origin))
+        // A cycle that moved to another phase, not back to its first of round 1 (a start
+        // anew: StartCycle, Restart; Reset stops it): the next phase began.
+        let movedPhase = previous.cycle != nil && next.cycle.map { cycle in
+            !(previous.cycle.map(cycle.isAtSamePosition(as:)) ?? false) && (cycle.phase != 0 || cycle.round != 1)
+        } == true
+        let snoozed = (next.snooze?.count ?? 0) > (previous.snooze?.count ?? 0)
         self = if switchedClocks {
             // SetCountsSleep: its origin moved onto the other clock, nothing counted changed.
             // Told, since the reply changed (`counts_sleep`) and a watcher never misses a
             // change; as `target`, the event of the other setting that changes no state
             // (a new event name would break clients that know the fixed list).
             .target
+        } else if movedPhase && next.state.isCounting {
+            .phase
+        } else if snoozed {
+            .snooze
         } else if startedAnew {
             // A start, a resume, a Toggle that starts, or a Countdown (from any state).
             .start
