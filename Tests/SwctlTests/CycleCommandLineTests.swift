@@ -89,6 +89,8 @@ struct CycleCommandLineTests {
         (["snooze", "a", "b", "c"], "snooze takes a NAME and a DURATION, got 3 words"),
         (["next", "a", "b"], "next takes at most one name, got 2"),
         (["restart", "a/b"], StopwatchName.invalidNameMessage("a/b")),
+        (["cycle", "25m:focus", "-5m:break"], "'-5m:break' is not a duration: a phase needs a positive one, such as 5m"),
+        (["snooze", "tea", "-5m"], "'-5m' is not a duration: a snooze needs a positive one, such as 5m"),
     ])
     func refusals(arguments: [String], message: String) {
         #expect(Self.usageError(arguments) == message)

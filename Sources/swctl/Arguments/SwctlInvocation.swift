@@ -263,11 +263,18 @@ package struct SwctlInvocation: Equatable, Sendable {
             case "--":
                 words.append(contentsOf: reader.rest())
             default:
-                // `timer egg -1m` reads as an option; said as the duration it was meant to be.
-                if words.first == Command.Word.timer.rawValue || words.first == Command.Word.cycle.rawValue, argument.raw.hasPrefix("-"),
-                    DurationText.parse(String(argument.raw.dropFirst())) != nil
-                {
-                    throw UsageError("'\(argument.raw)' is not a duration: a timer needs a positive one, such as \(argument.raw.dropFirst())")
+                // `timer egg -1m` reads as an option; said as the duration it was meant to be
+                // (`cycle -5m:break`, `snooze -5m` too).
+                // (A switch, not a dictionary: no hashing paid by every swctl at start.)
+                let durationTaker: String? = switch words.first {
+                case "timer": "a timer"
+                case "cycle": "a phase"
+                case "snooze": "a snooze"
+                default: nil
+                }
+                let meant = String(argument.raw.dropFirst().prefix { $0 != ":" })
+                if let durationTaker, argument.raw.hasPrefix("-"), DurationText.parse(meant) != nil {
+                    throw UsageError("'\(argument.raw)' is not a duration: \(durationTaker) needs a positive one, such as \(meant)")
                 }
                 guard !argument.raw.hasPrefix("-") || argument.raw == "-" else { throw UsageError("unknown option '\(argument.raw)'") }
                 words.append(argument.raw)
