@@ -83,7 +83,7 @@ enum HistoryReplyScanner {
         }
 
         /// One interval object exactly as the daemon writes it,
-        /// `{"id":…,"name":…,"start_ms":S[,"end_ms":E],"elapsed_ms":L[,"note":…],"device":…}`,
+        /// `{"id":…,"name":…,"start_ms":S[,"end_ms":E],"elapsed_ms":L[,"note":…][,"phase":…],"device":…}`,
         /// read as its times; nil (and nothing read) for any other, which `object` then reads.
         mutating func plainTimes(names: inout NameTable) -> IntervalTimes? {
             let begin = index
@@ -99,6 +99,9 @@ enum HistoryReplyScanner {
             guard literal(#","elapsed_ms":"#), let elapsed = integer() else { index = begin; return nil }
             if literal(#","note":"#) {
                 guard let note = plainString(), Self.isValidUTF8(slice(note)) else { index = begin; return nil }
+            }
+            if literal(#","phase":"#) {
+                guard let phase = plainString(), Self.isValidUTF8(slice(phase)) else { index = begin; return nil }
             }
             guard literal(#","device":"#), let device = plainString(), literal("}") else { index = begin; return nil }
             if let last = lastDeviceBytes, last.count == device.count, memcmp(bytes.baseAddress! + last.lowerBound, bytes.baseAddress! + device.lowerBound, device.count) == 0 {
@@ -119,7 +122,7 @@ enum HistoryReplyScanner {
         }
 
         /// One interval object: `id`, `name`, `start_ms`, `end_ms` (absent for one still
-        /// counting), `elapsed_ms`, `note` and `device`, in any order, each at most once
+        /// counting), `elapsed_ms`, `note`, `phase` and `device`, in any order, each at most once
         /// (`name`, `start_ms` and `elapsed_ms` required, as `Interval(json:)` requires them).
         /// Any other key gives nil: the slow path knows what to do with it.
         mutating func object() -> Interval? {
@@ -130,6 +133,7 @@ enum HistoryReplyScanner {
             var end: Int64?
             var elapsed: Int64?
             var note: String?
+            var phase: String?
             var device: String?
             var first = true
             while !literal("}") {
@@ -157,6 +161,9 @@ enum HistoryReplyScanner {
                 case UInt8(ascii: "e"):
                     guard elapsed == nil, literal(#""elapsed_ms":"#), let value = integer() else { return nil }
                     elapsed = value
+                case UInt8(ascii: "p"):
+                    guard phase == nil, literal(#""phase":"#), let value = string() else { return nil }
+                    phase = value
                 case UInt8(ascii: "d"):
                     guard device == nil, literal(#""device":"#), let range = plainString() else { return nil }
                     let raw = slice(range)
@@ -176,7 +183,7 @@ enum HistoryReplyScanner {
             let latest = Interval.latestMs
             guard (0...latest).contains(start), (0...latest).contains(elapsed) else { return nil }
             if let end, !(start...latest).contains(end) { return nil }
-            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note, device: device ?? "")
+            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note, phase: phase, device: device ?? "")
         }
 
         /// Whether `raw` is valid UTF-8, without making a string of it when it is ASCII (an

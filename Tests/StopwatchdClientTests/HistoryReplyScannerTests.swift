@@ -29,6 +29,8 @@ struct HistoryReplyScannerTests {
         #"{"parameters":{"intervals":[{"start_ms":1,"name":"tea","end_ms":2,"elapsed_ms":1}]}}"#,
         #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"fix the parser ✓","device":"desk"},{"id":"fedcba9876543210","name":"tea","start_ms":5,"elapsed_ms":1,"note":"n","device":"desk"}]}}"#,
         #"{"parameters":{"intervals":[{"device":"laptop","note":"x","elapsed_ms":1,"end_ms":2,"start_ms":1,"name":"tea","id":"0123456789abcdef"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"pomo","start_ms":1,"end_ms":2,"elapsed_ms":1,"phase":"focus","device":"desk"},{"id":"fedcba9876543210","name":"pomo","start_ms":5,"elapsed_ms":1,"note":"n","phase":"long break ☕","device":"desk"}]}}"#,
+        #"{"parameters":{"intervals":[{"phase":"focus","device":"laptop","elapsed_ms":1,"end_ms":2,"start_ms":1,"name":"pomo","id":"0123456789abcdef"}]}}"#,
     ])
     func plain(text: String) throws {
         let fast = try #require(HistoryReplyScanner.scan(Array(text.utf8)))
@@ -45,7 +47,7 @@ struct HistoryReplyScannerTests {
         #"{"parameters":{"intervals":[{"id":"0123456789abcdef","start_ms":1,"end_ms":2,"elapsed_ms":1}]}}"#,
         #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"a\nb"}]}}"#,
         #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":null}]}}"#,
-        #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"phase":"focus"}]}}"#,
+        #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"mood":"focus"}]}}"#,
         #"{"parameters":{"intervals":[{"name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":7}]}}"#,
         #"{"parameters":{"intervals":[{"name":"tea","start_ms":1.0,"end_ms":2,"elapsed_ms":1}]}}"#,
         #"{"parameters":{"intervals":[{"name":"tea","start_ms":01,"end_ms":2,"elapsed_ms":1}]}}"#,
@@ -98,7 +100,8 @@ struct HistoryReplyScannerTests {
         let open = #"{"id":"0123456789abcdef","name":"tea","start_ms":1,"elapsed_ms":1,"device":"desk"}"#
         let otherOrder = #"{"name":"tea","id":"0123456789abcdef","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"desk"}"#
         let noDevice = #"{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1}"#
-        for (text, plain) in [(daemonOrder, true), (open, true), (otherOrder, false), (noDevice, false)] {
+        let phased = #"{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"note":"n","phase":"focus","device":"desk"}"#
+        for (text, plain) in [(daemonOrder, true), (open, true), (phased, true), (otherOrder, false), (noDevice, false)] {
             let bytes = Array(text.utf8)
             var names = NameTable()
             let read = bytes.withUnsafeBytes { raw in
@@ -122,7 +125,7 @@ struct HistoryReplyScannerTests {
         #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1234567890123456789,"device":"d"}]}}"#,
         #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1e3,"device":"d"}]}}"#,
         #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"t\"ea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"d"}]}}"#,
-        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"d","phase":"focus"}]}}"#,
+        #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"d","mood":"focus"}]}}"#,
         #"{"parameters":{"intervals":[{"id":"0123456789abcdef","name":"tea","start_ms":1,"end_ms":2,"elapsed_ms":1,"device":"d"}],"continues":false}"#,
     ])
     func timesOnlyOther(text: String) {
