@@ -211,6 +211,18 @@ swctl_called && fail "swctl ran without an answer"
 echo "ok: given up and nothing left after $(($(date +%s) - start)) s"
 reset_calls
 
+echo "== stopped while waiting (SIGTERM to all its processes, as when systemd stops the service): shown again without actions"
+run_hook "$countdown"
+within 10 notified 0 || fail "no notification"
+left | while read -r line; do kill -TERM "${line%% *}" 2>/dev/null || true; done
+within 20 notified 1 || fail "no notification replaced it after SIGTERM"
+grep -qxF -- --replace-id=7 "$work/calls/notify.1" || fail "the second notification does not replace the first: $(cat "$work/calls/notify.1")"
+grep -q -- --action "$work/calls/notify.1" && fail "the notification shown again still has actions"
+within 20 nothing_left || fail "processes of the hook are left after SIGTERM: $(left)"
+swctl_called && fail "swctl ran without an answer"
+reset_calls
+echo "ok"
+
 echo "== without --action (libnotify before 0.8): the plain notification, sent by the hook itself"
 touch "$work/no-actions"
 run_hook "$countdown"
