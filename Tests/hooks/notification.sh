@@ -52,7 +52,7 @@ fi
 work=$(mktemp -d /tmp/swnotify-XXXXXX)
 # Every process of the hook inherits the daemon's environment, this marker with it.
 marker="SWNOTIFY_TEST=$work"
-give_up=10
+give_up=15
 mock_pid=
 daemon_pid=
 # The processes (but the daemon) with the marker: what is left of the hook's runs.
@@ -144,7 +144,10 @@ within 20 at_least 1 || fail "no notification within 20 s of the hook's run"
 [ "$(notifications)" -eq 1 ] || fail "Notify was called $(notifications) times, not once"
 notification 1 | grep -q '"t: time is up"' || fail "the notification's summary does not name the stopwatch"
 notification 1 | grep -qF '["restart", "Restart", "snooze", "Snooze 5 min"]' || fail "the notification does not offer Restart and Snooze 5 min"
-echo "ok: $(notification 1 | cut -c1-160)"
+sender() { notification "$1" | sed -n 's/.*"sender-pid": \([0-9]*\).*/\1/p'; }
+waiting=$(sender 1)
+[ -n "$waiting" ] && [ -d "/proc/$waiting" ] || fail "the hook's run ended only once its notification no longer waited (notify-send $waiting)"
+echo "ok: the hook's run has ended, its notification waits: $(notification 1 | cut -c1-160)"
 
 echo "== 2. nobody answers: 5 countdowns expire together, all notify while the first waits; given up after $give_up s"
 first=$(($(notifications) + 1))
@@ -152,7 +155,7 @@ for n in 1 2 3 4 5; do swctl timer "quiet $n" 1s >/dev/null || fail "swctl timer
 within 20 at_least $((first + 4)) || fail "5 expiries gave $(($(notifications) - first + 1)) notifications within 20 s"
 all_ran() { local n; for n in 1 2 3 4 5; do ran "quiet $n" || return 1; done; }
 within 10 all_ran || fail "the 5 runs of the hook did not all end"
-waiting=$(notification "$first" | sed -n 's/.*"sender-pid": \([0-9]*\).*/\1/p')
+waiting=$(sender "$first")
 [ -n "$waiting" ] && [ -d "/proc/$waiting" ] || fail "the first of the 5 notifications no longer waits for its answer (notify-send $waiting)"
 echo "ok: 5 notifications, the 5 runs of the hook ended, while the first notify-send ($waiting) still waits"
 nothing_left() { [ -z "$(hook_processes)" ]; }
