@@ -8,6 +8,7 @@ enum HookEnvironment {
     static let names = [
         "STOPWATCHD_EVENT", "STOPWATCHD_NAME", "STOPWATCHD_STATE", "STOPWATCHD_ELAPSED_MS",
         "STOPWATCHD_TARGET_MS", "STOPWATCHD_LATE_MS", "STOPWATCHD_NOTE", "STOPWATCHD_SOCKET",
+        "STOPWATCHD_PHASE",
     ]
     /// systemd's messages to the daemon itself (its notify socket, watchdog, socket
     /// activation): not inherited, so that no hook takes them for its own.
@@ -19,7 +20,8 @@ enum HookEnvironment {
     /// `STOPWATCHD_LATE_MS` for an expiry, and for any event whose hooks waited in the
     /// outbox across a restart, `STOPWATCHD_NOTE` when the counting interval has a note (for a
     /// stop or remove, the interval it ended), and
-    /// `STOPWATCHD_SOCKET` (the socket this daemon serves, so that a hook's `swctl` reaches
+    /// `STOPWATCHD_PHASE` for a cycle (the label of the phase it is in: for `phase`, the one
+    /// that began), `STOPWATCHD_SOCKET` (the socket this daemon serves, so that a hook's `swctl` reaches
     /// it) when known.
     static func variables(for event: StopwatchEvent, socket: String? = nil) -> [(name: String, value: String)] {
         let stopwatch = event.update.stopwatch
@@ -34,6 +36,8 @@ enum HookEnvironment {
         // A note holds no control character (`IntervalNote`), so it is one line of text. For a
         // stop, the note of the interval it ended: the stopwatch no longer has one.
         if let note = stopwatch.note ?? event.endedNote { variables.append(("STOPWATCHD_NOTE", note)) }
+        // A label is a valid name part: one line, no control character.
+        if let phase = stopwatch.cycle?.currentLabel { variables.append(("STOPWATCHD_PHASE", phase)) }
         if let socket { variables.append(("STOPWATCHD_SOCKET", socket)) }
         return variables.map { (name: $0.0, value: $0.1) }
     }

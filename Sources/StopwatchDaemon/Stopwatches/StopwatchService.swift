@@ -67,6 +67,9 @@ final class StopwatchService {
     private(set) lazy var openIntervals: OpenIntervalsSchedule? = history.map { _ in
         OpenIntervalsSchedule(queue: queue, timers: openIntervalsTimers, clock: clock) { [weak self] in self?.writeOpenIntervals() }
     }
+    /// The ids of phases' intervals found in the history at start while their stopwatch's
+    /// file still ran them (`resumeCountdowns`): their end is told, not appended again.
+    private var phasesEndedInHistory: Set<String> = []
     /// How far in the future an `at_ms` may be and still be taken as now: the client's
     /// clock read a moment before the daemon's, or on another machine near it.
     static let atSkewMs: Int64 = 100
@@ -150,6 +153,18 @@ final class StopwatchService {
             "Amend": { call throws(VarlinkError) in try self.corrections(call).amend(call) },
             "Delete": { call throws(VarlinkError) in try self.corrections(call).delete(call) },
             "Undo": { call throws(VarlinkError) in try self.corrections(call).undo(call) },
+            "StartCycle": { call throws(VarlinkError) in
+                // Checked before anything: a refused plan creates nothing.
+                try self.command(.startCycle(try self.cycle(in: call)), call, creating: true)
+            },
+            "Next": { call throws(VarlinkError) in try self.command(.next, call, creating: false) },
+            "Snooze": { call throws(VarlinkError) in
+                guard case .int(let milliseconds)? = call.parameters["by_ms"], milliseconds >= CyclePlan.snooze.lowerBound.milliseconds,
+                    milliseconds <= CyclePlan.snooze.upperBound.milliseconds
+                else { throw .invalidParameter("by_ms") }
+                return try self.command(.snooze(by: .milliseconds(milliseconds)), call, creating: false)
+            },
+            "Restart": { call throws(VarlinkError) in try self.command(.restart, call, creating: false) },
             "Devices": { call throws(VarlinkError) in
                 guard let history = self.history else { throw .methodNotFound(call.method) }
                 return .reply(["devices": .array(try history.devices().map(\.json))])
@@ -179,7 +194,23 @@ final class StopwatchService {
             guard let useCase = registry.created(expiry.name), useCase.state.current.expiry == expiry.instant,
                 let after = try? perform(.expire, on: useCase), after.hasExpired
             else { continue }
-            recorded.append(expiry.name)
+            if recorded.last != expiry.name { recorded.append(expiry.name) }
+            // An automatic cycle went on to its next phase at that instant, and the phase's
+            // interval was appended to the history before the expiry was told: the same
+            // change again, without a second line. The told expiries of one cycle come in
+            // order, so a later one matches the phase this makes.
+            if after.cycle?.auto == true, let advanced = try? perform(.advance, on: useCase), advanced != after {
+                registry.setIntervalID(IntervalIdentity.random(), of: expiry.name)
+            }
+        }
+        // A phase whose end reached the history but whose expiry the outbox does not hold
+        // (stopped between the two): told at start as any late expiry, but not appended twice.
+        for (name, useCase) in registry.createdStopwatches {
+            let current = useCase.state.current
+            guard current.cycle?.auto == true, let due = current.expiry, due <= current.reading(at: clock.instant()),
+                let id = registry.intervalID(of: name), phaseEndIsInHistory(name, current, id: id)
+            else { continue }
+            phasesEndedInHistory.insert(id)
         }
         // In later turns, their flushes shared: after a crash in a storm these are thousands,
         // and one at a time (two flushes each) would hold READY back.
@@ -191,6 +222,19 @@ final class StopwatchService {
         for (name, useCase) in registry.createdStopwatches {
             expiries.update(name, useCase.state.current)
         }
+    }
+
+    /// Whether the interval `id` of the phase `snapshot` runs (expired by now) is in the
+    /// history already: an ended interval of `name` over the phase's time with that id.
+    private func phaseEndIsInHistory(_ name: String, _ snapshot: StopWatchSnapshot, id: String) -> Bool {
+        guard let history, let expiry = snapshot.expiry else { return false }
+        let ago = max(snapshot.reading(at: clock.instant()) - expiry, .zero)
+        let endMs = wallClock.nowMilliseconds() - ago.milliseconds
+        // Around its end only (the clocks are read apart, to the millisecond): the phase
+        // before ended where this one began, and must not be the one found.
+        let marginMs = min(max((snapshot.target ?? .zero).milliseconds / 2, 1), 50)
+        guard let found = try? history.overlapping(name: name, startMs: endMs - marginMs, endMs: endMs + marginMs) else { return false }
+        return found.id == id
     }
 
     /// Start, Stop or Toggle, with their `at_ms` (all three) and `note` (Start and Toggle),
@@ -382,21 +426,45 @@ final class StopwatchService {
         var batch = EventBatch()
         for (name, instant) in expiries {
             guard let useCase = registry.created(name) else { continue }
-            let before = useCase.state.current
-            // `expire` refuses nothing, and changes nothing before the instant (which has come:
-            // one clock). The watchers hear of it in a later turn of this queue: the use case
-            // delivers to its sinks asynchronously, after `tell` below.
-            guard let after = try? perform(.expire, on: useCase), after != before else { continue }
-            let lateness = max(before.reading(at: clock.instant()) - instant, .zero)
-            if lateness >= .seconds(1) { late.append((name, lateness)) }
-            if let event = record(name, from: before, to: after, late: lateness, saving: .afterTelling) { batch.events.append(event) }
-            batch.expiries.append(ToldExpiry(name: name, instant: before.expiry ?? instant))
-            expired.append(name)
+            var instant = instant
+            // An automatic cycle's next phase may be due already (a suspend or a stop of the
+            // daemon across several phase ends): each phase that ended is told, in order, at
+            // its own instant, up to `latePhasesATurn`; the rest continue in a later turn.
+            for _ in 0..<Self.latePhasesATurn {
+                let before = useCase.state.current
+                // `expire` refuses nothing, and changes nothing before the instant (which has come:
+                // one clock). The watchers hear of it in a later turn of this queue: the use case
+                // delivers to its sinks asynchronously, after `tell` below.
+                guard let after = try? perform(.expire, on: useCase), after != before else { break }
+                let now = before.reading(at: clock.instant())
+                let lateness = max(now - instant, .zero)
+                if lateness >= .seconds(1) { late.append((name, lateness)) }
+                if let event = record(name, from: before, to: after, late: lateness, saving: .afterTelling) { batch.events.append(event) }
+                batch.expiries.append(ToldExpiry(name: name, instant: before.expiry ?? instant))
+                if expired.last != name { expired.append(name) }
+                // An automatic cycle: the next phase from the instant this one expired. Its
+                // interval ends there, in the history before anyone hears of the change.
+                guard after.cycle?.auto == true, let expiredAt = before.expiry,
+                    let advanced = try? perform(.advance, on: useCase), advanced != after
+                else { break }
+                if let event = record(
+                    name, from: after, to: advanced, late: lateness, saving: .afterTelling, endedAgo: max(now - expiredAt, .zero)
+                ) {
+                    batch.events.append(event)
+                }
+                guard let next = advanced.expiry, next <= advanced.reading(at: clock.instant()) else { break }
+                instant = next
+            }
         }
         logLate(late, startedInThePast: startedInThePast)
         if !batch.isEmpty { tell(batch) }
         storage.saveSoon(expired)
     }
+
+    /// How many phases of one automatic cycle one turn of the queue tells at most, when
+    /// several ended while nobody could tell them: the scheduler holds the next one's
+    /// instant (already past), so the rest follow in the next turns, clients served between.
+    static let latePhasesATurn = 64
 
     /// A line for each of a few late expiries; a burst (thousands of countdowns after a
     /// suspend or a restart) in one line for each batch the scheduler hands over: a line each
@@ -446,11 +514,13 @@ final class StopwatchService {
         to after: StopWatchSnapshot,
         late: Duration = .zero,
         saving order: SaveOrder = .beforeTelling,
-        ended: DatedTransition? = nil
+        ended: DatedTransition? = nil,
+        endedAgo: Duration? = nil
     ) -> StopwatchEvent? {
         if before.endsInterval(goingTo: after) {
             // A stop in the past: where it paused, on its own clock, is where the interval ends.
-            recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) })
+            // An automatic phase change: where the phase expired, `endedAgo` before now.
+            recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) }, endedAgo: endedAgo)
             registry.setIntervalID(nil, of: name)
         }
         // An interval begins (a start, a toggle, a countdown, a resume): its id from now on,
@@ -529,15 +599,21 @@ final class StopwatchService {
     /// Appends the counting interval `snapshot` is in to the history, ending now, or for a
     /// stop dated in the past, `ended.at.ago` before now at wall-clock `ended.at.atMs`, where
     /// its own clock read `ended.reading` (nil: `ago` before now), with the id it has had
-    /// since it began (`StopwatchRegistry`'s table).
-    private func recordInterval(_ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil) {
-        let endMs = ended?.at.atMs ?? wallClock.nowMilliseconds()
+    /// since it began (`StopwatchRegistry`'s table). `endedAgo`: it ended that long before
+    /// now on its own clock (a cycle's phase that expired then), taken as that long before
+    /// now on the wall clock too.
+    private func recordInterval(
+        _ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil, endedAgo: Duration? = nil
+    ) {
+        var endMs = ended?.at.atMs ?? wallClock.nowMilliseconds()
+        if ended == nil, let endedAgo { endMs -= endedAgo.milliseconds }
         guard let history,
-            let interval = openInterval(name, snapshot, wallNow: endMs, dated: ended?.at, endReading: ended?.reading)
+            let interval = openInterval(name, snapshot, wallNow: endMs, dated: ended?.at, endReading: ended?.reading, endedAgo: ended == nil ? endedAgo : nil)
         else { return }
+        if !phasesEndedInHistory.isEmpty, phasesEndedInHistory.remove(interval.id) != nil { return }
         history.append(Interval(
             id: registry.intervalID(of: name) ?? "", name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
-            note: interval.note
+            note: interval.note, phase: interval.phase
         ))
     }
 
@@ -547,10 +623,11 @@ final class StopwatchService {
     /// run since it began: the time counted for one that counts sleep, more for one that left
     /// sleep out.
     private func openInterval(
-        _ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, dated: DatedTransition? = nil, endReading: Duration? = nil
+        _ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, dated: DatedTransition? = nil, endReading: Duration? = nil,
+        endedAgo: Duration? = nil
     ) -> Interval? {
         let instant = clock.instant()
-        let ago = dated.map { $0.ago(at: instant.boot) } ?? .zero
+        let ago = endedAgo ?? dated.map { $0.ago(at: instant.boot) } ?? .zero
         let end = endReading ?? snapshot.reading(at: instant) - ago
         guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: end) else {
             return nil
@@ -566,7 +643,7 @@ final class StopwatchService {
         let (start, overflow) = wallNow.subtractingReportingOverflow(spanMs)
         return Interval(
             id: registry.intervalID(of: name) ?? "", name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs,
-            note: snapshot.note
+            note: snapshot.note, phase: snapshot.cycle?.current.label
         )
     }
 
@@ -632,6 +709,32 @@ final class StopwatchService {
             return name
         default: throw .invalidParameter("name")
         }
+    }
+
+    /// StartCycle's `phases`, `rounds` and `auto`, each in its range (SPEC §3: 1 to 16
+    /// phases of 1 ms to 366 days, labels as names of at most 32 scalars, 1 to 1,000
+    /// rounds); anything else is `InvalidParameter` naming it.
+    private func cycle(in call: VarlinkCall) throws(VarlinkError) -> StopWatchCycle {
+        guard case .array(let list)? = call.parameters["phases"], CyclePlan.phaseCount.contains(list.count) else {
+            throw .invalidParameter("phases")
+        }
+        var phases: [StopWatchCycle.Phase] = []
+        for item in list {
+            guard case .object(let phase) = item, case .string(let label)? = phase["label"], CyclePlan.isValidLabel(label),
+                case .int(let milliseconds)? = phase["target_ms"], let target = CountdownTarget.duration(milliseconds: milliseconds)
+            else { throw .invalidParameter("phases") }
+            phases.append(StopWatchCycle.Phase(label: label, target: target))
+        }
+        var rounds: Int?
+        switch call.parameters["rounds"] {
+        case nil, .null?: break
+        case .int(let count)? where count >= Int64(CyclePlan.roundCount.lowerBound) && count <= Int64(CyclePlan.roundCount.upperBound):
+            rounds = Int(count)
+        default: throw .invalidParameter("rounds")
+        }
+        guard case .bool(let auto)? = call.parameters["auto"] else { throw .invalidParameter("auto") }
+        guard let cycle = StopWatchCycle(phases: phases, rounds: rounds, auto: auto) else { throw .invalidParameter("phases") }
+        return cycle
     }
 
     /// The `target_ms` parameter: an integer of 1 ms to 366 days; absent or null is nil,
