@@ -4,7 +4,7 @@
 # server on a private session bus (python-dbusmock's notification_daemon template, with the
 # "actions" capability, under dbus-run-session). The test answers a notification as a person
 # would by clicking: it makes the server emit ActionInvoked with the action's key for the
-# notification's id (the server numbers notifications from 1, in the order of its log).
+# notification's id (the server numbers new notifications from 1, in the order of its log).
 #   1. A countdown expires: Notify is called once, naming the stopwatch, with the actions
 #      Restart and Snooze 5 min, and the hook's run has ended meanwhile.
 #   2. Nobody answers: five countdowns expiring together all notify at once while the first
@@ -124,6 +124,9 @@ within 20 swctl_quietly list || fail "stopwatchd did not start"
 notifications() { grep -c ' Notify "stopwatchd" 0 ' "$work/notifications.log" || true; }
 notification() { grep ' Notify "stopwatchd" 0 ' "$work/notifications.log" | sed -n "$1p"; }
 at_least() { [ "$(notifications)" -ge "$1" ]; }
+# The id of the first notification for stopwatch $1 (empty while there is none).
+id_of() { grep ' Notify "stopwatchd" 0 ' "$work/notifications.log" | grep -nF -- "\"$1: time is up\"" | head -n 1 | cut -d: -f1; }
+notified() { [ -n "$(id_of "$1")" ]; }
 # Clicks action $2 of notification $1.
 click() {
     gdbus call --session --dest org.freedesktop.Notifications --object-path /org/freedesktop/Notifications \
@@ -166,36 +169,36 @@ echo "ok: given up: shown again without actions, and no process of the hook is l
 
 echo "== 3. snooze: the target becomes elapsed + 5 minutes"
 name='tea ☕ "x"'
-id=$(($(notifications) + 1))
 swctl timer "$name" 1s >/dev/null || fail "swctl timer '$name' 1s failed"
-within 20 at_least "$id" || fail "no notification for '$name'"
+within 20 notified "$name" || fail "no notification for '$name'"
+id=$(id_of "$name")
 before=$(field "$name" "s['elapsed_ms']")
 [ "$(field "$name" "s['target_ms']")" = 1000 ] || fail "the target is not 1000 ms before the snooze"
 click "$id" snooze
 snoozed() { [ "$(field "$name" "s['target_ms']")" != 1000 ]; }
 within 20 snoozed || fail "the target did not change within 20 s of the answer snooze"
 read -r target elapsed state < <(field "$name" "s['target_ms'], s['elapsed_ms'], s['state']")
-[ "$state" = running ] || fail "the snoozed countdown is $state, not running"
+[ "$state" = counting ] || fail "the snoozed countdown is $state, not counting"
 [ "$target" -ge $((before + 300000)) ] && [ "$target" -le $((elapsed + 300000)) ] \
     || fail "the target is $target ms, not elapsed + 5 minutes (elapsed $before ms before the answer, $elapsed ms after)"
 echo "ok: target $target ms (elapsed $before ms at the answer, $elapsed ms now)"
 
 echo "== 4. restart: from zero, the same target"
-id=$(($(notifications) + 1))
 swctl timer r 1s >/dev/null || fail "swctl timer r 1s failed"
-within 20 at_least "$id" || fail "no notification for r"
+within 20 notified r || fail "no notification for r"
+id=$(id_of r)
 before=$(field r "s['elapsed_ms']")
 click "$id" restart
 restarted() { [ "$(field r "s['elapsed_ms']")" -lt "$before" ]; }
 within 20 restarted || fail "r did not count again from zero within 20 s of the answer restart"
 read -r target state < <(field r "s['target_ms'], s['state']")
-[ "$target" = 1000 ] && [ "$state" = running ] || fail "after restart r is $state with target $target ms, not running with 1000 ms"
+[ "$target" = 1000 ] && [ "$state" = counting ] || fail "after restart r is $state with target $target ms, not counting with 1000 ms"
 echo "ok: counting again from zero (elapsed was $before ms), target $target ms"
 
 echo "== 5. a cycle without auto: Start rest; next starts it"
-id=$(($(notifications) + 1))
 swctl cycle c 1s:work 5m:rest --manual >/dev/null || fail "swctl cycle c 1s:work 5m:rest --manual failed"
-within 20 at_least "$id" || fail "no notification for the phase work of c"
+within 20 notified c || fail "no notification for the phase work of c"
+id=$(id_of c)
 notification "$id" | grep -qF '"next", "Start rest"' || fail "the notification does not offer Start rest"
 click "$id" next
 moved() { [ "$(field c "s['cycle']['phase']")" = 1 ]; }
