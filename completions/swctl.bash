@@ -159,11 +159,11 @@ _swctl()
             return
             ;;
         --for)
-            _swctl_reply -W "expired stop change"
+            _swctl_reply -W "expired stop change phase"
             return
             ;;
         --by)
-            _swctl_reply -W "name day device"
+            _swctl_reply -W "name day device phase"
             return
             ;;
         --since | --until | --at | --start | --end)
@@ -171,11 +171,11 @@ _swctl()
             return
             ;;
         # A duration, a note, amend's new name or a device: nothing to offer.
-        --timeout | --note | --name | --device) return ;;
+        --timeout | --note | --name | --device | --rounds) return ;;
     esac
 
     # What the line already has. Options may come before or after the command.
-    local i w command="" names=0 socket=() json=0 format=0 dashdash=0 timer_option=0 for=0 timeout=0
+    local i w command="" names=0 socket=() json=0 format=0 dashdash=0 timer_option=0 for=0 timeout=0 rounds=0 manual=0
     for ((i = 1; i < cword; i++)); do
         w=${words[i]}
         if ((dashdash)) || [[ $w != -* ]]; then
@@ -202,6 +202,12 @@ _swctl()
                 ;;
             --format=*) format=1 ;;
             --keep | --off) timer_option=1 ;;
+            --manual) manual=1 ;;
+            --rounds)
+                i=$((i + 1))
+                rounds=1
+                ;;
+            --rounds=*) rounds=1 ;;
             --for)
                 i=$((i + 1))
                 for=1
@@ -230,13 +236,16 @@ _swctl()
         [[ $command == start || $command == toggle || $command == track || $command == amend ]] && options+=" --note"
         [[ $command == amend ]] && options+=" --name --start --end"
         [[ $command == skip-sleep ]] && ((!timer_option)) && options+=" --off"
+        [[ $command == cycle || $command == pomodoro ]] && ((!rounds)) && options+=" --rounds"
+        [[ $command == cycle || $command == pomodoro ]] && ((!manual)) && options+=" --manual"
         _swctl_reply -W "$options"
     elif [[ -z $command ]]; then
-        _swctl_reply -W "start stop toggle reset lap status list remove timer skip-sleep wait watch log report track amend delete undo devices bridge"
+        _swctl_reply -W "start stop toggle reset lap status list remove timer cycle pomodoro next snooze restart skip-sleep wait watch log report track amend delete undo devices bridge"
     elif ((names == 0)); then
-        # timer's first word may be a NAME or the DURATION: names are offered all the same.
+        # timer's, cycle's and snooze's first word may be a NAME or a DURATION: names are
+        # offered all the same.
         case $command in
-            start | stop | toggle | reset | lap | status | remove | timer | skip-sleep | wait | watch | log | track)
+            start | stop | toggle | reset | lap | status | remove | timer | cycle | pomodoro | next | snooze | restart | skip-sleep | wait | watch | log | track)
                 _swctl_name_reply "$(_swctl_tilde "${words[0]}")" "${socket[@]}"
                 ;;
             # INTERVAL: ids are not completed (they are read off 'swctl log'); @1 is the latest.

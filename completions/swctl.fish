@@ -10,7 +10,7 @@ function __swctl_args
     for w in (commandline -opc)[2..-1]
         if test $skip = 1
             set skip 0
-        else if contains -- $w --socket --host --format -f --for --timeout --since --until --by --device --at --note --name --start --end
+        else if contains -- $w --socket --host --format -f --for --timeout --since --until --by --device --at --note --name --start --end --rounds
             set skip 1
         else if not string match -q -- '-*' $w
             echo $w
@@ -45,7 +45,7 @@ end
 function __swctl_needs_name
     set -l args (__swctl_args); or return
     test (count $args) -eq 1
-    and contains -- $args[1] start stop toggle reset lap status remove timer skip-sleep wait watch log track
+    and contains -- $args[1] start stop toggle reset lap status remove timer cycle pomodoro next snooze restart skip-sleep wait watch log track
 end
 
 # True for amend or delete without an INTERVAL yet.
@@ -130,11 +130,16 @@ complete -c swctl -n __swctl_needs_command -a status -d 'show a stopwatch'
 complete -c swctl -n __swctl_needs_command -a list -d 'show all stopwatches'
 complete -c swctl -n __swctl_needs_command -a remove -d 'delete a stopwatch'
 complete -c swctl -n __swctl_needs_command -a timer -d 'start a countdown, or set or clear a target'
+complete -c swctl -n __swctl_needs_command -a cycle -d 'countdowns one after another (DURATION[:LABEL]...)'
+complete -c swctl -n __swctl_needs_command -a pomodoro -d 'a cycle of 25m focus and 5m breaks, the fourth 15m'
+complete -c swctl -n __swctl_needs_command -a next -d "end a cycle's phase now and start the next"
+complete -c swctl -n __swctl_needs_command -a snooze -d 'an expired countdown expires again DURATION from now (5m)'
+complete -c swctl -n __swctl_needs_command -a restart -d 'the same countdown (or cycle) from zero, now'
 complete -c swctl -n __swctl_needs_command -a skip-sleep -d 'count only time awake, not time in suspend'
-complete -c swctl -n __swctl_needs_command -a wait -d 'block until a countdown expires, it stops, or it changes'
+complete -c swctl -n __swctl_needs_command -a wait -d "block until a countdown expires, it stops, it changes, or a cycle's phase does"
 complete -c swctl -n __swctl_needs_command -a watch -d 'print each update'
 complete -c swctl -n __swctl_needs_command -a log -d 'print the counting intervals'
-complete -c swctl -n __swctl_needs_command -a report -d 'time per name, or per day or device and name'
+complete -c swctl -n __swctl_needs_command -a report -d 'time per name, or per day, device or phase and name'
 complete -c swctl -n __swctl_needs_command -a track -d 'add an interval to the history'
 complete -c swctl -n __swctl_needs_command -a amend -d 'correct an ended interval'
 complete -c swctl -n __swctl_needs_command -a delete -d 'remove an ended interval from the history'
@@ -154,15 +159,15 @@ complete -c swctl -n 'not __fish_contains_opt json' -l json -d 'print the stopwa
 complete -c swctl -s h -l help -d 'show the help'
 complete -c swctl -l version -d 'show the version'
 complete -c swctl -n __swctl_format_wanted -s f -l format -x -a 'plain json waybar i3blocks polybar' \
-    -d 'output format, or a TEMPLATE using {name} {state} {elapsed} {elapsed_ms} {laps} {last_lap} {remaining} {target} {note}'
+    -d 'output format, or a TEMPLATE using {name} {state} {elapsed} {elapsed_ms} {laps} {last_lap} {remaining} {target} {note} {phase} {round}'
 complete -c swctl -n __swctl_timer_option_wanted -l keep -d 'set the target and count on (a reminder)'
 complete -c swctl -n __swctl_timer_option_wanted -l off -d 'make it a plain stopwatch again'
-complete -c swctl -n '__swctl_wait_option_wanted --for' -l for -x -a 'expired stop change' -d 'what to wait for'
+complete -c swctl -n '__swctl_wait_option_wanted --for' -l for -x -a 'expired stop change phase' -d 'what to wait for'
 complete -c swctl -n '__swctl_history_option_wanted' -l since -x -a 'now today yesterday monday tuesday wednesday thursday friday saturday sunday' -d 'from WHEN'
 complete -c swctl -n '__swctl_history_option_wanted' -l until -x -a 'now today yesterday monday tuesday wednesday thursday friday saturday sunday' -d 'until WHEN'
 complete -c swctl -n '__swctl_history_option_wanted' -l csv -d 'CSV with a header row'
 complete -c swctl -n '__swctl_history_option_wanted' -l device -x -d 'only the intervals of DEVICE (its name or id)'
-complete -c swctl -n '__swctl_history_option_wanted report' -l by -x -a 'name day device' -d 'totals per name, or per day or device and name'
+complete -c swctl -n '__swctl_history_option_wanted report' -l by -x -a 'name day device phase' -d 'totals per name, or per day, device or phase and name'
 complete -c swctl -n '__swctl_wait_option_wanted --timeout' -l timeout -x -d 'give up after DURATION (exit 124)'
 set -l __swctl_when 'now today yesterday monday tuesday wednesday thursday friday saturday sunday'
 complete -c swctl -n '__swctl_command_in start stop toggle' -l at -x -a $__swctl_when -d 'it happened then (09:05, 10m)'
@@ -171,6 +176,8 @@ complete -c swctl -n '__swctl_command_in amend' -l name -x -a '(__swctl_names)' 
 complete -c swctl -n '__swctl_command_in amend' -l start -x -a $__swctl_when -d "the interval's new start"
 complete -c swctl -n '__swctl_command_in amend' -l end -x -a $__swctl_when -d "the interval's new end"
 complete -c swctl -n '__swctl_command_in skip-sleep' -l off -d 'count time in suspend again'
+complete -c swctl -n '__swctl_command_in cycle pomodoro' -l rounds -x -d 'run the phases N times (1 to 1000)'
+complete -c swctl -n '__swctl_command_in cycle pomodoro' -l manual -d 'each phase runs on in overtime until next'
 
 complete -c stopwatchd -f
 complete -c stopwatchd -l socket -r -F -d 'socket to listen on'

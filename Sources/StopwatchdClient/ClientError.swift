@@ -97,6 +97,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The methods of the latest release, which a daemon of an earlier one does not know.
     private static let newerMethods: Set<String> = [
         "io.stopwatchd.SetCountsSleep", "io.stopwatchd.Track", "io.stopwatchd.Amend", "io.stopwatchd.Delete", "io.stopwatchd.Undo",
+        "io.stopwatchd.StartCycle", "io.stopwatchd.Next", "io.stopwatchd.Snooze", "io.stopwatchd.Restart",
     ]
 
     private static func explain(_ error: VarlinkError) -> String {
@@ -110,6 +111,15 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
             switch text("method") {
             case "Reset": return "cannot reset '\(name)' while it is counting; stop it first ('swctl stop \(name)')"
             case "Lap": return "cannot record a lap: '\(name)' is not counting; start it first ('swctl start \(name)')"
+            case "Next" where stopwatch?.cycle != nil:
+                return "'\(name)' is in the last phase of its last round: there is no next phase ('swctl restart \(name)' runs the cycle again)"
+            case "Next": return "'\(name)' is not a cycle: next needs one (start one with 'swctl cycle')"
+            case "Snooze" where stopwatch?.targetMs == nil:
+                return "'\(name)' is not a countdown: snooze is for a countdown in overtime"
+            case "Snooze" where stopwatch?.state != .counting:
+                return "'\(name)' is not counting: snooze is for a countdown in overtime ('swctl start \(name)' resumes it)"
+            case "Snooze": return "'\(name)' has not expired: snooze is for a countdown in overtime"
+            case "Restart": return "'\(name)' is not a countdown or a cycle: restart needs one (start one with 'swctl timer' or 'swctl cycle')"
             case let method?: return "'\(name)' refused \(method) in its current state"
             case nil: return "'\(name)' refused the command in its current state"
             }

@@ -108,6 +108,31 @@ public struct StopwatchClient: Sendable {
         try command("SetTarget", name, ["target_ms": target.map { .int($0.milliseconds) } ?? .null])
     }
 
+    /// Makes it run `phases` in order, each a countdown of its `targetMs`, `rounds` times
+    /// (nil: until stopped), from the first phase, now, from any state (as `countdown`, it
+    /// clears elapsed time and laps); `auto`: each phase starts at the instant the last one
+    /// expires, else at `next`. Limits in `CyclePlan` (refused as `InvalidParameter`
+    /// otherwise); creates the stopwatch if needed.
+    public func startCycle(_ name: String? = nil, phases: [Stopwatch.Phase], rounds: Int? = nil, auto: Bool = true) throws(ClientError) -> Stopwatch {
+        var arguments: JSONObject = [
+            "phases": .array(phases.map(\.json)),
+            "auto": .bool(auto),
+        ]
+        if let rounds { arguments["rounds"] = .int(Int64(rounds)) }
+        return try command("StartCycle", name, arguments)
+    }
+    /// Ends a cycle's current phase now and starts the next; refused (`InvalidTransition`)
+    /// for a stopwatch without a cycle, or in the last phase of the last round.
+    public func next(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Next", name) }
+    /// An expired countdown (or cycle phase) counts on and expires again `by` from now (1 s
+    /// to 24 h, whole milliseconds); refused (`InvalidTransition`) unless expired and counting.
+    public func snooze(_ name: String? = nil, by: Duration) throws(ClientError) -> Stopwatch {
+        try command("Snooze", name, ["by_ms": .int(by.milliseconds)])
+    }
+    /// The same countdown from zero, now, counting (a cycle: from its first phase of round 1);
+    /// refused (`InvalidTransition`) on a plain stopwatch.
+    public func restart(_ name: String? = nil) throws(ClientError) -> Stopwatch { try command("Restart", name) }
+
     /// Every stopwatch the daemon keeps, sorted by name.
     public func list() throws(ClientError) -> [Stopwatch] {
         let reply = try call(VarlinkCall(method: "io.stopwatchd.List"))

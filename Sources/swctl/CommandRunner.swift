@@ -31,7 +31,8 @@ struct CommandRunner {
     /// create nothing), as the daemon has it.
     private var namedStopwatch: String? {
         switch invocation.command {
-        case .stop(let name, _), .reset(let name), .lap(let name): name ?? StopwatchName.defaultName
+        case .stop(let name, _), .reset(let name), .lap(let name), .next(let name), .snooze(let name, _), .restart(let name):
+            name ?? StopwatchName.defaultName
         case .remove(let name): name
         default: nil
         }
@@ -63,6 +64,11 @@ struct CommandRunner {
             show(after, lapsCleared: before?.lapsMs.count ?? 0)
         case .timer(let name, .keepCounting(let duration)): show(try client.setTarget(name, target: duration))
         case .timer(let name, .off): show(try client.setTarget(name, target: nil))
+        case .cycle(let name, let phases, let rounds, let auto):
+            show(try client.startCycle(name, phases: phases, rounds: rounds, auto: auto))
+        case .next(let name): show(try client.next(name))
+        case .snooze(let name, let by): show(try client.snooze(name, by: by))
+        case .restart(let name): show(try client.restart(name))
         case .wait(let name, let condition, let timeout):
             Waiter(client: client, name: name, condition: condition, timeout: timeout).run()
         case .watch(let name, let format):

@@ -16,11 +16,12 @@ struct HostileStateFileTests {
         case transitionWallMin, transitionWallMax, transitionBootFuture, intervalStartWallZero, intervalStartWallMax
         case intervalStartWallBeyondOrigin, originAwakeMinSameBoot, originAwakeMaxSameBoot
         case badIntervalID
+        case cycleWithoutPhases, cycleOfSeventeenPhases, cyclePhaseBeyondItsPhases, cycleRoundsBeyondLimit, negativeSnoozeCount, snoozedCycle
 
         var testDescription: String { rawValue }
         /// Whether the file is kept and loads: the writer can produce it (or, for a stop's
         /// wall-clock time in the future, a clock set back since: taken as now).
-        var loads: Bool { self == .tenThousandLaps || self == .transitionWallMax || self == .badIntervalID }
+        var loads: Bool { self == .tenThousandLaps || self == .transitionWallMax || self == .badIntervalID || self == .snoozedCycle }
     }
 
     static let hundredYears: Int64 = 3_155_760_000_000_000_000
@@ -60,6 +61,19 @@ struct HostileStateFileTests {
             try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(now.boot.nanoseconds),"origin_wall_ns":\#(now.wall.nanoseconds),"counts_sleep":false,"origin_awake_ns":\#(awake)"#))
         case .badIntervalID:
             try write(record(#""state":"counting","elapsed_ns":0,"laps_ns":[],"boot_id":"\#(now.bootID)","origin_boot_ns":\#(now.boot.nanoseconds),"origin_wall_ns":\#(now.wall.nanoseconds),"interval_id":"NOT-AN-ID""#))
+        case .cycleWithoutPhases, .cycleOfSeventeenPhases, .cyclePhaseBeyondItsPhases, .cycleRoundsBeyondLimit:
+            let phases = Array(repeating: #"{"label":"focus","target_ns":1000000000}"#, count: hostile == .cycleWithoutPhases ? 0 : hostile == .cycleOfSeventeenPhases ? 17 : 2)
+            let position = switch hostile {
+            case .cyclePhaseBeyondItsPhases: #""phase":2,"round":1,"rounds":4"#
+            case .cycleRoundsBeyondLimit: #""phase":0,"round":1,"rounds":1001"#
+            default: #""phase":0,"round":1,"rounds":4"#
+            }
+            try write(record(#""state":"pause","elapsed_ns":5,"laps_ns":[],"target_ns":1000000000,"expired":false,"cycle":{"phases":[\#(phases.joined(separator: ","))],\#(position),"auto":true}"#))
+        case .negativeSnoozeCount:
+            try write(record(#""state":"pause","elapsed_ns":5,"laps_ns":[],"target_ns":1000000000,"expired":false,"snooze":{"count":-1,"original_target_ns":1000000000}"#))
+        case .snoozedCycle:
+            // What the writer makes of a cycle's last phase snoozed: a target of nanoseconds.
+            try write(record(#""state":"pause","elapsed_ns":5000000000,"laps_ns":[],"target_ns":65000000001,"expired":false,"cycle":{"phases":[{"label":"focus","target_ns":1000000000},{"label":"rest","target_ns":2000000000}],"phase":1,"round":4,"rounds":4,"auto":true},"snooze":{"count":2,"original_target_ns":2000000000}"#))
         case .fifo:
             #expect(mkfifo(path, 0o600) == 0)
         case .symlinkOutside:
@@ -110,6 +124,11 @@ struct HostileStateFileTests {
                 #expect(IntervalID.isValid(id))
                 #expect(Deadline.wait { (try? String(contentsOfFile: stopwatches + "/bad.json", encoding: .utf8))?.contains(#""interval_id":"\#(id)""#) == true })
                 #expect(daemon.waitForLog(containing: "interval_id that is not"), "\(daemon.readLog())")
+            } else if hostile == .snoozedCycle {
+                #expect(kept.state == .pause && kept.elapsedMs == 5000 && kept.targetMs == 65000)
+                #expect(kept.cycle == Stopwatch.Cycle(
+                    phases: [.init(label: "focus", targetMs: 1000), .init(label: "rest", targetMs: 2000)], phase: 1, round: 4, rounds: 4, auto: true
+                ))
             } else {
                 #expect(kept.state == .pause && kept.elapsedMs == 0)
             }

@@ -210,4 +210,50 @@ final class CycleServiceTests {
         let now = try #require(f.stopwatch("Get", "c"))
         #expect(now.cycle?.phase == 0 && now.cycle?.round == 2 && now.elapsedMs == 5000)
     }
+
+    @Test("2,000 automatic cycles whose phases end at one instant: each told expired then phase, in order, to every watcher, in batches of the scheduler's size, on one boot timer")
+    func manyCyclesAtOneInstant() throws {
+        let count = 2000
+        let f = StopwatchServiceFixture(maximumStopwatches: count, now: .seconds(100))
+        for index in 0..<count {
+            _ = f.reply("StartCycle", Self.cycle("c\(index)", [("a", 1000), ("b", 1000)], rounds: 1))
+        }
+        var watched: [(stream: any VarlinkReplyStream, updates: Locked<[WatchUpdate]>)] = []
+        for index in stride(from: 0, to: count, by: 100) { watched.append(try #require(f.watch("c\(index)"))) }
+        f.settle()
+        f.time.advance(by: .seconds(3))
+        let expected: [WatchEvent] = [.current, .expired, .phase, .expired]
+        #expect(f.settle(turns: 10_000) { f.events.count { $0.event == .expired } == 2 * count })
+        #expect(f.events.count { $0.event == .phase } == count)
+        for (_, updates) in watched {
+            f.settle { updates.withLock { $0.map(\.event).filter { $0 != .tick } } == expected }
+            #expect(updates.withLock { $0.map(\.event).filter { $0 != .tick } } == expected)
+        }
+        // Per stopwatch, in order; per batch, at most the scheduler's 256 expiries and the
+        // late phases a turn may add.
+        for name in ["c0", "c1999"] {
+            #expect(f.events.filter { $0.name == name }.map(\.event) == [.start, .expired, .phase, .expired])
+        }
+        #expect(f.batches.allSatisfy { $0.expiries.count <= 256 + StopwatchService.latePhasesATurn }, "\(f.batches.map(\.expiries.count))")
+        #expect(f.time.timers.filter { $0.clock == .boot }.count == 1)
+        #expect(f.queue.sync { f.stopwatches.expiries.count } == 0)
+        f.queue.sync { for (stream, _) in watched { stream.cancel() } }
+    }
+
+    @Test("200 phase ends in one suspend: all told, in order, over several turns of the queue (64 late phases a turn), and the right one runs")
+    func manyPhaseEndsInOneSuspend() throws {
+        let f = fixture()
+        _ = f.reply("StartCycle", Self.cycle("c", [("a", 1000)]))
+        f.wallClock.advance(by: 200_500)
+        f.time.suspend(for: .milliseconds(200_500))
+        f.settle { f.events.count == 401 }
+        #expect(f.events.count { $0.event == .expired } == 200 && f.events.count { $0.event == .phase } == 200)
+        #expect(f.events.dropFirst().map(\.event) == Array(repeating: [WatchEvent.expired, .phase], count: 200).flatMap { $0 })
+        #expect(f.events.filter { $0.event == .phase }.map { $0.update.stopwatch.cycle?.round } == (2...201).map { Optional($0) })
+        #expect(f.batches.count { !$0.expiries.isEmpty } > 1, "not all in one turn")
+        let now = try #require(f.stopwatch("Get", "c"))
+        #expect(now.cycle?.round == 201 && now.elapsedMs == 500)
+        let ended = f.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
+        #expect(ended.count == 200 && ended.last?.endMs == wall + 200_000)
+    }
 }

@@ -340,11 +340,11 @@ struct StateStoreTests {
     @Test("the read limit fits 10,000 laps of the widest number, and never drops below 1 MiB")
     func readLimit() {
         #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 10_000) == 1 << 20)
-        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 100_000) == 16_384 + 21 * 100_000)
+        #expect(StopwatchFileReader.maximumFileSize(maximumLaps: 100_000) == 24_576 + 21 * 100_000)
         #expect(StopwatchFileReader.maximumFileSize(maximumLaps: Int.max) == Int.max)
     }
 
-    @Test("the read limit fits the widest file: the laps, the longest name and the longest note, every field set")
+    @Test("the read limit fits the widest file: the laps, the longest name, note and cycle, every field set")
     func readLimitFitsTheWidestFile() {
         let laps = [Duration](repeating: StopwatchRecord.maximumElapsed, count: 100_000)
         let now = ClockReading(boot: .seconds(1000), awake: .seconds(10), wall: .seconds(1_700_000_000), bootID: "b")
@@ -352,8 +352,18 @@ struct StateStoreTests {
             since: .seconds(5), laps: laps, now: .seconds(10), target: .seconds(60), hasExpired: true, intervalStart: .seconds(2),
             countsSleep: false, note: String(repeating: "\"😀\\", count: 341), intervalStartBoot: .seconds(990)
         )
-        let record = StopwatchRecord(name: String(repeating: "😀", count: 64), snapshot: snapshot, at: now)
+        // Sixteen phases of the longest labels and targets, snoozed as often as may be.
+        let label = String(repeating: "😀", count: 32)
+        let cycle = StopWatchCycle(
+            phases: Array(repeating: .init(label: label, target: .seconds(366 * 86_400)), count: 16), rounds: 1000, auto: false, phase: 15, round: 1000
+        )
+        let snooze = StopWatchSnooze(count: Int(StopwatchRecord.maximumSnoozes), originalTarget: .seconds(366 * 86_400))
+        var record = StopwatchRecord(name: String(repeating: "😀", count: 64), snapshot: snapshot.restoring(cycle: cycle, snooze: snooze), at: now)
+        record.intervalID = "0123456789abcdef"
+        #expect(record.cycle != nil && record.snooze != nil)
         #expect(record.serialized.count <= StopwatchFileReader.maximumFileSize(maximumLaps: laps.count))
+        // And without the laps' slack (each lap here a digit short of the widest Int64).
+        #expect(record.serialized.count - 20 * laps.count <= 24_576, "the rest of the record fits its allowance")
         #expect(record.serialized.count > 21 * laps.count - 100_000, "the laps are as wide as the limit assumes, nearly")
     }
 }

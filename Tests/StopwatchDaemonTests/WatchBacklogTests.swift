@@ -160,6 +160,68 @@ struct WatchEventTests {
         #expect(WatchEvent(from: retargeted, to: try retargeted.applying(.expire, at: Self.now)) == .expired)
     }
 
+    /// Two phases of a second each, `rounds` rounds.
+    static func shortCycle(rounds: Int? = 2, auto: Bool = true) -> StopWatchCycle {
+        StopWatchCycle(phases: [.init(label: "a", target: .seconds(1)), .init(label: "b", target: .seconds(1))], rounds: rounds, auto: auto)!
+    }
+
+    @Test("a cycle: StartCycle and Restart are start, each phase change (the automatic one or Next) phase, a reset reset")
+    func cycleCommands() throws {
+        // One command a second from 101: the first phase expires at 102, the automatic change
+        // at 103 counts the next from 102.
+        #expect(try Self.after([.startCycle(Self.shortCycle()), .expire, .advance, .next, .stop, .restart, .next, .stop, .reset]) == [
+            .start, .expired, .phase, .phase, .stop, .start, .phase, .stop, .reset,
+        ])
+        // Next from paused or stopped starts the next phase: phase, not start.
+        #expect(try Self.after([.startCycle(Self.shortCycle(auto: false)), .stop, .next, .stop, .reset, .next]) == [
+            .start, .stop, .phase, .stop, .reset, .phase,
+        ])
+        // A manual cycle expires and waits: advance changes nothing (no event at all).
+        let manual = try StopWatchSnapshot.stopped.applying(.startCycle(Self.shortCycle(auto: false)), at: Self.now)
+        let expired = try manual.applying(.expire, at: Self.now + .seconds(1))
+        #expect(WatchEvent(from: manual, to: expired) == .expired)
+        #expect(try expired.applying(.advance, at: Self.now + .seconds(2)) == expired)
+        // Restart in the first phase of round 1 is a start anew, as from another phase.
+        #expect(try Self.after([.startCycle(Self.shortCycle()), .restart]) == [.start, .start])
+        // A new cycle over a running one: start.
+        #expect(try Self.after([.startCycle(Self.shortCycle()), .next, .startCycle(Self.shortCycle(rounds: nil))]) == [.start, .phase, .start])
+    }
+
+    @Test("a whole pomodoro driven by its expiries: start, then expired and phase for each of 31 phase changes, the last expired only")
+    func pomodoroEvents() throws {
+        let cycle = try #require(StopWatchCycle(
+            phases: CyclePlan.pomodoro.map { StopWatchCycle.Phase(label: $0.label, target: $0.target) }, rounds: 4, auto: true
+        ))
+        var snapshot = try StopWatchSnapshot.stopped.applying(.startCycle(cycle), at: Self.now)
+        var events: [WatchEvent] = [.start]
+        var labels = [snapshot.cycle?.current.label]
+        while let expiry = snapshot.expiry {
+            let expired = try snapshot.applying(.expire, at: expiry)
+            events.append(WatchEvent(from: snapshot, to: expired))
+            let advanced = try expired.applying(.advance, at: expiry)
+            if advanced != expired {
+                events.append(WatchEvent(from: expired, to: advanced))
+                labels.append(advanced.cycle?.current.label)
+            }
+            snapshot = advanced
+        }
+        #expect(events == [.start] + Array(repeating: [WatchEvent.expired, .phase], count: 31).flatMap { $0 } + [.expired])
+        #expect(labels.count == 32)
+        #expect(labels.prefix(8).map { $0 ?? "" } == CyclePlan.pomodoro.map { $0.label })
+        #expect(snapshot.cycle?.isLast == true && snapshot.hasExpired)
+    }
+
+    @Test("a snooze is snooze, its expiry expired; Restart after it start")
+    func snooze() throws {
+        #expect(try Self.after([.countdown(.seconds(1)), .expire, .snooze(by: .seconds(1)), .expire, .snooze(by: .seconds(60)), .restart]) == [
+            .start, .expired, .snooze, .expired, .snooze, .start,
+        ])
+        // The last phase of a cycle, snoozed; then Reset.
+        #expect(try Self.after([.startCycle(Self.shortCycle(rounds: 1)), .next, .expire, .snooze(by: .seconds(5)), .stop, .reset]) == [
+            .start, .phase, .expired, .snooze, .stop, .reset,
+        ])
+    }
+
     @Test("only time moved: a tick, expired or not")
     func ticks() {
         let counting = StopWatchSnapshot.counting(since: .seconds(0), laps: [.seconds(1)], now: Self.now, target: .seconds(5), hasExpired: true)

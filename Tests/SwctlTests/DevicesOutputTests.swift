@@ -106,24 +106,24 @@ struct DevicesOutputTests {
         aggregator.add(byDevice: Interval(name: "a", startMs: 6_000, endMs: 7_000, elapsedMs: 1_000, device: "café"))
         aggregator.add(byDevice: Interval(name: "a", startMs: 7_000, endMs: 9_000, elapsedMs: 2_000, device: "cafe\u{301}"))
         let totals = aggregator.totals
-        #expect(totals.devices.map(\.device) == ["laptop", "cafe\u{301}", "café", "desk"])
-        #expect(totals.devices.map(\.total) == [4_000, 2_000, 1_000, 1_000])
-        #expect(totals.devices[0].names == [.init(name: "b", milliseconds: 3_000), .init(name: "a", milliseconds: 1_000)])
+        #expect(totals.groups.map(\.label) == ["laptop", "cafe\u{301}", "café", "desk"])
+        #expect(totals.groups.map(\.total) == [4_000, 2_000, 1_000, 1_000])
+        #expect(totals.groups[0].names == [.init(name: "b", milliseconds: 3_000), .init(name: "a", milliseconds: 1_000)])
         #expect(totals.names == [.init(name: "a", milliseconds: 5_000), .init(name: "b", milliseconds: 3_000)])
         #expect(totals.total == 8_000)
         // The plain path names no device.
         var plain = ReportAggregator(since: nil, until: nil, now: 0, byDay: false)
         plain.add(Interval(name: "a", startMs: 0, endMs: 1_000, elapsedMs: 1_000, device: "desk"))
-        #expect(plain.totals.devices.isEmpty)
+        #expect(plain.totals.groups.isEmpty)
     }
 
     @Test("report --by device as text (a chart of devices on a terminal), CSV (device,name,elapsed_ms, fields neutralised) and JSON (devices in place of names)")
     func reportTextByDevice() {
         let totals = ReportTotals(
             names: [.init(name: "tea", milliseconds: 3_660_000)], days: [], total: 5_490_000,
-            devices: [
-                .init(device: "laptop", names: [.init(name: "tea", milliseconds: 3_600_000), .init(name: "x", milliseconds: 60_000)], total: 3_660_000),
-                .init(device: "=desk", names: [.init(name: "x", milliseconds: 1_830_000)], total: 1_830_000),
+            groups: [
+                .init(label: "laptop", names: [.init(name: "tea", milliseconds: 3_600_000), .init(name: "x", milliseconds: 60_000)], total: 3_660_000),
+                .init(label: "=desk", names: [.init(name: "x", milliseconds: 1_830_000)], total: 1_830_000),
             ]
         )
         #expect(ReportText.humanByDevice(totals, bars: false) == [

@@ -95,11 +95,11 @@ struct FormatTests {
         "template errors name the problem and say what to write",
         arguments: [
             ("{foo}", "unknown placeholder {foo} in the format;"
-                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}"),
+                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}, {phase}, {round}"),
             ("{name} {Elapsed}", "unknown placeholder {Elapsed} in the format;"
-                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}"),
+                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}, {phase}, {round}"),
             ("{}", "unknown placeholder {} in the format;"
-                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}"),
+                + " use {name}, {state}, {elapsed}, {elapsed_ms}, {laps}, {last_lap}, {remaining}, {target}, {note}, {phase}, {round}"),
             ("{name} {elapsed", "unclosed placeholder {elapsed in the format;"
                 + " close it with } or write {{ for a literal {"),
             ("{name {elapsed}", "unclosed placeholder {name  in the format;"

@@ -110,7 +110,7 @@ struct TimerAndWaitCommandLineTests {
     }
 
     @Test("wait: usage errors", arguments: [
-        (["wait", "--for", "nope"], "--for takes expired, stop or change, not 'nope'"),
+        (["wait", "--for", "nope"], "--for takes expired, stop, change or phase, not 'nope'"),
         (["wait", "--for"], "--for needs a value"),
         (["wait", "--timeout", "5"], "--timeout takes a duration like 250ms, 1s, 1.5s, 2m, 1h, 1h30m, 2d or 1d12h, not '5'"),
         (["wait", "--timeout", "-1s"], "--timeout takes a duration like 250ms, 1s, 1.5s, 2m, 1h, 1h30m, 2d or 1d12h, not '-1s'"),

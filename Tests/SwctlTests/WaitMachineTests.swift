@@ -231,3 +231,66 @@ struct WaitMachineTests {
         #expect(WaitOutcome.timedOut.exitStatus == 124)
     }
 }
+
+/// `wait` on a cycle: the default is `phase`; a phase change is an event, so it does not end
+/// at once, but a cycle that has run its rounds (expired in its last phase) does.
+@Suite("wait decisions: cycles")
+struct CycleWaitMachineTests {
+    static let phases = [Stopwatch.Phase(label: "a", targetMs: 200), Stopwatch.Phase(label: "b", targetMs: 200)]
+
+    static func cycle(_ state: Stopwatch.State = .counting, phase: Int, round: Int, rounds: Int? = 2, elapsed: Int64) -> Stopwatch {
+        Stopwatch(name: "c", state: state, elapsedMs: elapsed, targetMs: 200, cycle: .init(phases: phases, phase: phase, round: round, rounds: rounds))
+    }
+
+    @Test("the default for a cycle is phase: ticks, a stop and an expired in a manual cycle go by, the phase event ends it")
+    func defaultForCycle() {
+        var machine = WaitMachine(condition: nil)
+        #expect(machine.observe(WatchUpdate(stopwatch: Self.cycle(phase: 0, round: 1, elapsed: 10), event: .current)) == nil)
+        #expect(machine.condition == .phase)
+        let result = WaitMachineTests.run(nil, [
+            (.current, Self.cycle(phase: 0, round: 1, elapsed: 10)),
+            (.tick, Self.cycle(phase: 0, round: 1, elapsed: 100)),
+            (.stop, Self.cycle(.pause, phase: 0, round: 1, elapsed: 150)),
+            (.start, Self.cycle(phase: 0, round: 1, elapsed: 150)),
+            (.expired, Self.cycle(phase: 0, round: 1, elapsed: 200)),
+            (.phase, Self.cycle(phase: 1, round: 1, elapsed: 0)),
+        ])
+        #expect(result?.0 == 5 && result?.1 == .happened)
+    }
+
+    @Test("a cycle that has run its rounds (expired in its last phase of its last round) ends the wait at once, or at that expiry")
+    func finishedCycle() {
+        let atOnce = WaitMachineTests.run(.phase, [(.current, Self.cycle(phase: 1, round: 2, elapsed: 250))])
+        #expect(atOnce?.0 == 0 && atOnce?.1 == .happened)
+        let atTheEnd = WaitMachineTests.run(nil, [
+            (.current, Self.cycle(phase: 1, round: 2, elapsed: 100)),
+            (.expired, Self.cycle(phase: 1, round: 2, elapsed: 200)),
+        ])
+        #expect(atTheEnd?.0 == 1 && atTheEnd?.1 == .happened)
+        // Not the last round, or without end: an expiry in the last phase is no end.
+        #expect(WaitMachineTests.run(.phase, [(.current, Self.cycle(phase: 1, round: 1, elapsed: 250))]) == nil)
+        #expect(WaitMachineTests.run(.phase, [(.current, Self.cycle(phase: 1, round: 2, rounds: nil, elapsed: 250))]) == nil)
+    }
+
+    @Test("after a reconnection, another phase or round than before is a phase change; the same phase is not")
+    func reconnection() {
+        let moved = WaitMachineTests.run(.phase, [
+            (.current, Self.cycle(phase: 0, round: 1, elapsed: 10)),
+            (.current, Self.cycle(phase: 0, round: 2, elapsed: 20)),
+        ])
+        #expect(moved?.0 == 1 && moved?.1 == .happened)
+        #expect(WaitMachineTests.run(.phase, [
+            (.current, Self.cycle(phase: 0, round: 1, elapsed: 10)),
+            (.current, Self.cycle(phase: 0, round: 1, elapsed: 150)),
+        ]) == nil)
+    }
+
+    @Test("a cycle's removal ends the wait for a phase with removed")
+    func removed() {
+        let result = WaitMachineTests.run(.phase, [
+            (.current, Self.cycle(phase: 0, round: 1, elapsed: 10)),
+            (.removed, Stopwatch(name: "c", state: .stopped, elapsedMs: 0)),
+        ])
+        #expect(result?.1 == .removed)
+    }
+}

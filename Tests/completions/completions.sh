@@ -254,8 +254,15 @@ swctl ti|timer
 swctl wa|wait watch
 swctl timer w|walk work
 swctl wait w|walk work
-swctl wait --for |change expired stop
-swctl wait --timeout 1s --for |change expired stop
+swctl wait --for |change expired phase stop
+swctl wait --timeout 1s --for |change expired phase stop
+swctl cy|cycle
+swctl po|pomodoro
+swctl sn|snooze
+swctl next w|walk work
+swctl snooze w|walk work
+swctl cycle --ro|--rounds
+swctl pomodoro --ma|--manual
 stopwatchd --log|--log-level
 stopwatchd --log-level |debug error info notice warning
 swctl un|undo

@@ -136,7 +136,9 @@ private final class ExpiryTimeline: @unchecked Sendable {
         dueNow = []
         if !expiries.isEmpty { due(expiries) }
         isFiring = false
-        if expiries.count == batch, let nearest = deadlines.nearest, nearest <= now {
+        // More due already: the rest of a burst beyond the batch, or the next phase of a
+        // cycle that the service left due (a cycle several phases behind after a suspend).
+        if let nearest = deadlines.nearest, nearest <= read() {
             queue.async { [weak self] in self?.fire() }
         } else {
             arm()

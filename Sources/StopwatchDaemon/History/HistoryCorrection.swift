@@ -49,7 +49,7 @@ package struct HistoryCorrection: Equatable, Sendable {
                 var object: [UInt8] = []
                 HistoryLine.encodeObject(Interval(
                     name: interval.name, startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs,
-                    note: interval.note
+                    note: interval.note, phase: interval.phase
                 ), device: nil, into: &object)
                 bytes.append(UInt8(ascii: ","))
                 bytes.append(contentsOf: object.dropFirst())
@@ -91,7 +91,7 @@ package struct HistoryCorrection: Equatable, Sendable {
             return HistoryCorrection(record: record, madeMs: madeMs, change: .form(.delete, id: id, interval: nil))
         }
         guard var interval = try? Interval(json: json), HistoryLine.isInRange(interval) else { return nil }
-        if let note = interval.note, !IntervalNote.isValid(note) { return nil }
+        guard HistoryLine.isValidText(of: interval) else { return nil }
         interval.id = id
         interval.device = ""
         return HistoryCorrection(record: record, madeMs: madeMs, change: .form(operation, id: id, interval: interval))

@@ -3,8 +3,8 @@ import StopwatchProtocol
 import Varlink
 
 /// One interval line of the journal,
-/// `{"id":…,"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…[,"note":…]}`: written, and read
-/// back fast. Lines of the release before ids have no `id`: theirs is derived from their
+/// `{"id":…,"name":…,"start_ms":…,"end_ms":…,"elapsed_ms":…[,"note":…][,"phase":…]}`: written,
+/// and read back fast (`phase`: the label of the cycle phase the interval was). Lines of the release before ids have no `id`: theirs is derived from their
 /// content (`IntervalIdentity.derived`). Correction lines (`{"op":…`) are `HistoryRecord`'s.
 ///
 /// Package-visible: swbench writes a history in this format and parses it as its baseline.
@@ -51,6 +51,10 @@ package enum HistoryLine {
             bytes.append(contentsOf: #","note":"#.utf8)
             appendString(note, to: &bytes)
         }
+        if let phase = interval.phase {
+            bytes.append(contentsOf: #","phase":"#.utf8)
+            appendString(phase, to: &bytes)
+        }
         if let device {
             bytes.append(contentsOf: #","device":"#.utf8)
             appendString(device, to: &bytes)
@@ -78,7 +82,8 @@ package enum HistoryLine {
     /// The interval a line (without its newline) holds, or nil when it is not one: not
     /// JSON, a field missing or of the wrong type, or out of range.
     /// A line without an id gets its derived one; an id that is not 16 lowercase hex digits,
-    /// a note that breaks the note rule, or a `device` key (never written) make it no interval.
+    /// a note that breaks the note rule, a phase that is not a phase's label (a string, as
+    /// `CyclePlan.isValidLabel` says), or a `device` key (never written) make it no interval.
     package static func parse(_ line: UnsafeRawBufferPointer) -> Interval? {
         let interval = fastParse(line) ?? slowParse(line)
         guard var interval, isInRange(interval) else { return nil }
@@ -89,8 +94,14 @@ package enum HistoryLine {
         } else if !IntervalID.isValid(interval.id) {
             return nil
         }
-        if let note = interval.note, !IntervalNote.isValid(note) { return nil }
+        guard isValidText(of: interval) else { return nil }
         return interval
+    }
+
+    /// Whether an interval's note and phase, if it has them, are as the daemon writes them:
+    /// what a line, a correction and another device's `open.json` are checked by.
+    static func isValidText(of interval: Interval) -> Bool {
+        (interval.note.map(IntervalNote.isValid) ?? true) && (interval.phase.map(CyclePlan.isValidLabel) ?? true)
     }
 
     /// Whether a line is a correction record (`{"op":`), told by its first bytes alone:
@@ -139,7 +150,8 @@ package enum HistoryLine {
     /// printable ASCII that is valid, numbers without leading zeros, and in range: then the
     /// line is, byte for byte, the JSON object `encodeObject` writes for it (without
     /// `device`), and `History` copies it into a reply instead of parsing it. Nil for any
-    /// other line (a note, escapes, other spacing, no id, non-ASCII): those are parsed.
+    /// other line (a note, a phase, escapes, other spacing, no id, non-ASCII): those are
+    /// parsed.
     static func plain(_ line: UnsafeRawBufferPointer) -> Plain? {
         guard hasIDPrefix(line), let id = hexNumber(line, at: 7), let fields = plainFields(line, nameStart: 33) else { return nil }
         return Plain(id: id, name: 33..<fields.nameEnd, start: fields.start, end: fields.end, elapsed: fields.elapsed)
@@ -406,6 +418,7 @@ package enum HistoryLine {
         var name: String?
         var id: String?
         var note: String?
+        var phase: String?
         var start: Int64?, end: Int64?, elapsed: Int64?
         while true {
             guard let key = plainString(), expect(UInt8(ascii: ":")) else { return nil }
@@ -422,6 +435,12 @@ package enum HistoryLine {
                 guard note == nil, let range = plainString() else { return nil }
                 guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
                 note = text
+            } else if isKey(keyBytes, "phase") {
+                // Anything but a string without escapes (a number, an escape) is the slow
+                // path's to read or refuse.
+                guard phase == nil, let range = plainString() else { return nil }
+                guard let text = String(validating: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) else { return nil }
+                phase = text
             } else if isKey(keyBytes, "start_ms") {
                 guard start == nil, let value = integer() else { return nil }
                 start = value
@@ -444,7 +463,7 @@ package enum HistoryLine {
             index += 1
             skipSpaces()
             guard index == count, let name, let start, let end, let elapsed else { return nil }
-            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note)
+            return Interval(id: id ?? "", name: name, startMs: start, endMs: end, elapsedMs: elapsed, note: note, phase: phase)
         }
     }
 }

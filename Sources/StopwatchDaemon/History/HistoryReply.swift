@@ -26,10 +26,11 @@ struct HistoryReply {
     }
 
     /// At least the bytes `interval` takes in a reply, with its comma: every byte of its
-    /// name, note and device escaped (`\u00XX`, 6 bytes), its id, its three numbers of 20
-    /// digits, and the keys.
+    /// name, note, phase and device escaped (`\u00XX`, 6 bytes), its id, its three numbers of
+    /// 20 digits, and the keys.
     static func bound(_ interval: Interval) -> Int {
-        (interval.name.utf8.count + (interval.note?.utf8.count ?? 0) + interval.device.utf8.count) * 6 + 192
+        (interval.name.utf8.count + (interval.note?.utf8.count ?? 0) + (interval.phase?.utf8.count ?? 0) + interval.device.utf8.count) * 6
+            + 192
     }
 
     /// Adds `interval`; false (and nothing added) when the reply is full: it holds

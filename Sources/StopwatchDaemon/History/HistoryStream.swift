@@ -177,7 +177,8 @@ final class HistoryStream: VarlinkReplyStream, @unchecked Sendable {
             device: query.device == nil ? nil : { device in query.matchesDevice(id: device, name: names[device] ?? device) }
         )
         account.takeFixed(open.reduce(correctedMatching.count * MemoryLayout<CorrectionIndex.Moved>.stride) {
-            $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count + ($1.note?.utf8.count ?? 0) + $1.device.utf8.count
+            $0 + MemoryLayout<Interval>.stride + $1.name.utf8.count + ($1.note?.utf8.count ?? 0) + ($1.phase?.utf8.count ?? 0)
+                + $1.device.utf8.count
         })
         corrected = correctedMatching[...]
         account.whenGranted = { [weak self] bytes in self?.granted(bytes) }

@@ -340,7 +340,7 @@ final class PeerDevices {
                     fields["device"] = nil
                     guard let interval = try? Interval(json: .object(fields)), IntervalID.isValid(interval.id),
                         StopwatchName.isValid(interval.name), interval.elapsedMs <= HistoryLine.maximumElapsedMilliseconds,
-                        interval.note.map(IntervalNote.isValid) ?? true
+                        HistoryLine.isValidText(of: interval)
                     else { continue }
                     peer.open.append(interval)
                 }

@@ -424,13 +424,17 @@ final class StopwatchService {
         var expired: [String] = []
         var late: [(name: String, late: Duration)] = []
         var batch = EventBatch()
+        // Late phases told beyond the expiries the scheduler handed over (`latePhasesATurn`).
+        var continued = 0
         for (name, instant) in expiries {
             guard let useCase = registry.created(name) else { continue }
             var instant = instant
             // An automatic cycle's next phase may be due already (a suspend or a stop of the
             // daemon across several phase ends): each phase that ended is told, in order, at
-            // its own instant, up to `latePhasesATurn`; the rest continue in a later turn.
-            for _ in 0..<Self.latePhasesATurn {
+            // its own instant, `latePhasesATurn` beyond the scheduler's batch in one turn at
+            // most; the rest continue in a later turn (the scheduler holds the next instant).
+            // The first expiry of each is always told: the scheduler handed it over.
+            while true {
                 let before = useCase.state.current
                 // `expire` refuses nothing, and changes nothing before the instant (which has come:
                 // one clock). The watchers hear of it in a later turn of this queue: the use case
@@ -452,7 +456,9 @@ final class StopwatchService {
                 ) {
                     batch.events.append(event)
                 }
-                guard let next = advanced.expiry, next <= advanced.reading(at: clock.instant()) else { break }
+                guard let next = advanced.expiry, next <= advanced.reading(at: clock.instant()), continued < Self.latePhasesATurn
+                else { break }
+                continued += 1
                 instant = next
             }
         }
@@ -461,9 +467,10 @@ final class StopwatchService {
         storage.saveSoon(expired)
     }
 
-    /// How many phases of one automatic cycle one turn of the queue tells at most, when
-    /// several ended while nobody could tell them: the scheduler holds the next one's
-    /// instant (already past), so the rest follow in the next turns, clients served between.
+    /// How many phases of automatic cycles one turn of the queue tells beyond the
+    /// scheduler's batch, when several of a cycle ended while nobody could tell them: the
+    /// scheduler holds the next one's instant (already past), so the rest follow in the
+    /// next turns, clients served between.
     static let latePhasesATurn = 64
 
     /// A line for each of a few late expiries; a burst (thousands of countdowns after a

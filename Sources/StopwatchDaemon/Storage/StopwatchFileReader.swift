@@ -21,14 +21,15 @@ struct StopwatchFileReader {
     }
 
     /// The largest file the writer can produce with `maximumLaps` laps, each up to the widest
-    /// Int64 (`-9223372036854775808`, 20 characters, and its comma), plus 16 KiB for the rest
+    /// Int64 (`-9223372036854775808`, 20 characters, and its comma), plus 24 KiB for the rest
     /// (a 64-scalar name escaped to at most 12 bytes each is 768, a 1,024-scalar note 12,288,
-    /// the other fields under 500). Never below the 1 MiB every earlier stopwatchd read, so no
-    /// file that loaded before is refused now.
+    /// a cycle of 16 phases with 32-scalar labels under 7,100, the other fields under 500).
+    /// Never below the 1 MiB every earlier stopwatchd read, so no file that loaded before is
+    /// refused now.
     static func maximumFileSize(maximumLaps: Int) -> Int {
         let perLap = "-9223372036854775808,".utf8.count
         let (laps, overflow) = max(maximumLaps, 0).multipliedReportingOverflow(by: perLap)
-        return overflow ? Int.max : max(1 << 20, 16_384 + laps)
+        return overflow ? Int.max : max(1 << 20, 24_576 + laps)
     }
 
     /// A stopwatch read, and the file of an earlier release it was read from (a long name's,

@@ -35,6 +35,14 @@ import Varlink
 ///   boot clock, with `boot_id`, exact in the same boot, on the awake clock, to tell the sleep
 ///   since, and on the wall clock for after a reboot (a counting one's latest transition is
 ///   where its counting interval began, which its origin and `interval_start_ns` say).
+/// - `cycle` (only with `target_ns`): the cycle it runs, `{"phases":[{"label":…,"target_ns":…}…],
+///   "phase":P,"round":R[,"rounds":N],"auto":A}` (`phase` 0-based, `round` 1-based, no
+///   `rounds` for one without end), within `CyclePlan`'s limits, as StartCycle takes them;
+///   its `target_ns` is the current phase's (or, snoozed, what the snoozes made it).
+/// - `snooze` (only with `target_ns`): a countdown's snoozes since it last began anew,
+///   `{"count":C,"original_target_ns":T}`. A snoozed countdown's `target_ns` is the elapsed
+///   time at the latest snooze plus its length: any number of nanoseconds up to 100 years
+///   and 24 hours, not a target as given in milliseconds.
 ///
 /// Boot and awake clock readings count only in the boot they were written in (`boot_id`);
 /// after a reboot the wall-clock ones stand in for them.
@@ -81,6 +89,9 @@ package struct StopwatchRecord: Equatable, Sendable {
     package var latestTransitionBoot: Duration?
     package var latestTransitionAwake: Duration?
     package var latestTransitionWall: Duration?
+    /// A countdown's cycle, and its snoozes (the core's; both need `target`).
+    package var cycle: StopWatchCycle?
+    package var snooze: StopWatchSnooze?
 
     /// The record of `snapshot` at `now`.
     package init(name: String, snapshot: StopWatchSnapshot, at now: ClockReading) {
@@ -88,6 +99,8 @@ package struct StopwatchRecord: Equatable, Sendable {
         self.laps = snapshot.laps
         self.target = snapshot.target
         self.hasExpired = snapshot.hasExpired
+        self.cycle = snapshot.cycle
+        self.snooze = snapshot.snooze
         self.countsSleep = snapshot.countsSleep
         let reading = snapshot.reading(at: now.instant)
         self.elapsed = snapshot.elapsed(at: reading)
@@ -127,6 +140,11 @@ package struct StopwatchRecord: Equatable, Sendable {
     /// same boot; from the wall clock after a reboot, where a clock set back never takes away
     /// what was already counted.
     package func snapshot(restoredAt now: ClockReading) -> StopWatchSnapshot {
+        restoredState(at: now).restoring(cycle: cycle, snooze: snooze)
+    }
+
+    /// `snapshot(restoredAt:)` without its cycle and snoozes.
+    private func restoredState(at now: ClockReading) -> StopWatchSnapshot {
         let reading = countsSleep ? now.boot : now.awake
         let sameBoot = bootID == now.bootID
         switch state {
@@ -294,8 +312,93 @@ package struct StopwatchRecord: Equatable, Sendable {
         if let target {
             object["target_ns"] = .int(target.nanoseconds)
             object["expired"] = .bool(hasExpired)
+            if let cycle { object[Self.cycleKey] = Self.json(cycle) }
+            if let snooze {
+                object[Self.snoozeKey] = .object([
+                    "count": .int(Int64(snooze.count)), "original_target_ns": .int(snooze.originalTarget.nanoseconds),
+                ])
+            }
         }
         return object
+    }
+
+    private static let cycleKey = "cycle"
+    private static let snoozeKey = "snooze"
+
+    /// The most snoozes a record may count: one a second (the shortest snooze) for 100 years.
+    /// More is a damaged or forged file, and one more snooze must not overflow the count.
+    package static let maximumSnoozes: Int64 = maximumElapsed.nanoseconds / 1_000_000_000
+
+    /// The most a snoozed countdown's target may be: the longest elapsed time, and the
+    /// longest snooze after it.
+    package static let maximumSnoozedTarget = maximumElapsed + CyclePlan.snooze.upperBound
+
+    private static func json(_ cycle: StopWatchCycle) -> JSONValue {
+        var object: JSONObject = [
+            "phases": .array(cycle.phases.map { .object(["label": .string($0.label), "target_ns": .int($0.target.nanoseconds)]) }),
+            "phase": .int(Int64(cycle.phase)),
+            "round": .int(Int64(cycle.round)),
+        ]
+        if let rounds = cycle.rounds { object["rounds"] = .int(Int64(rounds)) }
+        object["auto"] = .bool(cycle.auto)
+        return .object(object)
+    }
+
+    /// A target as StartCycle and SetTarget take it (whole milliseconds, 1 ms to 366 days),
+    /// in nanoseconds; nil otherwise.
+    private static func countdownTarget(_ value: JSONValue?) -> Duration? {
+        guard case .int(let nanoseconds)? = value, nanoseconds % 1_000_000 == 0 else { return nil }
+        return CountdownTarget.duration(milliseconds: nanoseconds / 1_000_000)
+    }
+
+    /// The cycle `value` says, within `CyclePlan`'s limits and at a position it has; throws
+    /// otherwise (`StopWatchCycle` would clamp a position out of range: a file may not).
+    private static func cycle(_ value: JSONValue) throws(MalformedMessage) -> StopWatchCycle {
+        guard case .object(let object) = value else { throw MalformedMessage("cycle is not an object") }
+        guard case .array(let list)? = object["phases"], CyclePlan.phaseCount.contains(list.count) else {
+            throw MalformedMessage("cycle.phases is not a list of \(CyclePlan.phaseRule)")
+        }
+        var phases: [StopWatchCycle.Phase] = []
+        for item in list {
+            guard case .object(let phase) = item, case .string(let label)? = phase["label"], CyclePlan.isValidLabel(label) else {
+                throw MalformedMessage("a phase of cycle.phases without a valid label (\(CyclePlan.labelRule))")
+            }
+            guard let target = countdownTarget(phase["target_ns"]) else {
+                throw MalformedMessage("a phase of cycle.phases without a target_ns of whole milliseconds \(CountdownTarget.rule)")
+            }
+            phases.append(StopWatchCycle.Phase(label: label, target: target))
+        }
+        var rounds: Int?
+        switch object["rounds"] {
+        case nil, .null?: break
+        case .int(let count)? where Int(exactly: count).map(CyclePlan.roundCount.contains) == true: rounds = Int(count)
+        default: throw MalformedMessage("cycle.rounds is not \(CyclePlan.roundRule)")
+        }
+        guard case .int(let phase)? = object["phase"], phase >= 0, phase < Int64(phases.count) else {
+            throw MalformedMessage("cycle.phase is not one of its \(phases.count) phases (0 to \(phases.count - 1))")
+        }
+        // Int(exactly:): no number in a file may trap a conversion.
+        guard case .int(let round)? = object["round"], round >= 1, let roundNumber = Int(exactly: round),
+            roundNumber <= rounds ?? Int.max
+        else { throw MalformedMessage("cycle.round is not a round from 1 to its rounds") }
+        guard case .bool(let auto)? = object["auto"] else { throw MalformedMessage("cycle.auto is not true or false") }
+        guard let cycle = StopWatchCycle(phases: phases, rounds: rounds, auto: auto, phase: Int(phase), round: roundNumber) else {
+            throw MalformedMessage("cycle is not a cycle")
+        }
+        return cycle
+    }
+
+    /// The snoozes `value` says: from 1 to `maximumSnoozes`, and the target before them.
+    private static func snooze(_ value: JSONValue) throws(MalformedMessage) -> StopWatchSnooze {
+        guard case .object(let object) = value else { throw MalformedMessage("snooze is not an object") }
+        // Below Int.max too (a 32-bit Int's): the next snooze adds one.
+        guard case .int(let count)? = object["count"], count >= 1, count <= maximumSnoozes, let number = Int(exactly: count), number < Int.max else {
+            throw MalformedMessage("snooze.count is not a number from 1 to \(maximumSnoozes)")
+        }
+        guard let original = countdownTarget(object["original_target_ns"]) else {
+            throw MalformedMessage("snooze.original_target_ns is not a whole number of milliseconds \(CountdownTarget.rule)")
+        }
+        return StopWatchSnooze(count: number, originalTarget: original)
     }
 
     package init(json: JSONValue) throws(MalformedMessage) {
@@ -385,15 +488,32 @@ package struct StopwatchRecord: Equatable, Sendable {
         }
         latestTransitionBoot = try Self.optionalInteger(object, "transition_boot_ns")
         latestTransitionAwake = try Self.optionalInteger(object, "transition_awake_ns")
+        switch object[Self.snoozeKey] {
+        case nil, .null?: break
+        case let value?: snooze = try Self.snooze(value)
+        }
         switch object["target_ns"] {
         case nil, .null?:
             break
+        case .int(let target)? where snooze != nil:
+            // A snooze's: the elapsed time then plus the snooze, to the nanosecond.
+            guard target > 0, Duration.nanoseconds(target) <= Self.maximumSnoozedTarget else {
+                throw MalformedMessage("target_ns of a snoozed countdown is not a duration from 1 ns to 100 years and 24 hours")
+            }
+            self.target = .nanoseconds(target)
         case .int(let target)?:
             // Targets come in whole milliseconds (`target_ms`).
             guard target % 1_000_000 == 0, CountdownTarget.duration(milliseconds: target / 1_000_000) != nil else { throw MalformedMessage("target_ns is not a whole number of milliseconds from 1 ms to 366 days") }
             self.target = .nanoseconds(target)
         default:
             throw MalformedMessage("target_ns is not an integer")
+        }
+        switch object[Self.cycleKey] {
+        case nil, .null?: break
+        case let value?: cycle = try Self.cycle(value)
+        }
+        if target == nil, cycle != nil || snooze != nil {
+            throw MalformedMessage("\(cycle != nil ? "a cycle" : "a snooze") without target_ns")
         }
         switch object["expired"] {
         case nil, .null?: break

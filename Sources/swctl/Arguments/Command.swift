@@ -15,6 +15,13 @@ package enum Command: Equatable, Sendable {
     case list
     case remove(name: String)
     case timer(name: String?, TimerAction)
+    /// `cycle [NAME] DURATION[:LABEL]...` and `pomodoro [NAME]` (`CyclePlan.pomodoro`):
+    /// `StartCycle`; `--rounds` (nil: without end), `--manual` (auto false).
+    case cycle(name: String?, phases: [Stopwatch.Phase], rounds: Int?, auto: Bool)
+    case next(name: String?)
+    /// `snooze [NAME] [DURATION]`: `by` is `CyclePlan.defaultSnooze` when none is given.
+    case snooze(name: String?, by: Duration)
+    case restart(name: String?)
     /// `skip-sleep`: `SetCountsSleep(false)`; `--off`: true again.
     case skipSleep(name: String?, off: Bool)
     /// `--for` (nil: decided by the stopwatch's first state) and `--timeout`.
@@ -37,6 +44,7 @@ package enum Command: Equatable, Sendable {
     /// The commands as written, in the order the usage lists them.
     package enum Word: String, CaseIterable, Sendable {
         case start, stop, toggle, reset, lap, status, list, remove, timer
+        case cycle, pomodoro, next, snooze, restart
         case skipSleep = "skip-sleep"
         case wait, watch, log, report, track, amend, delete, undo, devices, bridge
     }
@@ -73,6 +81,17 @@ package enum Command: Equatable, Sendable {
             // The duration first: it is the last word, and the name the one before it.
             let action = try Self.timerAction(&words, keep: options.keep, off: options.off)
             self = .timer(name: try name(), action)
+        case .cycle:
+            let phases = try Self.phases(&words)
+            self = .cycle(name: try name(), phases: phases, rounds: options.rounds, auto: !options.manual)
+        case .pomodoro:
+            let phases = CyclePlan.pomodoro.map { Stopwatch.Phase(label: $0.label, targetMs: $0.target.milliseconds) }
+            self = .cycle(name: try name(), phases: phases, rounds: options.rounds, auto: !options.manual)
+        case .next: self = .next(name: try name())
+        case .snooze:
+            let by = try Self.snoozeDuration(&words)
+            self = .snooze(name: try name(), by: by)
+        case .restart: self = .restart(name: try name())
         case .skipSleep: self = .skipSleep(name: try name(), off: options.off)
         case .track:
             guard words.count == 3 else {
@@ -124,6 +143,49 @@ package enum Command: Equatable, Sendable {
     private static func when(_ text: String, _ role: String) throws(UsageError) -> When {
         guard let when = When(text) else { throw UsageError("track's \(role) takes \(When.forms); not '\(StopwatchName.printable(text))'") }
         return when
+    }
+
+    /// `cycle`'s phases: every word after the first, and the first too when it reads as a
+    /// duration (`swctl cycle 25m:focus 5m:break`; otherwise it is the NAME). Each is
+    /// `DURATION[:LABEL]`, labelled `1`, `2`, … when no label is given. Takes the phases off
+    /// `words`, leaving the name.
+    private static func phases(_ words: inout ArraySlice<String>) throws(UsageError) -> [Stopwatch.Phase] {
+        let nameCount = words.first.map { DurationText.parse(String($0.prefix { $0 != ":" })) == nil ? 1 : 0 } ?? 0
+        let texts = words.dropFirst(nameCount)
+        words = words.prefix(nameCount)
+        guard CyclePlan.phaseCount.contains(texts.count) else {
+            let example = "like 'swctl cycle 25m:focus 5m:break'"
+            throw texts.isEmpty
+                ? UsageError("cycle needs its phases, \(example): \(CyclePlan.phaseRule)")
+                : UsageError("cycle takes \(CyclePlan.phaseRule), got \(texts.count)")
+        }
+        var phases: [Stopwatch.Phase] = []
+        for (index, text) in texts.enumerated() {
+            let durationText = String(text.prefix { $0 != ":" })
+            let label = text.count > durationText.count ? String(text.dropFirst(durationText.count + 1)) : CyclePlan.defaultLabel(index)
+            guard let duration = TimerDuration.parse(durationText) else {
+                throw UsageError("'\(StopwatchName.printable(durationText))' is not a phase's duration: \(TimerDuration.rule)")
+            }
+            guard CyclePlan.isValidLabel(label) else {
+                throw UsageError("'\(StopwatchName.printable(label))' is not a phase label: \(CyclePlan.labelRule)")
+            }
+            phases.append(Stopwatch.Phase(label: label, targetMs: duration.milliseconds))
+        }
+        return phases
+    }
+
+    /// `snooze`'s words after the command: `[NAME] [DURATION]`. One word is the duration
+    /// when it reads as one (`swctl snooze 10m`), else the name. Takes the duration off
+    /// `words`, leaving the name; `CyclePlan.defaultSnooze` when none is given.
+    private static func snoozeDuration(_ words: inout ArraySlice<String>) throws(UsageError) -> Duration {
+        guard words.count <= 2 else { throw UsageError("snooze takes a NAME and a DURATION, got \(words.count) words") }
+        guard let last = words.last, words.count == 2 || DurationText.parse(last) != nil else { return CyclePlan.defaultSnooze }
+        words.removeLast()
+        guard let duration = DurationText.parse(last), CyclePlan.snooze.contains(duration) else {
+            throw UsageError("'\(StopwatchName.printable(last))' is not a snooze: write it like 5m or 90s, \(CyclePlan.snoozeRule)")
+        }
+        // The daemon counts whole milliseconds.
+        return .milliseconds(duration.milliseconds)
     }
 
     /// `timer`'s words after the command: `[NAME] DURATION`, or `[NAME]` with `--off`. One
@@ -192,9 +254,10 @@ package enum HistoryFormat: Equatable, Sendable {
     case text, csv, json
 }
 
-/// `report --by`: totals per name, per local day and name, or per device and name.
+/// `report --by`: totals per name, per local day and name, per device and name, or per
+/// cycle phase (its label) and name.
 package enum ReportGrouping: String, CaseIterable, Sendable {
-    case name, day, device
+    case name, day, device, phase
 }
 
 /// The options of a command line, as read, in any order and before the command is known;
@@ -206,6 +269,9 @@ struct CommandLineOptions {
     var format: WatchFormat?
     var keep = false
     var off = false
+    /// `cycle`/`pomodoro --rounds N` (nil: without end), `--manual`.
+    var rounds: Int?
+    var manual = false
     var waitFor: WaitCondition?
     var waitTimeout: Duration?
     var since: When?
@@ -226,6 +292,7 @@ struct CommandLineOptions {
     /// the command's words.
     func check(for word: Command.Word) throws(UsageError) {
         if keep, word != .timer { throw UsageError("--keep goes with timer") }
+        if rounds != nil || manual, word != .cycle, word != .pomodoro { throw UsageError("--rounds and --manual go with cycle and pomodoro") }
         if off, word != .timer, word != .skipSleep { throw UsageError("--off goes with timer and skip-sleep") }
         if at != nil, word != .start, word != .stop, word != .toggle { throw UsageError("--at goes with start, stop and toggle") }
         if note != nil, word != .start, word != .toggle, word != .track, word != .amend {

@@ -49,27 +49,45 @@ package struct SwctlInvocation: Equatable, Sendable {
                            2d, 1d12h; 1ms to 366 days), clearing any laps; --keep sets
                            the target and counts on (a reminder); --off makes it a
                            plain stopwatch again
+          cycle [NAME] DURATION[:LABEL]... [--rounds N] [--manual]
+                           countdowns one after another (1 to 16 phases; labels 1, 2,
+                           … when none is given), each phase starting when the last
+                           expires (--manual: at next), --rounds times (1 to 1000;
+                           default: without end); NAME is the first word when it is
+                           not a duration
+          pomodoro [NAME] [--rounds N] [--manual]
+                           cycle 25m:focus 5m:break 25m:focus 5m:break 25m:focus
+                           5m:break 25m:focus 15m:long-break
+          next [NAME]      end a cycle's phase now and start the next one
+          snooze [NAME] [DURATION]
+                           an expired countdown counts on and expires again DURATION
+                           from now (default 5m; 1s to 24h)
+          restart [NAME]   the same countdown from zero, now (a cycle: its first phase)
           skip-sleep [NAME] [--off]
                            count only time awake, not time in suspend (a lid closed on
                            a running stopwatch); --off counts it again (the default)
-          wait [NAME] [--for expired|stop|change] [--timeout DURATION]
+          wait [NAME] [--for expired|stop|change|phase] [--timeout DURATION]
                            block until it is done: a countdown expires (the default for
                            a countdown), a stopwatch stops (the default otherwise; at
-                           once if it is not counting), or anything changes
+                           once if it is not counting), anything changes, or a cycle's
+                           next phase begins (the default for a cycle; at once if it
+                           has ended)
           watch [NAME] [--format plain|json|waybar|i3blocks|polybar|'TEMPLATE']
                            print each update; TEMPLATE uses {name} {state} {elapsed}
                            {elapsed_ms} {laps} {last_lap} {remaining} {target} {note}
+                           {phase} {round}
           log [NAME] [--since WHEN] [--until WHEN] [--device DEVICE] [--csv]
                            the counting intervals (all stopwatches without NAME), in
                            the order they ended, those still counting last; each
                            ended one numbered @N as amend and delete take it (@1 the
                            latest of all, with or without NAME and --until), with its
-                           id's first 8 digits, its note and, when more than one
-                           device has history, its device
-          report [--since WHEN] [--until WHEN] [--by name|day|device]
+                           id's first 8 digits, its cycle phase, its note and, when
+                           more than one device has history, its device
+          report [--since WHEN] [--until WHEN] [--by name|day|device|phase]
                  [--device DEVICE] [--csv]
-                           time per name (longest first), or per day or device and
-                           name, with totals; intervals are clipped to the range
+                           time per name (longest first), or per day, device or cycle
+                           phase and name, with totals; intervals are clipped to the
+                           range
           track NAME FROM TO [--note TEXT]
                            add an interval of NAME from FROM to TO (WHENs) to the history
           amend INTERVAL [--name NAME] [--start WHEN] [--end WHEN] [--note TEXT]
@@ -107,15 +125,18 @@ package struct SwctlInvocation: Equatable, Sendable {
                            (1 to 1024 characters, one line)
           --name NAME, --start WHEN, --end WHEN
                            with amend: the interval's new name, start, end
-          --by name|day|device
-                           with report: totals per name (default), or per day or
-                           device and name
+          --by name|day|device|phase
+                           with report: totals per name (default), or per day, device
+                           or cycle phase (- for intervals of no phase) and name
           --device DEVICE  with log and report: only the intervals of DEVICE (its
                            name, id, or the id's first 8 digits, as devices lists)
           --csv            with log and report: CSV with a header row
           --keep, --off    with timer: keep counting / clear the target; --off with
                            skip-sleep: count time in suspend again
-          --for EVENT      with wait: expired, stop or change
+          --rounds N       with cycle and pomodoro: run the phases N times (1 to 1000)
+          --manual         with cycle and pomodoro: each phase runs on in overtime
+                           until next
+          --for EVENT      with wait: expired, stop, change or phase
           --timeout DURATION
                            with wait: give up after DURATION (exit 124)
           -h, --help       show this help
@@ -181,11 +202,18 @@ package struct SwctlInvocation: Equatable, Sendable {
                     throw UsageError("\(error)")
                 }
             case "--keep": options.keep = true
+            case "--manual": options.manual = true
+            case "--rounds":
+                let text = try value()
+                guard let rounds = Int(text), CyclePlan.roundCount.contains(rounds) else {
+                    throw UsageError("--rounds takes a number \(CyclePlan.roundRule), not '\(StopwatchName.printable(text))'")
+                }
+                options.rounds = rounds
             case "--off": options.off = true
             case "--for":
                 let word = try value()
                 guard let condition = WaitCondition(rawValue: word) else {
-                    throw UsageError("--for takes expired, stop or change, not '\(word)'")
+                    throw UsageError("--for takes expired, stop, change or phase, not '\(word)'")
                 }
                 options.waitFor = condition
             case "--timeout":
@@ -203,7 +231,7 @@ package struct SwctlInvocation: Equatable, Sendable {
             case "--by":
                 let word = try value()
                 guard let value = ReportGrouping(rawValue: word) else {
-                    throw UsageError("--by takes name, day or device, not '\(word)'")
+                    throw UsageError("--by takes name, day, device or phase, not '\(word)'")
                 }
                 options.grouping = value
             case "--csv": options.csv = true
@@ -235,11 +263,18 @@ package struct SwctlInvocation: Equatable, Sendable {
             case "--":
                 words.append(contentsOf: reader.rest())
             default:
-                // `timer egg -1m` reads as an option; said as the duration it was meant to be.
-                if words.first == Command.Word.timer.rawValue, argument.raw.hasPrefix("-"),
-                    DurationText.parse(String(argument.raw.dropFirst())) != nil
-                {
-                    throw UsageError("'\(argument.raw)' is not a duration: a timer needs a positive one, such as \(argument.raw.dropFirst())")
+                // `timer egg -1m` reads as an option; said as the duration it was meant to be
+                // (`cycle -5m:break`, `snooze -5m` too).
+                // (A switch, not a dictionary: no hashing paid by every swctl at start.)
+                let durationTaker: String? = switch words.first {
+                case "timer": "a timer"
+                case "cycle": "a phase"
+                case "snooze": "a snooze"
+                default: nil
+                }
+                let meant = String(argument.raw.dropFirst().prefix { $0 != ":" })
+                if let durationTaker, argument.raw.hasPrefix("-"), DurationText.parse(meant) != nil {
+                    throw UsageError("'\(argument.raw)' is not a duration: \(durationTaker) needs a positive one, such as \(meant)")
                 }
                 guard !argument.raw.hasPrefix("-") || argument.raw == "-" else { throw UsageError("unknown option '\(argument.raw)'") }
                 words.append(argument.raw)

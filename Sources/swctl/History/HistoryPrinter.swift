@@ -62,9 +62,14 @@ struct HistoryPrinter {
         let device = try resolvedDevice()
         let stream = try client.history(nil, since: bounds.since, until: bounds.until, device: device)
         defer { stream.close() }
-        guard grouping != .device else {
-            try reportByDevice(stream, since: bounds.since, until: bounds.until, now: bounds.now)
+        switch grouping {
+        case .device:
+            try reportByGroup(stream, .device, since: bounds.since, until: bounds.until, now: bounds.now)
             return
+        case .phase:
+            try reportByGroup(stream, .phase, since: bounds.since, until: bounds.until, now: bounds.now)
+            return
+        case .name, .day: break
         }
         try report(stream, byDay: grouping == .day, since: bounds.since, until: bounds.until, now: bounds.now)
     }
@@ -93,18 +98,25 @@ struct HistoryPrinter {
         }
     }
 
-    /// `report --by device`: whole intervals (`next()`), for their device, which the times of
-    /// the plain path (`nextTimes()`) do not carry.
-    private func reportByDevice(_ stream: HistoryStream, since: Int64?, until: Int64?, now: Int64) throws(ClientError) {
+    /// `report --by device` or `--by phase`: whole intervals (`next()`), for their device or
+    /// phase, which the times of the plain path (`nextTimes()`) do not carry.
+    private func reportByGroup(
+        _ stream: HistoryStream, _ kind: ReportText.GroupKind, since: Int64?, until: Int64?, now: Int64
+    ) throws(ClientError) {
         var aggregator = ReportAggregator(since: since, until: until, now: now, byDay: false)
         while let batch = try stream.next() {
-            for interval in batch { aggregator.add(byDevice: interval) }
+            for interval in batch {
+                switch kind {
+                case .device: aggregator.add(byDevice: interval)
+                case .phase: aggregator.add(byPhase: interval)
+                }
+            }
         }
         let totals = aggregator.totals
         let lines = switch format {
-        case .json: [ReportText.jsonByDevice(totals, since: since, until: until).text]
-        case .csv: ReportText.csvByDevice(totals)
-        case .text: ReportText.humanByDevice(totals, bars: FileDescriptor.standardOutput.isTerminal)
+        case .json: [ReportText.jsonByGroup(totals, kind, since: since, until: until).text]
+        case .csv: ReportText.csvByGroup(totals, kind)
+        case .text: ReportText.humanByGroup(totals, kind, bars: FileDescriptor.standardOutput.isTerminal)
         }
         Output.write(lines.map { $0 + "\n" }.joined())
     }

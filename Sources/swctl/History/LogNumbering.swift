@@ -43,6 +43,8 @@ package struct LogNumbering {
         package var nameWidth = 4
         package var deviceWidth = 0
         package var notes = false
+        /// Cells of the widest phase label shown; 0: no interval shown has a phase.
+        package var phaseWidth = 0
         /// The first device seen, and whether another was.
         var device: String?
         var devices = false
@@ -74,7 +76,8 @@ package struct LogNumbering {
         package var layout: LogText.Layout {
             LogText.Layout(
                 numberWidth: max(1, "@\(ended)".count), nameWidth: nameWidth,
-                deviceWidth: (deviceColumn == true || devices) ? max(deviceWidth, "DEVICE".count) : 0, notes: notes
+                deviceWidth: (deviceColumn == true || devices) ? max(deviceWidth, "DEVICE".count) : 0, notes: notes,
+                phaseWidth: phaseWidth > 0 ? max(phaseWidth, "PHASE".count) : 0
             )
         }
     }
@@ -94,6 +97,7 @@ package struct LogNumbering {
             survey.nameWidth = max(survey.nameWidth, LogText.width(interval.name))
             survey.deviceWidth = max(survey.deviceWidth, LogText.width(interval.device))
             if interval.note != nil { survey.notes = true }
+            if let phase = interval.phase { survey.phaseWidth = max(survey.phaseWidth, LogText.width(phase)) }
             // An interval that names no device (one still counting, a daemon of an earlier
             // release) is no second device.
             guard !interval.device.isEmpty else { continue }

@@ -28,12 +28,16 @@ package enum LogText {
         package var deviceWidth = 0
         /// Whether the NOTE column is there.
         package var notes = false
+        /// Cells of the PHASE column (a cycle's phase label); 0: none (no interval shown has
+        /// a phase, and the table is as before cycles).
+        package var phaseWidth = 0
 
-        package init(numberWidth: Int = 0, nameWidth: Int = 4, deviceWidth: Int = 0, notes: Bool = false) {
+        package init(numberWidth: Int = 0, nameWidth: Int = 4, deviceWidth: Int = 0, notes: Bool = false, phaseWidth: Int = 0) {
             self.numberWidth = numberWidth
             self.nameWidth = nameWidth
             self.deviceWidth = deviceWidth
             self.notes = notes
+            self.phaseWidth = phaseWidth
         }
     }
 
@@ -48,6 +52,7 @@ package enum LogText {
             TerminalWidth.padded("ID", to: idWidth), TerminalWidth.padded("NAME", to: layout.nameWidth),
             TerminalWidth.padded("START", to: 19), TerminalWidth.padded("END", to: 19), rightAligned("ELAPSED", elapsedWidth),
         ]
+        if layout.phaseWidth > 0 { cells.append(TerminalWidth.padded("PHASE", to: layout.phaseWidth)) }
         if layout.deviceWidth > 0 { cells.append(TerminalWidth.padded("DEVICE", to: layout.deviceWidth)) }
         if layout.notes { cells.append("NOTE") }
         return trimmed(cells.joined(separator: "  "))
@@ -55,7 +60,8 @@ package enum LogText {
 
     /// One row: `@N` (`number`; blank for one still counting), the id's first 8 digits,
     /// local times, `counting` for the end of an open interval, elapsed as H:MM:SS, the
-    /// device when there are several, the note.
+    /// cycle phase when any row has one (`-` for the others), the device when there are
+    /// several, the note.
     package static func row(_ interval: Interval, number: Int?, layout: Layout) -> String {
         var cells: [String] = []
         if layout.numberWidth > 0 { cells.append(rightAligned(number.map { "@\($0)" } ?? "", layout.numberWidth)) }
@@ -65,6 +71,7 @@ package enum LogText {
             localText(interval.startMs), TerminalWidth.padded(end, to: 19),
             rightAligned(ElapsedText.string(milliseconds: interval.elapsedMs, tenths: false), elapsedWidth),
         ]
+        if layout.phaseWidth > 0 { cells.append(TerminalWidth.padded(interval.phase.map(shown) ?? "-", to: layout.phaseWidth)) }
         if layout.deviceWidth > 0 { cells.append(TerminalWidth.padded(shown(interval.device), to: layout.deviceWidth)) }
         if layout.notes { cells.append(interval.note.map(shown) ?? "") }
         return trimmed(cells.joined(separator: "  "))
@@ -81,6 +88,7 @@ package enum LogText {
     package static func line(_ interval: Interval) -> String {
         var text = "\(shortID(interval.id)) \(shown(interval.name)) \(localText(interval.startMs)) to "
             + (interval.endMs.map(localText) ?? "now") + " (\(ElapsedText.string(milliseconds: interval.elapsedMs, tenths: false)))"
+        if let phase = interval.phase { text += " in \(shown(phase))" }
         if let note = interval.note { text += " \"\(shown(note))\"" }
         return text
     }

@@ -40,13 +40,15 @@ package struct ReportAggregator {
     /// The days the splitting stepped through so far, each costing a local midnight or
     /// two (`mktime`): what skipping days with nothing counted bounds.
     private(set) var daysWalked = 0
-    /// By device (`add(byDevice:)`, `--by device`): the devices met, by slot, and per device
-    /// slot the time per name slot. The plain path (`add(slot:…)`) names no device.
-    private var devices: [String] = []
-    private var deviceSlots: [StopwatchKey: Int] = [:]
-    private var perDevice: [Int: [Int: Int64]] = [:]
-    /// The device slot of the interval being added by device; nil on the plain path.
-    private var currentDevice: Int?
+    /// By group (`add(byDevice:)`, `--by device`; `add(byPhase:)`, `--by phase`): the groups
+    /// met (a device, or a phase label; nil: no phase), by slot, and per group slot the time
+    /// per name slot. The plain path (`add(slot:…)`) names no group.
+    private var groups: [String?] = []
+    private var groupSlots: [StopwatchKey: Int] = [:]
+    private var unlabelledSlot: Int?
+    private var perGroup: [Int: [Int: Int64]] = [:]
+    /// The group slot of the interval being added by group; nil on the plain path.
+    private var currentGroup: Int?
 
     package init(since: Int64?, until: Int64?, now: Int64, byDay: Bool) {
         self.since = since
@@ -69,20 +71,29 @@ package struct ReportAggregator {
         add(slot: slot(for: interval.name), startMs: interval.startMs, endMs: interval.endMs, elapsedMs: interval.elapsedMs)
     }
 
-    /// Adds `interval` as `add(_:)` does, and to its device's totals (`ReportTotals.devices`).
+    /// Adds `interval` as `add(_:)` does, and to its device's totals (`ReportTotals.groups`).
     /// Devices are compared by their names' bytes, as names are.
     package mutating func add(byDevice interval: Interval) {
-        let key = StopwatchKey(interval.device)
-        let device: Int
-        if let slot = deviceSlots[key] {
-            device = slot
+        add(interval, inGroup: interval.device)
+    }
+
+    /// Adds `interval` as `add(_:)` does, and to its cycle phase's totals (`ReportTotals.groups`,
+    /// by label; one of no phase in the group labelled nil).
+    package mutating func add(byPhase interval: Interval) {
+        add(interval, inGroup: interval.phase)
+    }
+
+    private mutating func add(_ interval: Interval, inGroup label: String?) {
+        let group: Int
+        if let slot = label.map({ groupSlots[StopwatchKey($0)] }) ?? unlabelledSlot {
+            group = slot
         } else {
-            devices.append(interval.device)
-            device = devices.count - 1
-            deviceSlots[key] = device
+            groups.append(label)
+            group = groups.count - 1
+            if let label { groupSlots[StopwatchKey(label)] = group } else { unlabelledSlot = group }
         }
-        currentDevice = device
-        defer { currentDevice = nil }
+        currentGroup = group
+        defer { currentGroup = nil }
         add(interval)
     }
 
@@ -158,15 +169,19 @@ package struct ReportAggregator {
             let index = perDay.keys.filter { $0 <= firstDay }.count
             days.insert(ReportTotals.Day(day: label, names: rows, total: Self.sum(rows), spansDays: true), at: index)
         }
-        var groups: [ReportTotals.Group] = []
-        for (device, names) in perDevice {
+        var groupTotals: [ReportTotals.Group] = []
+        for (group, names) in perGroup {
             let rows = rows(names)
-            groups.append(ReportTotals.Group(device: devices[device], names: rows, total: Self.sum(rows)))
+            groupTotals.append(ReportTotals.Group(label: groups[group], names: rows, total: Self.sum(rows)))
         }
-        groups.sort { lhs, rhs in
-            lhs.total != rhs.total ? lhs.total > rhs.total : lhs.device.utf8.lexicographicallyPrecedes(rhs.device.utf8)
+        // Longest first, then by label (bytes), the unlabelled last among equals.
+        groupTotals.sort { lhs, rhs in
+            guard lhs.total == rhs.total else { return lhs.total > rhs.total }
+            guard let left = lhs.label else { return false }
+            guard let right = rhs.label else { return true }
+            return left.utf8.lexicographicallyPrecedes(right.utf8)
         }
-        return ReportTotals(names: names, days: days, total: Self.sum(names), devices: groups)
+        return ReportTotals(names: names, days: days, total: Self.sum(names), groups: groupTotals)
     }
 
     private static func dayText(_ instant: Int64) -> String {
@@ -175,7 +190,7 @@ package struct ReportAggregator {
 
     private mutating func record(_ key: Int, _ milliseconds: Int64, on instant: Int64) {
         perName[key] = Self.add(perName[key] ?? 0, milliseconds)
-        if let currentDevice { Self.accumulate(&perDevice[currentDevice, default: [:]][key, default: 0], milliseconds) }
+        if let currentGroup { Self.accumulate(&perGroup[currentGroup, default: [:]][key, default: 0], milliseconds) }
         guard byDay, let day = LocalTime.startOfDay(instant) else { return }
         Self.accumulate(&perDay[day, default: [:]][key, default: 0], milliseconds)
     }

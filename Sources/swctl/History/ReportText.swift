@@ -31,10 +31,29 @@ package enum ReportText {
         return humanByGroup(groups, header: "DAY", minimumWidth: 10, total: totals.total, bars: bars)
     }
 
+    /// What a group of `--by device` or `--by phase` is called: the header of its column in
+    /// the table, the CSV's and the JSON's.
+    package enum GroupKind: Sendable {
+        case device, phase
+
+        var header: String { self == .device ? "DEVICE" : "PHASE" }
+        var field: String { self == .device ? "device" : "phase" }
+        var plural: String { self == .device ? "devices" : "phases" }
+    }
+
+    /// What the table shows for the intervals of no phase (`--by phase`).
+    package static let noPhase = "-"
+
     /// `--by device`: per device (longest first) and name, as by day; the chart is of devices.
     package static func humanByDevice(_ totals: ReportTotals, bars: Bool) -> [String] {
-        let groups = totals.devices.map { (label: LogText.shown($0.device), names: $0.names, total: $0.total, charted: true) }
-        return humanByGroup(groups, header: "DEVICE", minimumWidth: 6, total: totals.total, bars: bars)
+        humanByGroup(totals, .device, bars: bars)
+    }
+
+    /// `--by device` or `--by phase` (the intervals of no phase under `-`): per group (longest
+    /// first) and name, as by day; the chart is of the groups.
+    package static func humanByGroup(_ totals: ReportTotals, _ kind: GroupKind, bars: Bool) -> [String] {
+        let groups = totals.groups.map { (label: $0.label.map(LogText.shown) ?? noPhase, names: $0.names, total: $0.total, charted: true) }
+        return humanByGroup(groups, header: kind.header, minimumWidth: kind.header.count, total: totals.total, bars: bars)
     }
 
     /// Rows per group (a day, a device) and name, with each group's total and the total, and
@@ -77,9 +96,16 @@ package enum ReportText {
     /// `--by device`: `device,name,elapsed_ms`, a row per device and name, neutralised as
     /// `csv` does.
     package static func csvByDevice(_ totals: ReportTotals) -> [String] {
-        var lines = ["device,name,elapsed_ms"]
-        for group in totals.devices {
-            lines += group.names.map { CSVField.row([CSVField.neutralised(group.device), CSVField.neutralised($0.name), "\($0.milliseconds)"]) }
+        csvByGroup(totals, .device)
+    }
+
+    /// `--by device` or `--by phase`: `device,name,elapsed_ms` or `phase,name,elapsed_ms` (the
+    /// phase empty for intervals of none).
+    package static func csvByGroup(_ totals: ReportTotals, _ kind: GroupKind) -> [String] {
+        var lines = ["\(kind.field),name,elapsed_ms"]
+        for group in totals.groups {
+            let label = group.label.map(CSVField.neutralised) ?? ""
+            lines += group.names.map { CSVField.row([label, CSVField.neutralised($0.name), "\($0.milliseconds)"]) }
         }
         return lines
     }
@@ -119,12 +145,18 @@ package enum ReportText {
     /// `--by device`: as by day, with `"devices":[{"device","names","total_ms"}]` in place of
     /// `days`.
     package static func jsonByDevice(_ totals: ReportTotals, since: Int64?, until: Int64?) -> JSONValue {
+        jsonByGroup(totals, .device, since: since, until: until)
+    }
+
+    /// `--by device`, or `--by phase` with `"phases":[{"phase","names","total_ms"}]` (phase
+    /// null for the intervals of none).
+    package static func jsonByGroup(_ totals: ReportTotals, _ kind: GroupKind, since: Int64?, until: Int64?) -> JSONValue {
         .object([
             "since_ms": since.map(JSONValue.int) ?? .null,
             "until_ms": until.map(JSONValue.int) ?? .null,
-            "devices": .array(totals.devices.map { group in
+            kind.plural: .array(totals.groups.map { group in
                 .object([
-                    "device": .string(group.device),
+                    kind.field: group.label.map(JSONValue.string) ?? .null,
                     "names": .array(group.names.map { .object(["name": .string($0.name), "elapsed_ms": .int($0.milliseconds)]) }),
                     "total_ms": .int(group.total),
                 ])

@@ -16,9 +16,10 @@ package struct ReportTotals: Equatable, Sendable {
         package var spansDays = false
     }
 
-    /// One device's rows (`--by device`).
+    /// One device's rows (`--by device`), or one cycle phase's (`--by phase`; label nil:
+    /// the intervals of no phase).
     package struct Group: Equatable, Sendable {
-        package var device: String
+        package var label: String?
         package var names: [Row]
         package var total: Int64
     }
@@ -28,6 +29,7 @@ package struct ReportTotals: Equatable, Sendable {
     /// Per day (only with `--by day`; empty otherwise).
     package var days: [Day]
     package var total: Int64
-    /// Per device and name (only with `--by device`; empty otherwise), longest first.
-    package var devices: [Group] = []
+    /// Per device, or per phase, and name (only with `--by device` or `--by phase`; empty
+    /// otherwise), longest first.
+    package var groups: [Group] = []
 }

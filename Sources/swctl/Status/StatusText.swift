@@ -35,17 +35,20 @@ package enum StatusText {
     /// terminal cells, so a name in CJK does not push its row out of line. When any is a countdown, a
     /// `REMAINING` column comes before `LAPS` (`0:03:59`, `+0:00:12` in overtime, `-` for a
     /// plain stopwatch, so that every row has as many words); a list without countdowns
-    /// keeps the table it always had.
+    /// keeps the table it always had. When any runs a cycle, a `PHASE` column follows
+    /// (`focus 2/4`, `-` for the others).
     package static func table(_ stopwatches: [Stopwatch], tenths: Bool) -> [String] {
         guard !stopwatches.isEmpty else { return ["no stopwatches"] }
         let countdowns = stopwatches.contains { $0.targetMs != nil }
+        let cycles = stopwatches.contains { $0.cycle != nil }
         // One form for the whole table, so that the columns line up.
         let tenths = tenths || stopwatches.contains(where: RemainingText.needsTenths)
-        let header = ["NAME", "STATE", "ELAPSED"] + (countdowns ? ["REMAINING"] : []) + ["LAPS"]
-        let alignments: [Alignment] = [.left, .left, .right] + (countdowns ? [.right] : []) + [.right]
+        let header = ["NAME", "STATE", "ELAPSED"] + (countdowns ? ["REMAINING"] : []) + (cycles ? ["PHASE"] : []) + ["LAPS"]
+        let alignments: [Alignment] = [.left, .left, .right] + (countdowns ? [.right] : []) + (cycles ? [.left] : []) + [.right]
         let rows = stopwatches.map { stopwatch in
             [StopwatchName.printable(stopwatch.name), stateWord(stopwatch.state), ElapsedText.string(milliseconds: stopwatch.elapsedMs, tenths: tenths)]
                 + (countdowns ? [RemainingText.string(for: stopwatch, tenths: tenths) ?? "-"] : [])
+                + (cycles ? [CycleText.position(of: stopwatch).map(StopwatchName.printable) ?? "-"] : [])
                 + [String(stopwatch.lapsMs.count)]
         }
         let widths = header.indices.map { column in
@@ -61,7 +64,8 @@ package enum StatusText {
     /// `default counting 0:01:23`, with ` (3 laps)` when there are laps, ` (skips sleep)` for
     /// one that counts only time awake, and the note of the interval counting, quoted. A countdown shows
     /// the time left instead, and its target: `tea counting 0:03:59 left of 0:04:00`, then
-    /// `tea counting +0:00:12 over 0:04:00`.
+    /// `tea counting +0:00:12 over 0:04:00`. A cycle says its phase and round after the time:
+    /// `pomo counting 0:24:59 left of 0:25:00 in focus 2/4`.
     static func summary(of stopwatch: Stopwatch, tenths: Bool) -> String {
         let time: String
         if let remaining = RemainingText.string(for: stopwatch, tenths: tenths),
@@ -74,6 +78,7 @@ package enum StatusText {
         // Printable: the name comes from the daemon, which another program may play, and
         // a control character in it could move the terminal's cursor.
         var text = "\(StopwatchName.printable(stopwatch.name)) \(stateWord(stopwatch.state)) \(time)"
+        if let position = CycleText.position(of: stopwatch) { text += " in \(StopwatchName.printable(position))" }
         // Remarks in one pair of parentheses: laps, and a clock that leaves sleep out (the
         // default, counting it, goes unsaid).
         var remarks: [String] = []

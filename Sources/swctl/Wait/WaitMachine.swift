@@ -7,7 +7,7 @@ import StopwatchProtocol
 /// its questions.
 package struct WaitMachine: Sendable {
     /// What is waited for; nil until the first state decides the default (SPEC §5): "until
-    /// it is done", `expired` for a countdown, `stop` otherwise. Decided once, so a `timer
+    /// it is done", `phase` for a cycle, `expired` for a countdown, `stop` otherwise. Decided once, so a `timer
     /// --off` meanwhile does not turn a wait for the expiry into a wait for a stop.
     package private(set) var condition: WaitCondition?
     /// The last state seen, to compare a reconnection's `current` with.
@@ -25,7 +25,7 @@ package struct WaitMachine: Sendable {
         let stopwatch = update.stopwatch
         let previous = last
         unanswered = nil
-        let condition = self.condition ?? (stopwatch.targetMs != nil ? .expired : .stop)
+        let condition = self.condition ?? (stopwatch.cycle != nil ? .phase : stopwatch.targetMs != nil ? .expired : .stop)
         self.condition = condition
         if update.event == .removed {
             last = stopwatch
@@ -57,6 +57,14 @@ package struct WaitMachine: Sendable {
             return update.event == .expired || stopwatch.hasReachedTarget ? .finish(.happened) : nil
         case .stop:
             return nil  // decided above
+        case .phase:
+            // The next phase began; or there is none left to wait for: the cycle has ended
+            // (expired in its last phase of its last round, told as `expired`, maybe before the
+            // wait began). After a reconnection, a `current` in another phase or round than
+            // before tells of a change while we were away.
+            if update.event == .phase || stopwatch.hasFinishedCycle { return .finish(.happened) }
+            guard reconnected, let previous, let before = previous.cycle, let now = stopwatch.cycle else { return nil }
+            return before.phase != now.phase || before.round != now.round ? .finish(.happened) : nil
         case .change:
             switch update.event {
             case .tick: return nil
@@ -104,6 +112,19 @@ package enum WaitCondition: String, CaseIterable, Sendable {
     /// Any event but `tick` and `current`; after a reconnection, a state that differs
     /// from the last one seen in more than the time counted.
     case change
+    /// A cycle's next phase began (a `phase` event; after a reconnection, another phase or
+    /// round than before), or the cycle has ended: expired in the last phase of its last
+    /// round, where no phase follows (at once when it already is).
+    case phase
+}
+
+extension Stopwatch {
+    /// A cycle that has run its rounds: expired in the last phase of its last round, where it
+    /// stays (SPEC §3). One without an end (`rounds` nil) never finishes.
+    package var hasFinishedCycle: Bool {
+        guard let cycle, let rounds = cycle.rounds else { return false }
+        return cycle.round >= rounds && cycle.phase >= cycle.phases.count - 1 && hasReachedTarget
+    }
 }
 
 /// What `WaitMachine` asks of its caller after an update, when not to go on reading.

@@ -8,7 +8,8 @@ package enum WatchFormat: Equatable, Sendable {
     /// The `Stopwatch` object as the daemon sends it.
     case json
     /// A waybar custom module line: `{"text":…,"tooltip":…,"class":…}`, class = wire state,
-    /// or `expired` for a countdown that has reached its target. Text and tooltip are Pango
+    /// or `expired` for a countdown that has reached its target; for a cycle, that and the
+    /// phase's label (`["counting","focus"]`), and the text ends with the label. Text and tooltip are Pango
     /// markup (Waybar renders it), so the name in the tooltip is escaped (`PangoMarkup`).
     case waybar
     /// The elapsed time (a countdown's remaining time), then the state unless counting: for
@@ -52,11 +53,21 @@ package enum WatchFormat: Equatable, Sendable {
             if !stopwatch.lapsMs.isEmpty {
                 tooltip += ", \(StatusText.lapCount(stopwatch.lapsMs.count))"
             }
+            if let position = CycleText.position(of: stopwatch) { tooltip += ", \(position)" }
             if let note = stopwatch.note { tooltip += "\n\(note)" }
             // `expired` from the expiry on, while it counts past the target and also when
             // paused there: the bar keeps saying the time is up until it is reset or restarted.
             let className = stopwatch.hasReachedTarget ? "expired" : stopwatch.state.rawValue
-            return Self.waybarLine(text: shown, tooltip: PangoMarkup.escaped(tooltip), class: className)
+            // A cycle's text says its phase (`0:24:59 focus`), and its class gains the label,
+            // so that CSS can colour focus and break apart (`#custom-pomo.break`).
+            guard let cycle = stopwatch.cycle else {
+                return Self.waybarLine(text: shown, tooltip: PangoMarkup.escaped(tooltip), class: .string(className))
+            }
+            let label = cycle.currentLabel ?? "?"
+            return Self.waybarLine(
+                text: "\(shown) \(PangoMarkup.escaped(label))", tooltip: PangoMarkup.escaped(tooltip),
+                class: .array([.string(className), .string(label)])
+            )
         case .i3blocks, .polybar:
             // Status bars have little room and may not render non-ASCII: no name, ASCII only.
             // That also keeps out of the line what the bar would read as markup (a name's
@@ -76,7 +87,7 @@ package enum WatchFormat: Equatable, Sendable {
         case .json:
             return JSONValue.object(["error": .string("unavailable"), "reason": .string(reason)]).text
         case .waybar:
-            return Self.waybarLine(text: Self.noElapsed, tooltip: PangoMarkup.escaped(message), class: "unavailable")
+            return Self.waybarLine(text: Self.noElapsed, tooltip: PangoMarkup.escaped(message), class: .string("unavailable"))
         case .i3blocks, .polybar:
             return Self.noElapsed
         case .template(let template):
@@ -85,17 +96,18 @@ package enum WatchFormat: Equatable, Sendable {
                 case .name: name
                 case .state: "unavailable"
                 case .elapsed: Self.noElapsed
-                case .elapsedMs, .laps, .lastLap, .remaining, .target, .note: ""
+                case .elapsedMs, .laps, .lastLap, .remaining, .target, .note, .phase, .round: ""
                 }
             }
         }
     }
 
-    private static func waybarLine(text: String, tooltip: String, class className: String) -> String {
+    /// `className`: a string, or for a cycle an array (Waybar takes either).
+    private static func waybarLine(text: String, tooltip: String, class className: JSONValue) -> String {
         JSONValue.object([
             "text": .string(text),
             "tooltip": .string(tooltip),
-            "class": .string(className),
+            "class": className,
         ]).text
     }
 }

@@ -6,8 +6,9 @@ import StopwatchProtocol
 /// Placeholders: `{name}`, `{state}` (the wire word: stopped, counting, pause), `{elapsed}`
 /// (`H:MM:SS[.t]`), `{elapsed_ms}`, `{laps}` (how many), `{last_lap}` (`H:MM:SS[.t]`, empty
 /// when there is none), `{remaining}` (a countdown's time left, `+H:MM:SS` in overtime) and
-/// `{target}` (its length), both empty for a plain stopwatch, and `{note}` (the note of the
-/// interval counting, empty without one). `{{` and `}}` stand for
+/// `{target}` (its length), both empty for a plain stopwatch, `{note}` (the note of the
+/// interval counting, empty without one), and a cycle's `{phase}` (its label) and `{round}`
+/// (`2/4`, `2` without end), both empty without a cycle. `{{` and `}}` stand for
 /// literal braces.
 package struct WatchTemplate: Equatable, Sendable {
     enum Placeholder: String, CaseIterable, Sendable {
@@ -16,6 +17,8 @@ package struct WatchTemplate: Equatable, Sendable {
         case laps
         case lastLap = "last_lap"
         case remaining, target, note
+        /// A cycle's phase label and round (`2/4`, `2` without end); empty without a cycle.
+        case phase, round
     }
 
     enum Piece: Equatable, Sendable {
@@ -72,6 +75,8 @@ package struct WatchTemplate: Equatable, Sendable {
             case .remaining: RemainingText.string(for: stopwatch, tenths: tenths) ?? ""
             case .target: RemainingText.target(of: stopwatch, tenths: tenths) ?? ""
             case .note: stopwatch.note ?? ""
+            case .phase: stopwatch.cycle.map { $0.currentLabel ?? "?" } ?? ""
+            case .round: stopwatch.cycle.map(CycleText.round) ?? ""
             }
         }
     }

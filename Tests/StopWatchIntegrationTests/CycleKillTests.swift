@@ -1,0 +1,73 @@
+import Foundation
+import LinuxSystem
+import StopwatchProtocol
+import StopwatchdClient
+import Testing
+import Varlink
+
+/// A cycle in the real daemon across a `kill -9`: the phases that ended while it was down
+/// are told at its start, late, in order, each an interval of the history, and the right
+/// phase runs.
+@Suite("cycles across a kill")
+struct CycleKillTests {
+    let directory: TestDirectory
+    var hooks: String { directory.path + "/hooks" }
+
+    init() throws {
+        directory = try TestDirectory()
+        try FileManager.default.createDirectory(atPath: hooks, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        // One at a time, so the lines come in the order the events were told.
+        let hook = hooks + "/record"
+        try """
+            #!/bin/sh
+            echo "$STOPWATCHD_EVENT $STOPWATCHD_PHASE $STOPWATCHD_LATE_MS" >> \(directory.file("told"))
+            """.write(toFile: hook, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: hook)
+    }
+
+    func daemon() throws -> DaemonProcess {
+        try DaemonProcess(socket: directory.socket, arguments: ["--hook-dir", hooks, "--max-hooks-running", "1"])
+    }
+
+    func told() -> [String] {
+        ((try? String(contentsOfFile: directory.file("told"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    @Test("kill -9 during a cycle, restarted after two phase ends: both told at start, late, in order; each phase an interval; the third phase runs")
+    func killedAcrossTwoPhaseEnds() throws {
+        var daemon = try daemon()
+        let connection = try RawConnection(daemon.socket)
+        try connection.call("io.stopwatchd.StartCycle", #"""
+            {"name":"pomo","phases":[{"label":"a","target_ms":500},{"label":"b","target_ms":500},{"label":"c","target_ms":600000}],"auto":true}
+            """#)
+        let started = try #require(try connection.reply())
+        #expect(started.stopwatch?.cycle?.phases.count == 3, "\(started)")
+        #expect(Deadline.wait { told() == ["start a "] }, "\(told())")
+        #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
+        // Down across a's end (0.5 s) and b's (1 s), by more than a second past the first.
+        Thread.sleep(forTimeInterval: 1.6)
+        daemon = try self.daemon()
+        #expect(Deadline.wait { told().count == 5 }, "\(told())")
+        let lines = told()
+        #expect(lines.map { $0.split(separator: " ").prefix(2).joined(separator: " ") } == ["start a", "expired a", "phase b", "expired b", "phase c"])
+        let lateness = lines.dropFirst().compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+        #expect(lateness.count == 4 && lateness.allSatisfy { $0 > 0 }, "told late: \(lines)")
+        #expect(lateness.count == 4 && lateness[0] > lateness[2], "a's end further back than b's: \(lines)")
+        let pomo = try StopwatchClient(socketPath: daemon.socket).get("pomo")
+        #expect(pomo.cycle?.phase == 2 && pomo.cycle?.round == 1 && pomo.state == .counting, "\(pomo)")
+        #expect(pomo.elapsedMs >= 500 && pomo.elapsedMs < 600_000, "c counts from b's end: \(pomo)")
+        let intervals = try RawConnection.streamedHistory(daemon.socket).filter { $0.name == "pomo" }
+        #expect(intervals.map(\.phase) == ["a", "b", "c"], "\(intervals)")
+        #expect(intervals.prefix(2).map(\.elapsedMs) == [500, 500])
+        // b began where a ended (to the millisecond: each is rounded on its own).
+        #expect(intervals.count == 3 && abs((intervals[0].endMs ?? 0) - intervals[1].startMs) <= 1 && intervals[2].endMs == nil, "\(intervals)")
+        #expect(daemon.stop() == 0)
+        // Told once: a clean restart tells nothing again.
+        daemon = try self.daemon()
+        // A start of another told after anything the restart would tell again (one hook at a time).
+        _ = try StopwatchClient(socketPath: daemon.socket).start("marker")
+        #expect(Deadline.wait { told().count >= 6 }, "\(told())")
+        #expect(told().count == 6 && told().last?.hasPrefix("start ") == true, "\(told())")
+        #expect(try RawConnection.streamedHistory(daemon.socket).filter { $0.name == "pomo" }.count == 3)
+    }
+}
