@@ -59,8 +59,8 @@ struct CycleKillTests {
         let intervals = try RawConnection.streamedHistory(daemon.socket).filter { $0.name == "pomo" }
         #expect(intervals.map(\.phase) == ["a", "b", "c"], "\(intervals)")
         #expect(intervals.prefix(2).map(\.elapsedMs) == [500, 500])
-        // b began where a ended (to the millisecond: each is rounded on its own).
-        #expect(intervals.count == 3 && abs((intervals[0].endMs ?? 0) - intervals[1].startMs) <= 1 && intervals[2].endMs == nil, "\(intervals)")
+        // b began where a ended (to a millisecond or two: each is read and rounded on its own).
+        #expect(intervals.count == 3 && abs((intervals[0].endMs ?? 0) - intervals[1].startMs) <= 2 && intervals[2].endMs == nil, "\(intervals)")
         #expect(daemon.stop() == 0)
         // Told once: a clean restart tells nothing again.
         daemon = try self.daemon()

@@ -452,7 +452,7 @@ final class StopwatchService {
                     let advanced = try? perform(.advance, on: useCase), advanced != after
                 else { break }
                 if let event = record(
-                    name, from: after, to: advanced, late: lateness, saving: .afterTelling, endedAgo: max(now - expiredAt, .zero)
+                    name, from: after, to: advanced, late: lateness, saving: .afterTelling, endedAt: expiredAt
                 ) {
                     batch.events.append(event)
                 }
@@ -522,12 +522,12 @@ final class StopwatchService {
         late: Duration = .zero,
         saving order: SaveOrder = .beforeTelling,
         ended: DatedTransition? = nil,
-        endedAgo: Duration? = nil
+        endedAt: Duration? = nil
     ) -> StopwatchEvent? {
         if before.endsInterval(goingTo: after) {
             // A stop in the past: where it paused, on its own clock, is where the interval ends.
-            // An automatic phase change: where the phase expired, `endedAgo` before now.
-            recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) }, endedAgo: endedAgo)
+            // An automatic phase change: where the phase expired, `endedAt` on its own clock.
+            recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) }, endedAt: endedAt)
             registry.setIntervalID(nil, of: name)
         }
         // An interval begins (a start, a toggle, a countdown, a resume): its id from now on,
@@ -606,18 +606,25 @@ final class StopwatchService {
     /// Appends the counting interval `snapshot` is in to the history, ending now, or for a
     /// stop dated in the past, `ended.at.ago` before now at wall-clock `ended.at.atMs`, where
     /// its own clock read `ended.reading` (nil: `ago` before now), with the id it has had
-    /// since it began (`StopwatchRegistry`'s table). `endedAgo`: it ended that long before
-    /// now on its own clock (a cycle's phase that expired then), taken as that long before
-    /// now on the wall clock too.
+    /// since it began (`StopwatchRegistry`'s table). `endedAt`: it ended at that reading of
+    /// its own clock (a cycle's phase that expired then), the time since taken as that long
+    /// before now on the wall clock too. The clocks are read once, together: every number of
+    /// the interval is from that one reading, so the phase after it begins where it ends.
     private func recordInterval(
-        _ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil, endedAgo: Duration? = nil
+        _ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil, endedAt: Duration? = nil
     ) {
+        guard let history else { return }
         var endMs = ended?.at.atMs ?? wallClock.nowMilliseconds()
-        if ended == nil, let endedAgo { endMs -= endedAgo.milliseconds }
-        guard let history,
-            let interval = openInterval(name, snapshot, wallNow: endMs, dated: ended?.at, endReading: ended?.reading, endedAgo: ended == nil ? endedAgo : nil)
-        else { return }
-        if !phasesEndedInHistory.isEmpty, phasesEndedInHistory.remove(interval.id) != nil { return }
+        let instant = clock.instant()
+        var endedAgo: Duration?
+        if ended == nil, let endedAt {
+            let ago = max(snapshot.reading(at: instant) - endedAt, .zero)
+            endMs -= ago.milliseconds
+            endedAgo = ago
+        }
+        guard let interval = openInterval(
+            name, snapshot, wallNow: endMs, dated: ended?.at, endReading: ended?.reading ?? endedAt, endedAgo: endedAgo, at: instant
+        ) else { return }
         history.append(Interval(
             id: registry.intervalID(of: name) ?? "", name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
             note: interval.note, phase: interval.phase
@@ -631,9 +638,9 @@ final class StopwatchService {
     /// sleep out.
     private func openInterval(
         _ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, dated: DatedTransition? = nil, endReading: Duration? = nil,
-        endedAgo: Duration? = nil
+        endedAgo: Duration? = nil, at read: StopWatchInstant? = nil
     ) -> Interval? {
-        let instant = clock.instant()
+        let instant = read ?? clock.instant()
         let ago = endedAgo ?? dated.map { $0.ago(at: instant.boot) } ?? .zero
         let end = endReading ?? snapshot.reading(at: instant) - ago
         guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: end) else {
