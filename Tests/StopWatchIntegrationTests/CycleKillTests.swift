@@ -38,14 +38,19 @@ struct CycleKillTests {
         var daemon = try daemon()
         let connection = try RawConnection(daemon.socket)
         try connection.call("io.stopwatchd.StartCycle", #"""
-            {"name":"pomo","phases":[{"label":"a","target_ms":500},{"label":"b","target_ms":500},{"label":"c","target_ms":600000}],"auto":true}
+            {"name":"pomo","phases":[{"label":"a","target_ms":2000},{"label":"b","target_ms":2000},{"label":"c","target_ms":600000}],"auto":true}
             """#)
         let started = try #require(try connection.reply())
         #expect(started.stopwatch?.cycle?.phases.count == 3, "\(started)")
+        let startedAt = ContinuousClock.now
+        // Killed within a's 2 s (the start's hook has run: the cycle is on disk), so that
+        // both ends fall while it is down, whatever the load.
         #expect(Deadline.wait { told() == ["start a "] }, "\(told())")
         #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
-        // Down across a's end (0.5 s) and b's (1 s), by more than a second past the first.
-        Thread.sleep(forTimeInterval: 1.6)
+        #expect(ContinuousClock.now - startedAt < .seconds(2), "killed before a's end")
+        // Down until b's end (4 s) is more than a second past.
+        let downFor = startedAt + .seconds(5.2) - ContinuousClock.now
+        if downFor > .zero { Thread.sleep(forTimeInterval: Double(downFor.components.seconds) + Double(downFor.components.attoseconds) / 1e18) }
         daemon = try self.daemon()
         #expect(Deadline.wait { told().count == 5 }, "\(told())")
         let lines = told()
@@ -55,10 +60,10 @@ struct CycleKillTests {
         #expect(lateness.count == 4 && lateness[0] > lateness[2], "a's end further back than b's: \(lines)")
         let pomo = try StopwatchClient(socketPath: daemon.socket).get("pomo")
         #expect(pomo.cycle?.phase == 2 && pomo.cycle?.round == 1 && pomo.state == .counting, "\(pomo)")
-        #expect(pomo.elapsedMs >= 500 && pomo.elapsedMs < 600_000, "c counts from b's end: \(pomo)")
+        #expect(pomo.elapsedMs >= 1200 && pomo.elapsedMs < 600_000, "c counts from b's end: \(pomo)")
         let intervals = try RawConnection.streamedHistory(daemon.socket).filter { $0.name == "pomo" }
         #expect(intervals.map(\.phase) == ["a", "b", "c"], "\(intervals)")
-        #expect(intervals.prefix(2).map(\.elapsedMs) == [500, 500])
+        #expect(intervals.prefix(2).map(\.elapsedMs) == [2000, 2000])
         // b began where a ended (to a millisecond or two: each is read and rounded on its own).
         #expect(intervals.count == 3 && abs((intervals[0].endMs ?? 0) - intervals[1].startMs) <= 2 && intervals[2].endMs == nil, "\(intervals)")
         #expect(daemon.stop() == 0)

@@ -256,4 +256,13 @@ final class CycleServiceTests {
         let ended = f.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
         #expect(ended.count == 200 && ended.last?.endMs == wall + 200_000)
     }
+
+    @Test("SetTarget ends a cycle, even with the current phase's own target")
+    func setTargetEndsCycle() throws {
+        let f = fixture()
+        _ = f.reply("StartCycle", Self.cycle("c", [("focus", 1_500_000), ("break", 300_000)]))
+        let same = try Stopwatch(json: try #require(f.reply("SetTarget", ["name": .string("c"), "target_ms": .int(1_500_000)])?["stopwatch"]))
+        #expect(same.cycle == nil && same.targetMs == 1_500_000)
+        #expect(f.events.map(\.event) == [.start, .target])
+    }
 }

@@ -255,7 +255,9 @@ public struct StopWatchSnapshot: Equatable, Sendable {
         case (.reset, .counting), (.lap, .stopped), (.lap, .pause):
             throw InvalidTransition(command: command, snapshot: self)
         case (.setTarget(let newTarget), _):
-            guard newTarget != target else { return self }
+            // The same target again changes nothing, but for a cycle or a snoozed countdown,
+            // which it ends as any target does.
+            guard newTarget != target || cycle != nil || snooze != nil else { return self }
             // Brought up to date too, like every other change: its watchers are told it.
             var retargeted = ticked(at: now)
             retargeted.target = newTarget

@@ -32,4 +32,26 @@ extension HistoryJournal {
         }
         return found
     }
+
+    /// The ids of this device's ended intervals of the names `names` that end at or after
+    /// `sinceMs`, as written (corrections aside): what a restart needs to know of the phases
+    /// whose ends reached the history before a crash. One pass over the months from
+    /// `sinceMs`'s; empty when they cannot be read (appended again, never lost).
+    func endedIntervalIDs(names: Set<StopwatchKey>, sinceMs: Int64) -> Set<String> {
+        guard !names.isEmpty, let months = try? monthsToRead() else { return [] }
+        let first = HistoryMonth(epochMilliseconds: sinceMs)
+        var ids: Set<String> = []
+        for interval in unwritten where names.contains(StopwatchKey(interval.name)) { ids.insert(interval.id) }
+        for (month, size) in months where month >= first {
+            _ = try? forEachLine(of: month, size: size) { line in
+                guard !HistoryLine.isCorrection(line) else { return }
+                if let times = HistoryLine.plainStartAndEnd(line), times.end < sinceMs { return }
+                guard let interval = HistoryLine.parse(line), let end = interval.endMs, end >= sinceMs,
+                    names.contains(StopwatchKey(interval.name))
+                else { return }
+                ids.insert(interval.id)
+            }
+        }
+        return ids
+    }
 }

@@ -16,6 +16,19 @@ package enum IntervalIdentity {
         return hex(value)
     }
 
+    /// The id of an automatic cycle's phase that began where the phase `previous` expired, at
+    /// clock reading `instant`: derived (FNV-1a 64 over `previous NUL nanoseconds`), not
+    /// random, so that a restart replaying phases whose ends were written before a crash
+    /// makes the same ids again, and finds them in the history (`StopwatchService`).
+    static func following(_ previous: String, at instant: Duration) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in previous.utf8 + [0] + String(instant.nanoseconds).utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        return hex(hash)
+    }
+
     /// The id of a line written without one.
     static func derived(name: String, startMs: Int64, endMs: Int64, elapsedMs: Int64) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

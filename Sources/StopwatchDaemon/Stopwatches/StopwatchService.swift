@@ -70,6 +70,9 @@ final class StopwatchService {
     /// The ids of phases' intervals found in the history at start while their stopwatch's
     /// file still ran them (`resumeCountdowns`): their end is told, not appended again.
     private var phasesEndedInHistory: Set<String> = []
+    /// Where the interval of a phase begun by an automatic change begins: the end of the one
+    /// before, by its id, until it ends (memory only: after a restart it is computed again).
+    private var phaseStartMs: [String: Int64] = [:]
     /// How far in the future an `at_ms` may be and still be taken as now: the client's
     /// clock read a moment before the daemon's, or on another machine near it.
     static let atSkewMs: Int64 = 100
@@ -197,20 +200,32 @@ final class StopwatchService {
             if recorded.last != expiry.name { recorded.append(expiry.name) }
             // An automatic cycle went on to its next phase at that instant, and the phase's
             // interval was appended to the history before the expiry was told: the same
-            // change again, without a second line. The told expiries of one cycle come in
-            // order, so a later one matches the phase this makes.
+            // change again, without a second line, its next phase with the id it had. The
+            // told expiries of one cycle come in order, so a later one matches the phase
+            // this makes.
+            let endedID = registry.intervalID(of: expiry.name)
             if after.cycle?.auto == true, let advanced = try? perform(.advance, on: useCase), advanced != after {
-                registry.setIntervalID(IntervalIdentity.random(), of: expiry.name)
+                registry.setIntervalID(endedID.map { IntervalIdentity.following($0, at: expiry.instant) } ?? IntervalIdentity.random(), of: expiry.name)
             }
         }
-        // A phase whose end reached the history but whose expiry the outbox does not hold
-        // (stopped between the two): told at start as any late expiry, but not appended twice.
+        // Phases whose ends reached the history but whose expiries the outbox does not hold
+        // (stopped between the two): told at start as any late expiry, but not appended
+        // twice. Their ids are derived one from the other (`IntervalIdentity.following`), so
+        // the phases the catch-up makes have the ids they had: those in the history since the
+        // earliest phase due are skipped (`recordInterval`). One pass over the history.
+        var dueCycles: Set<StopwatchKey> = []
+        var earliestEndMs = Int64.max
+        let wallNow = wallClock.nowMilliseconds()
+        let instant = clock.instant()
         for (name, useCase) in registry.createdStopwatches {
             let current = useCase.state.current
-            guard current.cycle?.auto == true, let due = current.expiry, due <= current.reading(at: clock.instant()),
-                let id = registry.intervalID(of: name), phaseEndIsInHistory(name, current, id: id)
-            else { continue }
-            phasesEndedInHistory.insert(id)
+            guard current.cycle?.auto == true, let due = current.expiry, due <= current.reading(at: instant) else { continue }
+            dueCycles.insert(StopwatchKey(name))
+            earliestEndMs = min(earliestEndMs, wallNow - (current.reading(at: instant) - due).milliseconds)
+        }
+        if let history, !dueCycles.isEmpty {
+            // A second's margin: the end was written from clocks read apart.
+            phasesEndedInHistory = history.endedIntervalIDs(names: dueCycles, sinceMs: earliestEndMs - 1000)
         }
         // In later turns, their flushes shared: after a crash in a storm these are thousands,
         // and one at a time (two flushes each) would hold READY back.
@@ -222,19 +237,6 @@ final class StopwatchService {
         for (name, useCase) in registry.createdStopwatches {
             expiries.update(name, useCase.state.current)
         }
-    }
-
-    /// Whether the interval `id` of the phase `snapshot` runs (expired by now) is in the
-    /// history already: an ended interval of `name` over the phase's time with that id.
-    private func phaseEndIsInHistory(_ name: String, _ snapshot: StopWatchSnapshot, id: String) -> Bool {
-        guard let history, let expiry = snapshot.expiry else { return false }
-        let ago = max(snapshot.reading(at: clock.instant()) - expiry, .zero)
-        let endMs = wallClock.nowMilliseconds() - ago.milliseconds
-        // Around its end only (the clocks are read apart, to the millisecond): the phase
-        // before ended where this one began, and must not be the one found.
-        let marginMs = min(max((snapshot.target ?? .zero).milliseconds / 2, 1), 50)
-        guard let found = try? history.overlapping(name: name, startMs: endMs - marginMs, endMs: endMs + marginMs) else { return false }
-        return found.id == id
     }
 
     /// Start, Stop or Toggle, with their `at_ms` (all three) and `note` (Start and Toggle),
@@ -420,7 +422,9 @@ final class StopwatchService {
     /// the expiry told again at the next start, late, never lost.
     /// `startedInThePast`: the countdown was just started at an earlier instant (`at_ms`)
     /// that its target has already passed, which is why it is late.
-    private func expire(_ expiries: [(name: String, instant: Duration)], startedInThePast: Bool = false) {
+    /// `wholly`: every phase of a cycle that is due is told now, however many (a command
+    /// waits on it: it must act on the phase that runs now).
+    private func expire(_ expiries: [(name: String, instant: Duration)], startedInThePast: Bool = false, wholly: Bool = false) {
         var expired: [String] = []
         var late: [(name: String, late: Duration)] = []
         var batch = EventBatch()
@@ -456,7 +460,7 @@ final class StopwatchService {
                 ) {
                     batch.events.append(event)
                 }
-                guard let next = advanced.expiry, next <= advanced.reading(at: clock.instant()), continued < Self.latePhasesATurn
+                guard let next = advanced.expiry, next <= advanced.reading(at: clock.instant()), wholly || continued < Self.latePhasesATurn
                 else { break }
                 continued += 1
                 instant = next
@@ -497,11 +501,12 @@ final class StopwatchService {
 
     /// A countdown whose instant has passed, but whose turn has not come yet (the timer's
     /// handler waits behind this call), expires before a command changes it: a Stop just
-    /// after the instant must not swallow the expiry.
+    /// after the instant must not swallow the expiry. A cycle several phases behind (a
+    /// catch-up after a suspend, told 64 phases a turn) catches up wholly first.
     private func expireIfDue(_ name: String, _ useCase: StopWatchUseCase) {
         let current = useCase.state.current
         guard let instant = current.expiry, instant <= current.reading(at: clock.instant()) else { return }
-        expire([(name, instant)])
+        expire([(name, instant)], wholly: true)
     }
 
     enum SaveOrder {
@@ -527,8 +532,17 @@ final class StopwatchService {
         if before.endsInterval(goingTo: after) {
             // A stop in the past: where it paused, on its own clock, is where the interval ends.
             // An automatic phase change: where the phase expired, `endedAt` on its own clock.
-            recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) }, endedAt: endedAt)
+            let endedID = registry.intervalID(of: name)
+            let endMs = recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) }, endedAt: endedAt)
             registry.setIntervalID(nil, of: name)
+            // An automatic phase change: the next phase's id follows from this one's (a
+            // restart's replay makes it again), and its interval begins where this one ended,
+            // to the millisecond.
+            if let endedAt, after.state.isCounting, let endedID {
+                let nextID = IntervalIdentity.following(endedID, at: endedAt)
+                registry.setIntervalID(nextID, of: name)
+                if let endMs { phaseStartMs[nextID] = endMs }
+            }
         }
         // An interval begins (a start, a toggle, a countdown, a resume): its id from now on,
         // saved with it, shown by History while it counts and written at its end.
@@ -610,10 +624,11 @@ final class StopwatchService {
     /// its own clock (a cycle's phase that expired then), the time since taken as that long
     /// before now on the wall clock too. The clocks are read once, together: every number of
     /// the interval is from that one reading, so the phase after it begins where it ends.
+    @discardableResult
     private func recordInterval(
         _ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil, endedAt: Duration? = nil
-    ) {
-        guard let history else { return }
+    ) -> Int64? {
+        guard let history else { return nil }
         var endMs = ended?.at.atMs ?? wallClock.nowMilliseconds()
         let instant = clock.instant()
         var endedAgo: Duration?
@@ -622,13 +637,21 @@ final class StopwatchService {
             endMs -= ago.milliseconds
             endedAgo = ago
         }
-        guard let interval = openInterval(
+        guard var interval = openInterval(
             name, snapshot, wallNow: endMs, dated: ended?.at, endReading: ended?.reading ?? endedAt, endedAgo: endedAgo, at: instant
-        ) else { return }
+        ) else { return nil }
+        // A phase that began at an automatic change: where the one before ended, unless the
+        // clocks disagree by more than rounding (a wall clock step since).
+        if let startMs = phaseStartMs.removeValue(forKey: interval.id), abs(startMs - interval.startMs) <= 5 {
+            interval.startMs = startMs
+        }
+        // Written before a crash, found at the restart (`resumeCountdowns`): not twice.
+        if !phasesEndedInHistory.isEmpty, phasesEndedInHistory.remove(interval.id) != nil { return endMs }
         history.append(Interval(
-            id: registry.intervalID(of: name) ?? "", name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
+            id: interval.id, name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
             note: interval.note, phase: interval.phase
         ))
+        return endMs
     }
 
     /// The interval `snapshot` counts in, as of `wallNow` (for a dated stop, `dated`'s instant,

@@ -34,7 +34,10 @@ extension WatchEvent {
             .reset
         } else if next.hasExpired && !previous.hasExpired {
             .expired
-        } else if next.target != previous.target || next.hasExpired != previous.hasExpired {
+        } else if next.target != previous.target || next.hasExpired != previous.hasExpired
+            || (previous.cycle != nil && next.cycle == nil) || (previous.snooze != nil && next.snooze == nil)
+        {
+            // SetTarget (a cycle or a snooze ended, even with the same target).
             .target
         } else if next.laps != previous.laps {
             .lap

@@ -70,6 +70,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         asleep: Duration = .zero,
         restored: [(name: String, snapshot: StopWatchSnapshot)] = [],
         toldBeforeRestart: [ToldExpiry] = [],
+        restoredIDs: [String: String] = [:],
         historyDirectory: String? = nil,
         wallClock: ManualWallClock = ManualWallClock(1_700_000_000_000),
         historyBatchSize: Int = 10_000,
@@ -133,6 +134,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         storage.current = { registry.created($0)?.state.current }
         queue.sync {
             for (name, snapshot) in restored { _ = try? registry.create(name, from: snapshot) }
+            for (name, id) in restoredIDs { registry.setIntervalID(id, of: name) }
             stopwatches.resumeCountdowns(told: toldBeforeRestart)
         }
     }

@@ -1,0 +1,129 @@
+import Foundation
+import LinuxSystem
+import StopWatchCore
+@testable import StopwatchDaemon
+import StopwatchProtocol
+import StopWatchTesting
+import Testing
+import Varlink
+
+/// Cycles across a crash in the service: phases whose ends reached the history before the
+/// outbox or the state file said so are neither lost nor appended twice at the restart, and a
+/// command during a long catch-up acts on the phase that runs now.
+@Suite("cycles across a crash")
+final class CycleCrashTests {
+    let root: String
+    let wall: Int64 = 1_700_000_000_000
+
+    init() throws {
+        var template = Array("/tmp/stopwatchd-cycle-crash-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw Errno(errno) }
+        root = String(cString: made)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    static func cycle(_ name: String, _ phases: [(String, Int64)]) -> JSONObject {
+        ["name": .string(name), "phases": .array(phases.map { .object(["label": .string($0.0), "target_ms": .int($0.1)]) }), "auto": .bool(true)]
+    }
+
+    /// Run 1: StartCycle at 100 s; the file as saved then, and its interval id.
+    /// Then a suspend of 25 s across a's end (110) and b's (120): both appended in one turn.
+    /// The crash: before the outbox and the state file said anything of it.
+    @Test("two phase ends appended in one turn, a crash before they were told or saved: the restart tells both, appends neither again")
+    func twoPhasesOneTurn() throws {
+        var file: StopWatchSnapshot?
+        var id: String?
+        do {
+            let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
+            _ = f.reply("StartCycle", Self.cycle("c", [("a", 10_000), ("b", 10_000), ("c", 30_000)]))
+            file = f.saves.last?.snapshot
+            id = f.queue.sync { f.registry.intervalID(of: "c") }
+            f.wallClock.advance(by: 25_000)
+            f.time.suspend(for: .seconds(25))
+            f.settle()
+            let ended = f.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
+            #expect(ended.map(\.phase) == ["a", "b"])
+        }
+        let f2 = StopwatchServiceFixture(
+            now: .seconds(125), restored: [("c", try #require(file))], toldBeforeRestart: [], restoredIDs: ["c": try #require(id)],
+            historyDirectory: root, wallClock: ManualWallClock(wall + 25_000)
+        )
+        f2.time.fireDueTimers()
+        f2.settle()
+        let ended = f2.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
+        #expect(ended.map(\.phase) == ["a", "b"], "\(ended.map { ($0.phase ?? "-", $0.startMs - wall, $0.endMs.map { $0 - wall } ?? -1, $0.id) })")
+    }
+
+    /// Only a's end appended; crash before tell (single phase: the handled case).
+    @Test("one phase end appended, a crash before it was told or saved: the restart tells it, does not append it again")
+    func onePhase() throws {
+        var file: StopWatchSnapshot?
+        var id: String?
+        do {
+            let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
+            _ = f.reply("StartCycle", Self.cycle("c", [("a", 10_000), ("b", 10_000), ("c", 30_000)]))
+            file = f.saves.last?.snapshot
+            id = f.queue.sync { f.registry.intervalID(of: "c") }
+            f.wallClock.advance(by: 15_000)
+            f.time.suspend(for: .seconds(15))
+            f.settle()
+        }
+        let f2 = StopwatchServiceFixture(
+            now: .seconds(125), restored: [("c", try #require(file))], toldBeforeRestart: [], restoredIDs: ["c": try #require(id)],
+            historyDirectory: root, wallClock: ManualWallClock(wall + 25_000)
+        )
+        f2.time.fireDueTimers()
+        f2.settle()
+        let ended = f2.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
+        #expect(ended.map(\.phase) == ["a", "b"], "\(ended.map { ($0.phase ?? "-", $0.startMs - wall, $0.endMs.map { $0 - wall } ?? -1, $0.id) })")
+    }
+
+    /// a told (outbox) and appended; then b appended in a later turn, crash before b's tell and
+    /// before any state save.
+    @Test("a told, b appended in a later turn, a crash before either was saved: the restart tells b only, appends neither again")
+    func toldThenAppended() throws {
+        var file: StopWatchSnapshot?
+        var id: String?
+        var told: [ToldExpiry] = []
+        do {
+            let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
+            _ = f.reply("StartCycle", Self.cycle("c", [("a", 10_000), ("b", 10_000), ("c", 30_000)]))
+            file = f.saves.last?.snapshot
+            id = f.queue.sync { f.registry.intervalID(of: "c") }
+            f.wallClock.advance(by: 10_000)
+            f.time.advance(by: .seconds(10))
+            f.settle()
+            told = f.toldExpiries
+            f.wallClock.advance(by: 10_000)
+            f.time.advance(by: .seconds(10))
+            f.settle()
+        }
+        #expect(told.count == 1)
+        let f2 = StopwatchServiceFixture(
+            now: .seconds(125), restored: [("c", try #require(file))], toldBeforeRestart: told, restoredIDs: ["c": try #require(id)],
+            historyDirectory: root, wallClock: ManualWallClock(wall + 25_000)
+        )
+        f2.time.fireDueTimers()
+        f2.settle()
+        let ended = f2.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
+        #expect(ended.map(\.phase) == ["a", "b"], "\(ended.map { ($0.phase ?? "-", $0.startMs - wall, $0.endMs.map { $0 - wall } ?? -1, $0.id) })")
+    }
+
+    @Test("a command during a catch-up of more than 64 late phases: every phase told and recorded first, then the command on the phase that runs now")
+    func commandDuringCatchUp() throws {
+        let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
+        _ = f.reply("StartCycle", Self.cycle("c", [("a", 1000)]))
+        f.wallClock.advance(by: 200_500)
+        f.time.move(by: .milliseconds(200_500))
+        let next = try #require(f.stopwatch("Next", "c"))
+        f.time.fireDueTimers()
+        f.settle()
+        let ended = f.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
+        // The 200 that expired, then the one Next ended, half a second in.
+        #expect(ended.count == 201, "\(ended.count) ended; the last: \(ended.last.map { ($0.elapsedMs, $0.startMs - wall) } ?? (0, 0)); next: \(next)")
+        #expect(ended.dropLast().allSatisfy { $0.elapsedMs == 1000 } && ended.last?.elapsedMs == 500)
+        #expect(next.cycle?.round == 202 && next.elapsedMs == 0)
+        #expect(f.events.count { $0.event == .expired } == 200, "\(f.events.count { $0.event == .expired }) expired told")
+    }
+}
