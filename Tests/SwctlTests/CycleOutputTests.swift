@@ -44,6 +44,13 @@ struct CycleOutputTests {
         #expect(WatchFormat.waybar.line(for: Self.tea, tenths: false) == #"{"text":"0:00:00","tooltip":"tea: stopped at 0:00:00","class":"stopped"}"#)
     }
 
+    @Test("a label a CSS selector cannot name becomes a class it can: spaces and punctuation as '-', letters of any script kept")
+    func waybarClassOfLabel() {
+        #expect(WatchFormat.cssClass("long break") == "long-break")
+        #expect(WatchFormat.cssClass("a.b:c#d") == "a-b-c-d")
+        #expect(WatchFormat.cssClass("pause_café-2") == "pause_café-2")
+    }
+
     @Test("templates: {phase} and {round} (2/4, 2 without end), empty without a cycle; {note}")
     func templates() throws {
         let template = try WatchFormat(argument: "{name} {phase} {round} {remaining}|{note}")

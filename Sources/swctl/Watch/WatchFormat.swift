@@ -66,7 +66,7 @@ package enum WatchFormat: Equatable, Sendable {
             let label = cycle.currentLabel ?? "?"
             return Self.waybarLine(
                 text: "\(shown) \(PangoMarkup.escaped(label))", tooltip: PangoMarkup.escaped(tooltip),
-                class: .array([.string(className), .string(label)])
+                class: .array([.string(className), .string(Self.cssClass(label))])
             )
         case .i3blocks, .polybar:
             // Status bars have little room and may not render non-ASCII: no name, ASCII only.
@@ -100,6 +100,12 @@ package enum WatchFormat: Equatable, Sendable {
                 }
             }
         }
+    }
+
+    /// A phase's label as a CSS class a selector can name: letters, digits, `-` and `_`
+    /// kept, anything else (a space, `.`, `:`, `#`) as `-`: `long break` is `long-break`.
+    static func cssClass(_ label: String) -> String {
+        String(label.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "-" })
     }
 
     /// `className`: a string, or for a cycle an array (Waybar takes either).
