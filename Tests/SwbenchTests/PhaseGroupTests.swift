@@ -57,7 +57,7 @@ struct PhaseGroupTests {
             Delivery(watcher: 0, received: .milliseconds(1_900), message: message(.phase, "cycle0")),
         ]
         let instants: [Duration] = [.milliseconds(1_000), .milliseconds(1_010)]
-        var phases = DaemonExpiries.delays(of: deliveries, instants: instants, event: .phase)
+        let phases = DaemonExpiries.delays(of: deliveries, instants: instants, event: .phase)
         #expect(phases.count == 2)
         #expect(phases.minimum == 3)
         #expect(phases.maximum == 6)
