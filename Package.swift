@@ -88,8 +88,9 @@ let package = Package(
             dependencies: ["StopwatchdClient", "Varlink", "LinuxSystem", "StopwatchDaemon", "UserDatabase", "TestSupport"],
             swiftSettings: strict
         ),
-        // swbench's own logic (what it checks in a client's output, where it finds the C client).
-        .testTarget(name: "SwbenchTests", dependencies: ["swbench"], swiftSettings: strict),
+        // swbench's own logic (what it checks in a client's output, where it finds the C client,
+        // what its phase group asks for and times).
+        .testTarget(name: "SwbenchTests", dependencies: ["swbench", "StopwatchProtocol", "Varlink"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

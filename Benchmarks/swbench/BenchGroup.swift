@@ -11,6 +11,9 @@ enum BenchGroup: String, CaseIterable {
     case loaded
     /// Watched countdowns expiring one after another: delay from instant to `expired`.
     case expiry
+    /// Watched automatic cycles whose first phases end one after another: delay from
+    /// instant to `phase`.
+    case phase
     /// One stopwatch counting for the drift period, alongside everything else.
     case drift
     /// 10,000 counting countdowns nobody watches: wake-ups against expiries, armed timers.

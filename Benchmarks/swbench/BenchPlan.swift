@@ -27,6 +27,11 @@ struct BenchPlan {
     let countdowns: Int
     let countdownSpacing: Duration = .milliseconds(10)
     let countdownLead: Duration
+    /// Watched automatic cycles, their first phases ending `cycleSpacing` apart, the first
+    /// `cycleLead` after it is set, as the countdowns'.
+    let cycles: Int
+    let cycleSpacing: Duration = .milliseconds(10)
+    let cycleLead: Duration
     /// Counting countdowns restored, nobody watching; those expiring during the wake-up
     /// count do so this far apart (the rest are hours away).
     let unwatchedCountdowns = 10_000
@@ -73,6 +78,8 @@ struct BenchPlan {
         driftPeriod = .seconds(driftSeconds ?? (smoke ? 5 : 600))
         countdowns = smoke ? 100 : 1_000
         countdownLead = smoke ? .seconds(2) : .seconds(10)
+        cycles = smoke ? 20 : 1_000
+        cycleLead = smoke ? .seconds(1) : .seconds(10)
         exitIdleCycles = smoke ? 2 : 20
         exitIdleWarmRuns = smoke ? 10 : 100
         lapSamples = smoke ? 60 : 2_000

@@ -1,30 +1,38 @@
 import LinuxSystem
 import StopWatchCore
+import StopwatchProtocol
 import Varlink
 
-/// Countdowns of a real daemon, each watched by a connection of its own, expiring one
-/// after another: countdown `i` is set to end `lead + i·spacing` after its Countdown call.
-/// Each one's instant is read from its state file (its origin on the boot clock, to the
-/// nanosecond, plus its target), so the delay is the daemon's alone.
+/// Countdowns (or automatic cycles) of a real daemon, each watched by a connection of its
+/// own, expiring one after another: stopwatch `i` is set to end its countdown (or first
+/// phase) `lead + i·spacing` after its call. Each one's instant is read from its state file
+/// (its origin on the boot clock, to the nanosecond, plus that target), so the delay is the
+/// daemon's alone.
 enum DaemonExpiries {
     struct Outcome {
-        /// When each countdown expired, on the boot clock, by watcher.
+        /// When each one's countdown or first phase ended, on the boot clock, by watcher.
         let instants: [Duration]
-        /// Instant to receipt of the `expired` reply, in milliseconds, one per countdown received.
+        /// Each one's countdown or first phase, by watcher: the raw baseline's replies carry it.
+        let targets: [Duration]
+        /// Instant to receipt of the timed reply, in milliseconds, one per stopwatch received.
         var delays: Samples
+        /// The daemon's `--state-dir`, which holds its history.
+        let stateDirectory: String
     }
 
-    static func run(_ context: BenchContext) throws(BenchError) -> Outcome {
+    static func run(_ context: BenchContext, _ kind: ExpiringStopwatches) throws(BenchError) -> Outcome {
         let plan = context.plan
-        let daemon = try context.startDaemon("expiry")
+        let count = kind.count(in: plan)
+        let targets = (0..<count).map { kind.lead(in: plan) + kind.spacing(in: plan) * $0 }
+        let daemon = try context.startDaemon(kind.group)
         defer { daemon.stop() }
         var watchers: [MessageConnection] = []
         defer { watchers.forEach { $0.close() } }
-        for index in 0..<plan.countdowns {
+        for index in 0..<count {
             let connection = try daemon.connect()
             watchers.append(connection)
             do {
-                try connection.send(VarlinkCall.stopwatchd("Watch", name: name(index), more: true).message)
+                try connection.send(VarlinkCall.stopwatchd("Watch", name: kind.name(index), more: true).message)
                 _ = try connection.receive()
             } catch {
                 throw BenchError("watcher \(index) failed: \(error)")
@@ -33,42 +41,39 @@ enum DaemonExpiries {
         let reader = WatcherReader(watchers.map(\.descriptor))
         let control = try daemon.connect()
         defer { control.close() }
-        for index in 0..<plan.countdowns {
-            let target = plan.countdownLead + plan.countdownSpacing * index
-            var call = VarlinkCall.stopwatchd("Countdown", name: name(index))
-            call.parameters["target_ms"] = .int(target.milliseconds)
-            _ = try control.stopwatch(call)
+        for index in 0..<count {
+            _ = try control.stopwatch(kind.call(index, target: targets[index]))
         }
         var instants: [Duration] = []
-        for index in 0..<plan.countdowns {
-            guard let origin = StateFiles.origin(of: name(index), in: daemon.stateDirectory + "/stopwatches") else {
-                throw BenchError("no origin in the state file of \(name(index))")
+        for index in 0..<count {
+            guard let origin = StateFiles.origin(of: kind.name(index), in: daemon.stateDirectory + "/stopwatches") else {
+                throw BenchError("no origin in the state file of \(kind.name(index))")
             }
-            instants.append(origin + plan.countdownLead + plan.countdownSpacing * index)
+            instants.append(origin + targets[index])
         }
         let harvest = reader.finish(at: (instants.max() ?? Now.boot()) + .seconds(1))
-        return Outcome(instants: instants, delays: delays(of: harvest.deliveries, instants: instants))
+        return Outcome(
+            instants: instants, targets: targets, delays: delays(of: harvest.deliveries, instants: instants, event: kind.event),
+            stateDirectory: daemon.stateDirectory
+        )
     }
 
-    /// Each watcher's first `expired` reply, as a delay after its instant.
-    static func delays(of deliveries: [Delivery], instants: [Duration]) -> Samples {
+    /// Each watcher's first reply of `event`, as a delay after its instant.
+    static func delays(of deliveries: [Delivery], instants: [Duration], event: WatchEvent) -> Samples {
+        let marker = Array(#""event":"\#(event.rawValue)""#.utf8)
         var seen = Set<Int>()
         var delays = Samples()
-        for delivery in deliveries where !seen.contains(delivery.watcher) && isExpiry(delivery.message) {
+        for delivery in deliveries where !seen.contains(delivery.watcher) && contains(delivery.message, marker) {
             seen.insert(delivery.watcher)
             delays.append((delivery.received - instants[delivery.watcher]).inMilliseconds)
         }
         return delays
     }
 
-    private static let expiredMarker = Array(#""event":"expired""#.utf8)
-
-    private static func isExpiry(_ message: [UInt8]) -> Bool {
-        guard message.count >= expiredMarker.count else { return false }
-        return (0...(message.count - expiredMarker.count)).contains { start in
-            message[start..<(start + expiredMarker.count)].elementsEqual(expiredMarker)
+    private static func contains(_ message: [UInt8], _ marker: [UInt8]) -> Bool {
+        guard message.count >= marker.count else { return false }
+        return (0...(message.count - marker.count)).contains { start in
+            message[start..<(start + marker.count)].elementsEqual(marker)
         }
     }
-
-    private static func name(_ index: Int) -> String { "countdown\(index)" }
 }

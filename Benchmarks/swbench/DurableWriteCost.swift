@@ -2,11 +2,12 @@ import StopwatchDaemon
 import Glibc
 import LinuxSystem
 
-/// What one durable save of a state file costs in context switches, on the machine and the
-/// file system of the run: swbench's own thread saves a file of a countdown's size as the
-/// daemon saves one (`replaceAtomically`: write, fsync, rename, fsync the directory) and
-/// counts its switches, each `fsync` sleeping until the journal has committed. The floor of
-/// an expiry that is saved when it happens.
+/// What durable writes cost on the machine and the file system of the run. One durable save
+/// of a state file, in context switches: swbench's own thread saves a file of a countdown's
+/// size as the daemon saves one (`replaceAtomically`: write, fsync, rename, fsync the
+/// directory) and counts its switches, each `fsync` sleeping until the journal has
+/// committed; the floor of an expiry that is saved when it happens. And one append of a
+/// history line with `fdatasync`, in time.
 enum DurableWriteCost {
     /// Switches per save, over `count` saves in `directory`.
     static func switchesPerSave(count: Int, in directory: String, bytes: Int) throws(BenchError) -> Double {
@@ -28,6 +29,37 @@ enum DurableWriteCost {
         }
         guard let after = ownSwitches() else { throw BenchError("cannot read /proc/thread-self/status") }
         return Double(after - before) / Double(max(count, 1))
+    }
+
+    /// How long one small append with `fdatasync` takes, in milliseconds, over `count`
+    /// appends `spacing` apart to a file in `directory`: the floor of a phase change, whose
+    /// interval is in the history (one such append) before it is told.
+    static func appendTimes(count: Int, in directory: String, bytes: Int, spacing: Duration) throws(BenchError) -> Samples {
+        var line = [UInt8](repeating: UInt8(ascii: " "), count: max(bytes, 1))
+        line[line.count - 1] = UInt8(ascii: "\n")
+        let path = directory + "/append-floor.jsonl"
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+        } catch {
+            throw BenchError("cannot open \(path): \(error)")
+        }
+        defer { file.close() }
+        var times = Samples()
+        var next = Now.boot()
+        for _ in 0..<count {
+            Now.sleep(until: next)
+            next += spacing
+            let start = Now.boot()
+            do {
+                try file.writeAll(line)
+                try file.dataSync()
+            } catch {
+                throw BenchError("cannot append to \(path): \(error)")
+            }
+            times.append((Now.boot() - start).inMilliseconds)
+        }
+        return times
     }
 
     /// Voluntary plus involuntary context switches of the calling thread.

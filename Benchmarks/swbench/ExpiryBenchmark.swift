@@ -1,18 +1,20 @@
 import StopwatchProtocol
 import Varlink
 
-/// The `expiry` group (SPEC §7): countdowns expiring at distinct instants, each watched;
-/// the delay from each instant to the receipt of its `expired` reply, against a raw
+/// The `expiry` and `phase` groups (SPEC §7): countdowns expiring at distinct instants, or
+/// automatic cycles whose first phases end at distinct instants, each watched; the delay
+/// from each instant to the receipt of its `expired` (or `phase`) reply, against a raw
 /// fan-out thread writing to as many sockets at the same instants.
 enum ExpiryBenchmark {
-    static func run(_ context: BenchContext) throws(BenchError) -> [Figure] {
+    static func run(_ context: BenchContext, _ kind: ExpiringStopwatches) throws(BenchError) -> [Figure] {
         let plan = context.plan
-        context.progress("expiry: \(plan.countdowns) watched countdowns, \(DurationText.string(plan.countdownSpacing)) apart")
-        var daemon = try DaemonExpiries.run(context)
-        context.progress("expiry baseline: a raw thread writing at the same instants")
-        var raw = try RawExpiries.run(instants: daemon.instants)
-        let details: JSONObject = [
-            "countdowns": .int(Int64(plan.countdowns)),
+        let count = kind.count(in: plan)
+        context.progress("\(kind.group): \(count) watched \(kind.noun) ending \(DurationText.string(kind.spacing(in: plan))) apart")
+        var daemon = try DaemonExpiries.run(context, kind)
+        context.progress("\(kind.group) baseline: a raw thread writing at the same instants")
+        var raw = try RawExpiries.run(kind, instants: daemon.instants, targets: daemon.targets)
+        var details: JSONObject = [
+            kind.noun: .int(Int64(count)),
             "received": .int(Int64(daemon.delays.count)),
             "daemon_p50_ms": JSONReport.number(daemon.delays.median() ?? .infinity),
             "daemon_max_ms": JSONReport.number(daemon.delays.maximum ?? .infinity),
@@ -20,10 +22,21 @@ enum ExpiryBenchmark {
             "raw_p99_ms": JSONReport.number(raw.p99() ?? .infinity),
             "raw_max_ms": JSONReport.number(raw.maximum ?? .infinity),
         ]
-        // A countdown whose expiry never came counts as infinitely late.
-        let missing = plan.countdowns - daemon.delays.count
+        if kind.appendsToHistory {
+            // Each phase change appends its interval to the history, flushed, before it is
+            // told: that flush on this file system, timed apart, is the change's floor.
+            context.progress("phase floor: a history line appended with fdatasync, as often")
+            var flush = try DurableWriteCost.appendTimes(
+                count: count, in: daemon.stateDirectory, bytes: 160, spacing: kind.spacing(in: plan)
+            )
+            details["append_fdatasync_p50_ms"] = JSONReport.number(flush.median() ?? .infinity)
+            details["append_fdatasync_p99_ms"] = JSONReport.number(flush.p99() ?? .infinity)
+            details["append_fdatasync_max_ms"] = JSONReport.number(flush.maximum ?? .infinity)
+        }
+        // One whose reply never came counts as infinitely late.
+        let missing = count - daemon.delays.count
         return [Figure(
-            .expiryDelay,
+            kind.figure,
             value: missing > 0 ? .infinity : daemon.delays.p99() ?? .infinity,
             baseline: raw.p99(),
             details: details,

@@ -3,11 +3,13 @@ import LinuxSystem
 import StopwatchProtocol
 import Varlink
 
-/// The baseline for expiries: a thread in swbench that sleeps on `CLOCK_BOOTTIME` until
-/// each instant of the daemon's run (shifted to now) and writes one `expired` reply of the
-/// daemon's format to that countdown's socket, read by the same reader.
+/// The baseline for expiries and phase changes: a thread in swbench that sleeps on
+/// `CLOCK_BOOTTIME` until each instant of the daemon's run (shifted to now) and writes one
+/// reply of the daemon's format (`expired`, or `phase`) to that stopwatch's socket, read by
+/// the same reader.
 enum RawExpiries {
-    static func run(instants: [Duration]) throws(BenchError) -> Samples {
+    /// `instants` and `targets` as the daemon's run had them (`DaemonExpiries.Outcome`).
+    static func run(_ kind: ExpiringStopwatches, instants: [Duration], targets: [Duration]) throws(BenchError) -> Samples {
         var senders: [FileDescriptor] = [], receivers: [FileDescriptor] = []
         defer { (senders + receivers).forEach { $0.close() } }
         for _ in instants {
@@ -23,17 +25,16 @@ enum RawExpiries {
         let shifted = instants.map { $0 + shift }
         let reader = WatcherReader(receivers)
         let sockets = senders
-        let sender = BenchThread { send(to: sockets, at: shifted) }
+        let sender = BenchThread { send(kind, to: sockets, at: shifted, targets: targets) }
         let harvest = reader.finish(at: (shifted.max() ?? Now.boot()) + .seconds(1))
         sender.join()
-        return DaemonExpiries.delays(of: harvest.deliveries, instants: shifted)
+        return DaemonExpiries.delays(of: harvest.deliveries, instants: shifted, event: kind.event)
     }
 
-    private static func send(to sockets: [FileDescriptor], at instants: [Duration]) {
+    private static func send(_ kind: ExpiringStopwatches, to sockets: [FileDescriptor], at instants: [Duration], targets: [Duration]) {
         for index in instants.indices.sorted(by: { instants[$0] < instants[$1] }) {
             Now.sleep(until: instants[index])
-            let stopwatch = Stopwatch(name: "countdown\(index)", state: .counting, elapsedMs: 0, targetMs: 0)
-            let update = WatchUpdate(stopwatch: stopwatch, event: .expired)
+            let update = kind.update(index, target: targets[index])
             let message = VarlinkReply(parameters: update.parameters, continues: true).message
             var sent = 0
             while sent < message.count, let count = try? sockets[index].send(message, from: sent) { sent += count }

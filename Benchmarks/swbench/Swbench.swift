@@ -59,7 +59,8 @@ enum Swbench {
         measure(.fanout, [.fanOutDelivery, .fanOutDelay, .fanOutCPU, .tickAccuracy, .memoryWatchers]) { () throws(BenchError) in
             try FanOutBenchmark.run(context)
         }
-        measure(.expiry, [.expiryDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context) }
+        measure(.expiry, [.expiryDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context, .countdowns) }
+        measure(.phase, [.phaseDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context, .cycles) }
         measure(.countdowns, [.countdownWakeups, .countdownTimers]) { () throws(BenchError) in try CountdownsBenchmark.run(context) }
         measure(.exitidle, [.exitIdleProcesses, .exitIdleFirstStatus]) { () throws(BenchError) in try ExitIdleBenchmark.run(context) }
         measure(.laps, [.lapAt10, .lapAt1000, .lapAt10000]) { () throws(BenchError) in try LapsBenchmark.run(context) }
