@@ -27,70 +27,68 @@ final class CycleCrashTests {
         ["name": .string(name), "phases": .array(phases.map { .object(["label": .string($0.0), "target_ms": .int($0.1)]) }), "auto": .bool(true)]
     }
 
-    /// Run 1: StartCycle at 100 s; the file as saved then, and its interval id.
-    /// Then a suspend of 25 s across a's end (110) and b's (120): both appended in one turn.
-    /// The crash: before the outbox and the state file said anything of it.
+    /// Run 1, until the crash: StartCycle at 100 s (a 10 s, b 10 s, c 30 s), then `run`. The
+    /// state file as StartCycle saved it (the phases' changes are saved in later turns, which
+    /// the crash comes before) and its interval id.
+    func crashed(_ run: (StopwatchServiceFixture) -> Void) throws -> (file: StopWatchSnapshot, id: String) {
+        let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
+        _ = f.reply("StartCycle", Self.cycle("c", [("a", 10_000), ("b", 10_000), ("c", 30_000)]))
+        let file = try #require(f.saves.last?.snapshot)
+        let id = try #require(f.queue.sync { f.registry.intervalID(of: "c") })
+        run(f)
+        return (file, id)
+    }
+
+    /// Run 2: the daemon starts again at 125 s from `first`'s file, the outbox holding `told`.
+    func restarted(_ first: (file: StopWatchSnapshot, id: String), told: [ToldExpiry] = []) -> StopwatchServiceFixture {
+        let f = StopwatchServiceFixture(
+            now: .seconds(125), restored: [("c", first.file)], toldBeforeRestart: told, restoredIDs: ["c": first.id],
+            historyDirectory: root, wallClock: ManualWallClock(wall + 25_000)
+        )
+        f.time.fireDueTimers()
+        f.settle()
+        return f
+    }
+
+    func ended(_ f: StopwatchServiceFixture) -> [Interval] {
+        f.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
+    }
+
+    func described(_ intervals: [Interval]) -> String {
+        "\(intervals.map { ($0.phase ?? "-", $0.startMs - wall, $0.endMs.map { $0 - wall } ?? -1, $0.id) })"
+    }
+
     @Test("two phase ends appended in one turn, a crash before they were told or saved: the restart tells both, appends neither again")
     func twoPhasesOneTurn() throws {
-        var file: StopWatchSnapshot?
-        var id: String?
-        do {
-            let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
-            _ = f.reply("StartCycle", Self.cycle("c", [("a", 10_000), ("b", 10_000), ("c", 30_000)]))
-            file = f.saves.last?.snapshot
-            id = f.queue.sync { f.registry.intervalID(of: "c") }
+        // A suspend of 25 s across a's end (110 s) and b's (120 s): both appended in one turn.
+        let first = try crashed { f in
             f.wallClock.advance(by: 25_000)
             f.time.suspend(for: .seconds(25))
             f.settle()
-            let ended = f.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
-            #expect(ended.map(\.phase) == ["a", "b"])
+            #expect(ended(f).map(\.phase) == ["a", "b"])
         }
-        let f2 = StopwatchServiceFixture(
-            now: .seconds(125), restored: [("c", try #require(file))], toldBeforeRestart: [], restoredIDs: ["c": try #require(id)],
-            historyDirectory: root, wallClock: ManualWallClock(wall + 25_000)
-        )
-        f2.time.fireDueTimers()
-        f2.settle()
-        let ended = f2.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
-        #expect(ended.map(\.phase) == ["a", "b"], "\(ended.map { ($0.phase ?? "-", $0.startMs - wall, $0.endMs.map { $0 - wall } ?? -1, $0.id) })")
+        let f = restarted(first)
+        #expect(ended(f).map(\.phase) == ["a", "b"], "\(described(ended(f)))")
+        #expect(f.events.map(\.event) == [.expired, .phase, .expired, .phase])
     }
 
-    /// Only a's end appended; crash before tell (single phase: the handled case).
     @Test("one phase end appended, a crash before it was told or saved: the restart tells it, does not append it again")
     func onePhase() throws {
-        var file: StopWatchSnapshot?
-        var id: String?
-        do {
-            let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
-            _ = f.reply("StartCycle", Self.cycle("c", [("a", 10_000), ("b", 10_000), ("c", 30_000)]))
-            file = f.saves.last?.snapshot
-            id = f.queue.sync { f.registry.intervalID(of: "c") }
+        let first = try crashed { f in
             f.wallClock.advance(by: 15_000)
             f.time.suspend(for: .seconds(15))
             f.settle()
         }
-        let f2 = StopwatchServiceFixture(
-            now: .seconds(125), restored: [("c", try #require(file))], toldBeforeRestart: [], restoredIDs: ["c": try #require(id)],
-            historyDirectory: root, wallClock: ManualWallClock(wall + 25_000)
-        )
-        f2.time.fireDueTimers()
-        f2.settle()
-        let ended = f2.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
-        #expect(ended.map(\.phase) == ["a", "b"], "\(ended.map { ($0.phase ?? "-", $0.startMs - wall, $0.endMs.map { $0 - wall } ?? -1, $0.id) })")
+        // a's end again (not appended), and b's, which fell while it was down (appended).
+        let f = restarted(first)
+        #expect(ended(f).map(\.phase) == ["a", "b"], "\(described(ended(f)))")
+        #expect(f.events.map(\.event) == [.expired, .phase, .expired, .phase])
     }
 
-    /// a told (outbox) and appended; then b appended in a later turn, crash before b's tell and
-    /// before any state save.
     @Test("a told, b appended in a later turn, a crash before either was saved: the restart tells b only, appends neither again")
     func toldThenAppended() throws {
-        var file: StopWatchSnapshot?
-        var id: String?
         var told: [ToldExpiry] = []
-        do {
-            let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
-            _ = f.reply("StartCycle", Self.cycle("c", [("a", 10_000), ("b", 10_000), ("c", 30_000)]))
-            file = f.saves.last?.snapshot
-            id = f.queue.sync { f.registry.intervalID(of: "c") }
+        let first = try crashed { f in
             f.wallClock.advance(by: 10_000)
             f.time.advance(by: .seconds(10))
             f.settle()
@@ -100,14 +98,9 @@ final class CycleCrashTests {
             f.settle()
         }
         #expect(told.count == 1)
-        let f2 = StopwatchServiceFixture(
-            now: .seconds(125), restored: [("c", try #require(file))], toldBeforeRestart: told, restoredIDs: ["c": try #require(id)],
-            historyDirectory: root, wallClock: ManualWallClock(wall + 25_000)
-        )
-        f2.time.fireDueTimers()
-        f2.settle()
-        let ended = f2.historyIntervals(["name": .string("c")]).filter { $0.endMs != nil }
-        #expect(ended.map(\.phase) == ["a", "b"], "\(ended.map { ($0.phase ?? "-", $0.startMs - wall, $0.endMs.map { $0 - wall } ?? -1, $0.id) })")
+        let f = restarted(first, told: told)
+        #expect(ended(f).map(\.phase) == ["a", "b"], "\(described(ended(f)))")
+        #expect(f.events.map(\.event) == [.expired, .phase], "b's end and c's start; a's was told before the crash")
     }
 
     @Test("a command during a catch-up of more than 64 late phases: every phase told and recorded first, then the command on the phase that runs now")
