@@ -79,7 +79,10 @@ struct BenchPlan {
         countdowns = smoke ? 100 : 1_000
         countdownLead = smoke ? .seconds(2) : .seconds(10)
         cycles = smoke ? 20 : 1_000
-        cycleLead = smoke ? .seconds(1) : .seconds(10)
+        // Longer than the countdowns' lead: the instants are read from the state files once
+        // every cycle is set, and a cycle whose first phase ended before that (a slow setup,
+        // seen at 8.8 s of 10 in a debug build) would show its second phase's origin.
+        cycleLead = smoke ? .seconds(3) : .seconds(20)
         exitIdleCycles = smoke ? 2 : 20
         exitIdleWarmRuns = smoke ? 10 : 100
         lapSamples = smoke ? 60 : 2_000

@@ -237,3 +237,13 @@ extension Stopwatch.State {
         }
     }
 }
+
+extension Stopwatch {
+    /// A cycle that has run its rounds: expired in the last phase of its last round, where it
+    /// stays (SPEC §3). One without an end (`rounds` nil) never finishes. (Comparing cannot
+    /// overflow, whatever the daemon sent.)
+    package var hasFinishedCycle: Bool {
+        guard let cycle, let rounds = cycle.rounds, let targetMs else { return false }
+        return cycle.round >= rounds && cycle.phase >= cycle.phases.count - 1 && elapsedMs >= targetMs
+    }
+}

@@ -108,6 +108,14 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case "io.stopwatchd.InvalidTransition":
             let stopwatch = error.parameters["stopwatch"].flatMap { try? Stopwatch(json: $0) }
             let name = stopwatch?.name ?? "the stopwatch"
+            // An automatic cycle past its phase's end, not its last: the daemon is still
+            // telling the phases that ended while it could not (a long suspend of a short
+            // cycle), and acts once it has.
+            if let stopwatch, let cycle = stopwatch.cycle, cycle.auto, stopwatch.state == .counting, !stopwatch.hasFinishedCycle,
+                let remaining = stopwatch.remainingMs, remaining < 0
+            {
+                return "'\(name)' is still catching up the phases that ended while stopwatchd was away; try again in a moment"
+            }
             switch text("method") {
             case "Reset": return "cannot reset '\(name)' while it is counting; stop it first ('swctl stop \(name)')"
             case "Lap": return "cannot record a lap: '\(name)' is not counting; start it first ('swctl start \(name)')"

@@ -119,4 +119,43 @@ final class CycleCrashTests {
         #expect(next.cycle?.round == 202 && next.elapsedMs == 0)
         #expect(f.events.count { $0.event == .expired } == 200, "\(f.events.count { $0.event == .expired }) expired told")
     }
+
+    @Test("phases appended before the machine crashed, the state file behind, restored after a reboot (another boot's clock): none appended again")
+    func afterAReboot() throws {
+        let first = try crashed { f in
+            f.wallClock.advance(by: 25_000)
+            f.time.suspend(for: .seconds(25))
+            f.settle()
+        }
+        // The same file as the new boot reads it: its origin 25 s before now (30 s) on this
+        // boot's clock, rebuilt from the wall clock.
+        let other = StopwatchServiceFixture(now: .seconds(5))
+        _ = other.reply("StartCycle", Self.cycle("c", [("a", 10_000), ("b", 10_000), ("c", 30_000)]))
+        let rebooted = (file: try #require(other.saves.last?.snapshot), id: first.id)
+        let f = StopwatchServiceFixture(
+            now: .seconds(30), restored: [("c", rebooted.file)], restoredIDs: ["c": rebooted.id], historyDirectory: root,
+            wallClock: ManualWallClock(wall + 25_000)
+        )
+        f.time.fireDueTimers()
+        f.settle()
+        #expect(ended(f).map(\.phase) == ["a", "b"], "\(described(ended(f)))")
+    }
+
+    @Test("a command on a cycle more phases behind than a command tells: refused (the turns catch it up), nothing recorded as a phase lasting until now")
+    func commandFarBehind() throws {
+        let f = StopwatchServiceFixture(now: .seconds(100), historyDirectory: root, wallClock: ManualWallClock(wall))
+        _ = f.reply("StartCycle", Self.cycle("c", [("a", 1)]))
+        let behind = Int64(StopwatchService.latePhasesACommand) + 100
+        f.wallClock.advance(by: behind)
+        f.time.move(by: .milliseconds(behind))
+        #expect(f.error("Next", ["name": .string("c")]) == "io.stopwatchd.InvalidTransition")
+        #expect(f.events.count { $0.event == .phase } == StopwatchService.latePhasesACommand + 1)
+        // The turns tell the rest; then the command acts.
+        f.time.fireDueTimers()
+        f.settle { f.events.count { $0.event == .phase } == Int(behind) }
+        #expect(f.events.count { $0.event == .phase } == Int(behind))
+        let next = try #require(f.stopwatch("Next", "c"))
+        #expect(next.elapsedMs == 0)
+        #expect(ended(f).allSatisfy { $0.elapsedMs == 1 })
+    }
 }

@@ -54,7 +54,7 @@ struct CycleCallTests {
         #expect(stopwatch.name == "pomo")
     }
 
-    @Test("a refusal of Next, Snooze or Restart says why, in one line, exit 1", arguments: [
+    @Test("a refusal of Next, Snooze or Restart says why, in one line, exit 1; so does one of a cycle still catching up", arguments: [
         ("Next", Stopwatch(name: "tea", state: .counting, elapsedMs: 1), "'tea' is not a cycle: next needs one (start one with 'swctl cycle')"),
         (
             "Next", Stopwatch(name: "c", state: .counting, elapsedMs: 300, targetMs: 200, cycle: .init(phases: phases, phase: 1, round: 2, rounds: 2)),
@@ -67,6 +67,10 @@ struct CycleCallTests {
             "'tea' is not counting: snooze is for a countdown in overtime ('swctl start tea' resumes it)"
         ),
         ("Restart", Stopwatch(name: "tea", state: .stopped, elapsedMs: 0), "'tea' is not a countdown or a cycle: restart needs one (start one with 'swctl timer' or 'swctl cycle')"),
+        (
+            "Stop", Stopwatch(name: "c", state: .counting, elapsedMs: 300, targetMs: 200, cycle: .init(phases: phases, phase: 0, round: 7)),
+            "'c' is still catching up the phases that ended while stopwatchd was away; try again in a moment"
+        ),
     ])
     func refusalsSaid(method: String, stopwatch: Stopwatch, message: String) {
         let error = ClientError(refusal: .invalidTransition(stopwatch, method: method))

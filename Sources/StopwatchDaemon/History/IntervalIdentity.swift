@@ -16,13 +16,15 @@ package enum IntervalIdentity {
         return hex(value)
     }
 
-    /// The id of an automatic cycle's phase that began where the phase `previous` expired, at
-    /// clock reading `instant`: derived (FNV-1a 64 over `previous NUL nanoseconds`), not
-    /// random, so that a restart replaying phases whose ends were written before a crash
-    /// makes the same ids again, and finds them in the history (`StopwatchService`).
-    static func following(_ previous: String, at instant: Duration) -> String {
+    /// The id of an automatic cycle's phase that began where the phase `previous` expired,
+    /// at `phase` (0-based) of `round`: derived (FNV-1a 64 over `previous NUL round NUL
+    /// phase`), not random, so that a restart replaying phases whose ends were written before
+    /// a crash makes the same ids again and finds them in the history (`StopwatchService`).
+    /// From the position, not from a clock reading: after a reboot the boot clock's readings
+    /// are another boot's, the positions the same.
+    static func following(_ previous: String, phase: Int, round: Int) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in previous.utf8 + [0] + String(instant.nanoseconds).utf8 {
+        for byte in previous.utf8 + [0] + String(round).utf8 + [0] + String(phase).utf8 {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }

@@ -205,7 +205,11 @@ final class StopwatchService {
             // this makes.
             let endedID = registry.intervalID(of: expiry.name)
             if after.cycle?.auto == true, let advanced = try? perform(.advance, on: useCase), advanced != after {
-                registry.setIntervalID(endedID.map { IntervalIdentity.following($0, at: expiry.instant) } ?? IntervalIdentity.random(), of: expiry.name)
+                let position = advanced.cycle.map { (phase: $0.phase, round: $0.round) } ?? (phase: 0, round: 1)
+                registry.setIntervalID(
+                    endedID.map { IntervalIdentity.following($0, phase: position.phase, round: position.round) } ?? IntervalIdentity.random(),
+                    of: expiry.name
+                )
             }
         }
         // Phases whose ends reached the history but whose expiries the outbox does not hold
@@ -330,7 +334,7 @@ final class StopwatchService {
         guard let useCase = creating ? try registry.create(name) : registry.created(name) else {
             throw .noSuchStopwatch(name)
         }
-        expireIfDue(name, useCase)
+        try expireIfDue(name, useCase, call)
         let before = useCase.state.current
         // An interval it would end that cannot be written (another writer's folder): refused
         // before the change, so that the stopwatch still holds it.
@@ -422,8 +426,8 @@ final class StopwatchService {
     /// the expiry told again at the next start, late, never lost.
     /// `startedInThePast`: the countdown was just started at an earlier instant (`at_ms`)
     /// that its target has already passed, which is why it is late.
-    /// `wholly`: every phase of a cycle that is due is told now, however many (a command
-    /// waits on it: it must act on the phase that runs now).
+    /// `wholly`: the phases of a cycle that are due are told now, up to `latePhasesACommand`
+    /// (a command waits on it: it must act on the phase that runs now).
     private func expire(_ expiries: [(name: String, instant: Duration)], startedInThePast: Bool = false, wholly: Bool = false) {
         var expired: [String] = []
         var late: [(name: String, late: Duration)] = []
@@ -460,7 +464,8 @@ final class StopwatchService {
                 ) {
                     batch.events.append(event)
                 }
-                guard let next = advanced.expiry, next <= advanced.reading(at: clock.instant()), wholly || continued < Self.latePhasesATurn
+                guard let next = advanced.expiry, next <= advanced.reading(at: clock.instant()),
+                    continued < (wholly ? Self.latePhasesACommand : Self.latePhasesATurn)
                 else { break }
                 continued += 1
                 instant = next
@@ -476,6 +481,10 @@ final class StopwatchService {
     /// scheduler holds the next one's instant (already past), so the rest follow in the
     /// next turns, clients served between.
     static let latePhasesATurn = 64
+    /// How many late phases a command tells before it acts (`expireIfDue`): a few seconds
+    /// of appends at most, well within the watchdog. A cycle further behind (a second-long
+    /// cycle across a long suspend) refuses the command until the turns have caught it up.
+    static let latePhasesACommand = 4_096
 
     /// A line for each of a few late expiries; a burst (thousands of countdowns after a
     /// suspend or a restart) in one line for each batch the scheduler hands over: a line each
@@ -503,10 +512,15 @@ final class StopwatchService {
     /// handler waits behind this call), expires before a command changes it: a Stop just
     /// after the instant must not swallow the expiry. A cycle several phases behind (a
     /// catch-up after a suspend, told 64 phases a turn) catches up wholly first.
-    private func expireIfDue(_ name: String, _ useCase: StopWatchUseCase) {
+    private func expireIfDue(_ name: String, _ useCase: StopWatchUseCase, _ call: VarlinkCall) throws(VarlinkError) {
         let current = useCase.state.current
         guard let instant = current.expiry, instant <= current.reading(at: clock.instant()) else { return }
         expire([(name, instant)], wholly: true)
+        // Still behind: acting on a phase long over would record it as lasting until now.
+        let caughtUp = useCase.state.current
+        if caughtUp.cycle?.auto == true, let due = caughtUp.expiry, due <= caughtUp.reading(at: clock.instant()) {
+            throw .invalidTransition(Stopwatch(name: name, snapshot: caughtUp, at: clock.instant()), method: call.memberName)
+        }
     }
 
     enum SaveOrder {
@@ -538,8 +552,8 @@ final class StopwatchService {
             // An automatic phase change: the next phase's id follows from this one's (a
             // restart's replay makes it again), and its interval begins where this one ended,
             // to the millisecond.
-            if let endedAt, after.state.isCounting, let endedID {
-                let nextID = IntervalIdentity.following(endedID, at: endedAt)
+            if endedAt != nil, after.state.isCounting, let endedID, let position = after.cycle {
+                let nextID = IntervalIdentity.following(endedID, phase: position.phase, round: position.round)
                 registry.setIntervalID(nextID, of: name)
                 if let endMs { phaseStartMs[nextID] = endMs }
             }
@@ -594,7 +608,7 @@ final class StopwatchService {
         guard StopwatchName.isValid(name) else { throw .invalidName(name) }
         // A typo is told, as for Stop (`command`).
         guard let useCase = registry.created(name) else { throw .noSuchStopwatch(name) }
-        expireIfDue(name, useCase)
+        try expireIfDue(name, useCase, call)
         let before = useCase.state.current
         if before.state.isCounting {
             try history?.ensureWritable(endingAt: wallClock.nowMilliseconds())

@@ -118,15 +118,6 @@ package enum WaitCondition: String, CaseIterable, Sendable {
     case phase
 }
 
-extension Stopwatch {
-    /// A cycle that has run its rounds: expired in the last phase of its last round, where it
-    /// stays (SPEC §3). One without an end (`rounds` nil) never finishes.
-    package var hasFinishedCycle: Bool {
-        guard let cycle, let rounds = cycle.rounds else { return false }
-        return cycle.round >= rounds && cycle.phase >= cycle.phases.count - 1 && hasReachedTarget
-    }
-}
-
 /// What `WaitMachine` asks of its caller after an update, when not to go on reading.
 package enum WaitStep: Equatable, Sendable {
     /// The wait ends so.
