@@ -45,6 +45,7 @@ sources=(
     Sources/StopWatchCore/StopWatch/StopWatchCommand.swift
     Sources/StopWatchCore/StopWatch/StopWatchClock.swift
     Sources/StopWatchCore/StopWatch/InvalidTransition.swift
+    Sources/StopWatchCore/StopWatch/StopWatchCycle.swift
     Sources/StopWatchCore/UseCase/Command.swift
     Sources/LinuxSystem/Duration+Nanoseconds.swift
 )
