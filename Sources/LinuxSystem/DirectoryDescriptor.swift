@@ -207,6 +207,12 @@ package struct DirectoryDescriptor: Sendable, CustomStringConvertible {
         try Posix.call { fchmod(descriptor.rawValue, mode) }
     }
 
+    /// Another descriptor of the same directory (close-on-exec), for another thread to use
+    /// and close while this one may be closed.
+    package func duplicate() throws(Errno) -> DirectoryDescriptor {
+        DirectoryDescriptor(FileDescriptor(rawValue: try Posix.call { fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0) }))
+    }
+
     /// Flushes the directory's entries (creations, renames, removals) to disk.
     package func sync() throws(Errno) {
         try descriptor.sync()

@@ -168,6 +168,8 @@ package enum Daemon {
                 }
             )
             queue.sync {
+                // No state file ahead of the history's lines (`HistoryFlush.afterTelling`).
+                store.beforeSaving = { history.flushWritten() }
                 history.start()
                 // After the repair (a torn line cut): what is there now is this daemon's.
                 history.recordOwnFolder()

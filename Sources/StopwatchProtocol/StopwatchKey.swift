@@ -26,7 +26,17 @@ package struct StopwatchKey: Hashable, Comparable, Sendable {
     }
 
     package static func < (left: StopwatchKey, right: StopwatchKey) -> Bool {
-        left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
+        // Over the bytes in one piece, as `==`: `List` sorts every stopwatch by it.
+        let compared: Bool? = left.name.utf8.withContiguousStorageIfAvailable { leftBytes in
+            right.name.utf8.withContiguousStorageIfAvailable { rightBytes in Self.precedes(leftBytes, rightBytes) }
+        } ?? nil
+        return compared ?? left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
+    }
+
+    private static func precedes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        let common = min(left.count, right.count)
+        for index in 0..<common where left[index] != right[index] { return left[index] < right[index] }
+        return left.count < right.count
     }
 
     package func hash(into hasher: inout Hasher) {

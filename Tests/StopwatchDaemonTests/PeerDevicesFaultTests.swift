@@ -192,9 +192,11 @@ extension PeerDevicesTests {
         let writer = fixture(own: Self.peerB, name: "desk")
         let path = root + "/" + Self.peerB + "/" + PeerDevices.openFileName
         writer.queue.sync { writer.history!.writeOpenIntervals(intervals, writtenMs: Self.now) }
+        writer.history!.openIntervalsFile.wait()
         let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         #expect(size <= PeerDevices.openFileLimit && size > PeerDevices.openFileLimit - 2 * 1_200)
         writer.queue.sync { writer.history!.writeOpenIntervals(Array(intervals.dropFirst()), writtenMs: Self.now) }
+        writer.history!.openIntervalsFile.wait()
         #expect(logged.withLock { $0 }.filter { $0.contains("that began latest are written") }.count == 1)
         // Read by another device: no problem, the latest-begun ones, the last of them first
         // cut off none.

@@ -581,8 +581,9 @@ final class PeerDevicesTests {
         let f = fixture()
         let path = root + "/" + Self.own + "/" + PeerDevices.openFileName
         _ = f.reply("Start", ["name": .string("work")])
-        // Written in the queue's next turn.
+        // Written in the queue's next turn, on the writer's queue.
         f.queue.sync {}
+        f.history!.openIntervalsFile.wait()
         let open = try String(contentsOfFile: path, encoding: .utf8)
         #expect(open.hasPrefix(#"{"written_ms":\#(Self.now),"intervals":[{"id":""#) && open.contains(#""name":"work""#) && !open.contains("end_ms"))
         let history = f.historyIntervals()
@@ -593,6 +594,7 @@ final class PeerDevicesTests {
         _ = f.reply("Stop", ["name": .string("work")])
         // Within the window of the last write: at its end.
         f.time.advance(by: OpenIntervalsSchedule.window)
+        f.history!.openIntervalsFile.wait()
         #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"written_ms":\#(Self.now),"intervals":[]}"# + "\n")
         try write(Self.peerB, PeerDevices.openFileName, "{" + String(repeating: " ", count: PeerDevices.openFileLimit) + "}")
         #expect(f.historyIntervals().filter { $0.endMs == nil }.isEmpty)

@@ -55,6 +55,17 @@ struct StopwatchFileNameTests {
         #expect(StopwatchKey("a") == StopwatchKey("a"))
     }
 
+    @Test("keys sort by their UTF-8 bytes: a prefix first, a byte above 0x7F after ASCII, never a key before itself; as the bytes compared one by one")
+    func byteOrder() {
+        let names = ["tea", "teas", "te", "z", "é", "Z", "", "a\u{0}", "a", "😀", "タ", "cafe\u{301}", "café"]
+        let sorted = names.map(StopwatchKey.init).sorted().map(\.name)
+        #expect(sorted == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        #expect(sorted.prefix(3) == ["", "Z", "a"])
+        #expect(StopwatchKey("z") < StopwatchKey("é") && !(StopwatchKey("é") < StopwatchKey("z")))
+        #expect(!(StopwatchKey("tea") < StopwatchKey("tea")))
+        #expect(StopwatchKey("a") < StopwatchKey("a\u{0}"))
+    }
+
     @Test("a long name's file name is cut and hashed, within NAME_MAX", arguments: [
         String(repeating: "😀", count: 64), String(repeating: "タ", count: 64), String(repeating: "é", count: 64),
         String(repeating: "x ", count: 31) + "xx", String(repeating: "x", count: 63) + "😀",

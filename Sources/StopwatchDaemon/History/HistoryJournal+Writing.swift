@@ -18,14 +18,41 @@ enum HistoryRecord: Sendable {
     }
 }
 
+/// When an appended line is flushed (`fdatasync`).
+enum HistoryFlush: Sendable {
+    /// Before `append` returns: what a command's reply waits for.
+    case now
+    /// In the file (the page cache, which outlives the daemon) when `append` returns, flushed
+    /// by `flushWritten`: in a turn of the queue after the change is told (`flushSoon`), and
+    /// before anything else is written that a power loss could keep without it (any other
+    /// line, a stopwatch's state file: `StateStore.beforeSaving`). For an automatic phase
+    /// change, whose line a power loss would not lose: the state file it follows from,
+    /// still on disk, makes it again at the next start (`StopwatchService.resumeCountdowns`).
+    /// The outbox's record that the phase was told, which a restart in the same boot takes
+    /// as its line written, can reach the disk without the line only if the machine goes
+    /// down, and the restart is then in another boot, whose told records those are not.
+    case afterTelling
+}
+
+/// What appends with `HistoryFlush.afterTelling` leave to `flushWritten`.
+struct UnflushedWrites: OptionSet, Sendable {
+    let rawValue: UInt8
+    /// Lines in the current month's file.
+    static let lines = UnflushedWrites(rawValue: 1 << 0)
+    /// A month's file made: its entry in the device folder.
+    static let monthEntry = UnflushedWrites(rawValue: 1 << 1)
+    /// A month's file made: `history-own.json`, which records it (`OwnFolderRecord`).
+    static let ownRecord = UnflushedWrites(rawValue: 1 << 2)
+}
+
 /// Writing: an append goes to the current month's file and is `fdatasync`ed; what cannot be
 /// written waits in `pending`, in order, retried on a timer and once more before exit.
 extension HistoryJournal {
-    /// Records an interval that ended: on disk when this returns, or waiting in memory,
-    /// in order, if writing fails.
+    /// Records an interval that ended: on disk when this returns (`flush` `.now`), or waiting
+    /// in memory, in order, if writing fails.
     /// One without an id gets a new random one. Returns it as recorded.
     @discardableResult
-    func append(_ interval: Interval) -> Interval {
+    func append(_ interval: Interval, flush: HistoryFlush = .now) -> Interval {
         var interval = interval
         if interval.id.isEmpty { interval.id = IntervalIdentity.random() }
         interval.device = ""
@@ -36,7 +63,7 @@ extension HistoryJournal {
         let isLate = corrections?.isLate(end: end, month: HistoryMonth(epochMilliseconds: end), device: deviceID) == true
         pending.append(.interval(interval))
         nextPlace += 1
-        writeUnwritten()
+        writeUnwritten(flush: flush)
         // Still waiting (writing fails; the last to be written of those waiting): `History`
         // reads it after every month's file, so it is merged in by its end too.
         if isLate || !pending.isEmpty { corrections?.addLate(interval, device: deviceID) }
@@ -80,12 +107,12 @@ extension HistoryJournal {
         failed(reason)
     }
 
-    private func writeUnwritten() {
+    private func writeUnwritten(flush: HistoryFlush = .now) {
         var written = 0
         defer { pending.removeFirst(written) }
         for record in pending {
             do throws(Errno) {
-                try write(record)
+                try write(record, flush: flush)
                 written += 1
             } catch {
                 // Kept in memory, not retried: another writer's file is never written.
@@ -108,10 +135,53 @@ extension HistoryJournal {
         problemChanged(problem)
     }
 
-    private func write(_ record: HistoryRecord) throws(Errno) {
+    /// Flushes the lines written with `.afterTelling` since the last flush, if any. A flush
+    /// that fails is a failed write (logged, the history's problem until writing works
+    /// again); the lines stay in the file, where the kernel has them (a retry of `fdatasync`
+    /// after an error says nothing more on Linux).
+    func flushWritten() {
+        guard !unflushed.isEmpty else { return }
+        do throws(Errno) {
+            try flushUnflushed(current?.file)
+        } catch {
+            unflushed = []
+            failed("cannot flush the history to disk: \(error)")
+        }
+    }
+
+    /// Flushes what `unflushed` says: `file`'s lines (the current month's), a month's entry
+    /// made, its record.
+    private func flushUnflushed(_ file: FileDescriptor?) throws(Errno) {
+        if unflushed.contains(.lines) {
+            try file?.dataSync()
+            unflushed.remove(.lines)
+        }
+        if unflushed.contains(.monthEntry) {
+            try directoryDescriptor().sync()
+            unflushed.remove(.monthEntry)
+        }
+        if unflushed.contains(.ownRecord) {
+            saveOwnRecord()
+            unflushed.remove(.ownRecord)
+        }
+    }
+
+    /// Flushes in a later turn of the queue (`flushWritten`): after the watchers of what this
+    /// turn told have been written to (their deliveries were queued before it).
+    func flushSoon() {
+        guard !unflushed.isEmpty, !isFlushComing else { return }
+        isFlushComing = true
+        queue.async { [weak self] in
+            guard let self else { return }
+            isFlushComing = false
+            flushWritten()
+        }
+    }
+
+    private func write(_ record: HistoryRecord, flush: HistoryFlush = .now) throws(Errno) {
         guard foreignWriter == nil else { throw Errno(EPERM) }
         let month = HistoryMonth(epochMilliseconds: record.timeMs)
-        var file = try file(for: month)
+        var file = try file(for: month, flush: flush)
         var status = try file.status()
         if status.linkCount == 0 {
             // Replaced while kept open by another file (a sync tool renamed another writer's
@@ -122,7 +192,7 @@ extension HistoryJournal {
             // Deleted or moved away while kept open (by hand, by a backup tool): lines
             // written there would be lost with it. The month's file is made again.
             closeCurrent()
-            file = try self.file(for: month)
+            file = try self.file(for: month, flush: flush)
             status = try file.status()
         }
         guard status.kind == .regular, status.ownerID == userID else {
@@ -137,7 +207,10 @@ extension HistoryJournal {
         }
         do {
             try file.writeAll(line)
-            try file.dataSync()
+            unflushed.insert(.lines)
+            // With the lines written before it (`.afterTelling`; one file), and its month's
+            // entry if that waits too.
+            if flush == .now { try flushUnflushed(file) }
         } catch {
             // Never a partial line in the middle of the file: the next append would follow it.
             try? file.truncate(to: status.size)
@@ -152,8 +225,10 @@ extension HistoryJournal {
         }
     }
 
-    /// The month's file, open for appending: the one kept if it is that month's.
-    private func file(for month: HistoryMonth) throws(Errno) -> FileDescriptor {
+    /// The month's file, open for appending: the one kept if it is that month's. One made
+    /// here has its entry flushed, and its record written, now or (`.afterTelling`) with
+    /// the line.
+    private func file(for month: HistoryMonth, flush: HistoryFlush = .now) throws(Errno) -> FileDescriptor {
         if let current, current.month == month { return current.file }
         closeCurrent()
         let directory = try directoryDescriptor()
@@ -167,7 +242,7 @@ extension HistoryJournal {
             // A new entry in the directory: durable too, or a crash could lose the file and
             // the line in it.
             do throws(Errno) {
-                try directory.sync()
+                if flush == .now { try directory.sync() } else { unflushed.insert(.monthEntry) }
             } catch {
                 created.close()
                 throw error
@@ -184,7 +259,7 @@ extension HistoryJournal {
             } else {
                 corrections = nil
             }
-            if let status { noteOwnMonth(month, OwnFolderRecord.Mark(inode: status.inode, size: 0)) }
+            if let status { noteOwnMonth(month, OwnFolderRecord.Mark(inode: status.inode, size: 0), saving: flush == .now) }
         } catch where error == .exists {
             // There already: appended to.
         }
@@ -210,7 +285,14 @@ extension HistoryJournal {
         return file
     }
 
+    /// Closes the month's file, flushed first if a line waits for it (the month ends, the
+    /// file was replaced or fails).
     func closeCurrent() {
+        if unflushed.contains(.lines), let current {
+            // Failing here (the file fails already): a later flush cannot reach these lines.
+            try? current.file.dataSync()
+            unflushed.remove(.lines)
+        }
         current?.file.close()
         current = nil
     }
@@ -237,6 +319,9 @@ extension HistoryJournal {
     /// One last try before the daemon exits, for intervals still waiting for writing to
     /// work; what still cannot be written is named in the log, since it is lost.
     func writeBeforeExit() {
+        // `open.json`, if a write was asked for (`OpenIntervalsSchedule.flush`).
+        openIntervalsFile.wait()
+        flushWritten()
         retry()
         saveOwnRecord()
         guard !pending.isEmpty else { return }

@@ -59,6 +59,10 @@ final class HistoryJournal: @unchecked Sendable {
     /// Records (intervals that ended, corrections) not written yet, oldest first.
     var pending: [HistoryRecord] = []
     var writeProblem: String?
+    /// What appends with `HistoryFlush.afterTelling` left to flush (`flushWritten`), and
+    /// whether a turn of the queue is asked for it (`flushSoon`).
+    var unflushed: UnflushedWrites = []
+    var isFlushComing = false
     var retryTimer: (any DispatchSourceTimer)?
 
     // The guard against another writer with this device id (`OwnFolderRecord`,
@@ -105,14 +109,8 @@ final class HistoryJournal: @unchecked Sendable {
     let peers: PeerDevices
     /// `peers.problem` as last told: a change is told to `problemChanged`.
     var peerProblem: String?
-    /// The intervals of `open.json` last written, as bytes (`writeOpenIntervals`), and whether
-    /// writing it fails.
-    var openIntervalsWritten: [UInt8]?
-    var openIntervalsFailing = false
-    /// Whether the last `open.json` held only the latest of more counting intervals than fit.
-    var openIntervalsCut = false
-    /// How many times `open.json` was written: what tells a test how often.
-    var openIntervalsWrites = 0
+    /// `open.json`, written on a queue of its own (`writeOpenIntervals`).
+    let openIntervalsFile: OpenIntervalsFile
     /// What `Devices` counted of each device's months (`DeviceSummaries`).
     var deviceSummaries = DeviceSummaries()
 
@@ -145,6 +143,7 @@ final class HistoryJournal: @unchecked Sendable {
     ) {
         self.ownFolderGuard = ownFolderGuard
         peers = PeerDevices(ownID: deviceID, limit: deviceLimit, logger: logger, openRoot: openFolder)
+        openIntervalsFile = OpenIntervalsFile(logger: logger)
         self.deviceID = deviceID
         self.deviceName = deviceName
         self.openDirectory = openDirectory

@@ -64,7 +64,7 @@ final class PeerDevices {
         static func of(name: String) -> Skip? {
             if HistoryMonth(fileName: name) != nil || name == HistoryLayout.deviceFileName || name == PeerDevices.openFileName { return nil }
             // The daemon's own temporary files, renamed over `open.json` and `device.json`.
-            if name == HistoryJournal.openTemporaryName || name == ".\(HistoryLayout.deviceFileName).tmp" { return nil }
+            if name == OpenIntervalsFile.temporaryName || name == ".\(HistoryLayout.deviceFileName).tmp" { return nil }
             if name.hasPrefix(".syncthing."), name.hasSuffix(".tmp") { return .syncTemporary }
             if name.contains(".sync-conflict-") { return .conflictCopy }
             if name == ".stversions" { return .versionsFolder }

@@ -122,6 +122,12 @@ final class StopwatchRegistry {
         entries.filter(\.value.isCreated).sorted { $0.key < $1.key }.map { ($0.key.name, $0.value.useCase) }
     }
 
+    /// The created stopwatches in no particular order: for what sorts them otherwise (the
+    /// open intervals, by start), without the cost of ordering names.
+    var createdInAnyOrder: [(name: String, useCase: StopWatchUseCase)] {
+        entries.compactMap { $0.value.isCreated ? ($0.key.name, $0.value.useCase) : nil }
+    }
+
     var countingCount: Int { entries.values.count { $0.isCreated && $0.useCase.state.current.state.isCounting } }
     var watcherCount: Int { entries.values.reduce(0) { $0 + $1.watchers } }
 }

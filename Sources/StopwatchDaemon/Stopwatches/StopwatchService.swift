@@ -67,6 +67,12 @@ final class StopwatchService {
     private(set) lazy var openIntervals: OpenIntervalsSchedule? = history.map { _ in
         OpenIntervalsSchedule(queue: queue, timers: openIntervalsTimers, clock: clock) { [weak self] in self?.writeOpenIntervals() }
     }
+    /// The counting stopwatches, each as of its last change, with its interval's id: what
+    /// `open.json` lists. Kept by every change (`record`, `remove`; made whole at start,
+    /// `publishOpenIntervals`), so that a write takes it as it is (a dictionary's copy, shared
+    /// until the next change), not by reading every stopwatch on this queue: a thousand
+    /// took milliseconds, which a phase change due then waited for.
+    private var counting: [StopwatchKey: CountingStopwatch] = [:]
     /// The ids of phases' intervals found in the history at start while their stopwatch's
     /// file still ran them (`resumeCountdowns`): their end is told, not appended again.
     private var phasesEndedInHistory: Set<String> = []
@@ -179,8 +185,7 @@ final class StopwatchService {
     private func corrections(_ call: VarlinkCall) throws(VarlinkError) -> IntervalCorrections {
         guard let history else { throw .methodNotFound(call.method) }
         return IntervalCorrections(journal: history, wallClock: wallClock) { [self] in
-            let wallNow = wallClock.nowMilliseconds()
-            return registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }
+            openIntervals(wallNow: wallClock.nowMilliseconds())
         }
     }
 
@@ -241,6 +246,7 @@ final class StopwatchService {
         for (name, useCase) in registry.createdStopwatches {
             expiries.update(name, useCase.state.current)
         }
+        countAllAgain()
     }
 
     /// Start, Stop or Toggle, with their `at_ms` (all three) and `note` (Start and Toggle),
@@ -473,6 +479,8 @@ final class StopwatchService {
         }
         logLate(late, startedInThePast: startedInThePast)
         if !batch.isEmpty { tell(batch) }
+        // The phases' lines, written before telling, flushed after (`HistoryFlush`).
+        history?.flushSoon()
         storage.saveSoon(expired)
     }
 
@@ -547,7 +555,12 @@ final class StopwatchService {
             // A stop in the past: where it paused, on its own clock, is where the interval ends.
             // An automatic phase change: where the phase expired, `endedAt` on its own clock.
             let endedID = registry.intervalID(of: name)
-            let endMs = recordInterval(name, before, ended: ended.map { ($0, after.pausedAt) }, endedAt: endedAt)
+            // A phase's line is flushed after it is told (`HistoryFlush.afterTelling`): its
+            // watchers hear of it at its instant, not a disk flush later; a power loss before
+            // the flush loses nothing, since the state file it follows from makes it again.
+            let endMs = recordInterval(
+                name, before, ended: ended.map { ($0, after.pausedAt) }, endedAt: endedAt, flush: endedAt == nil ? .now : .afterTelling
+            )
             registry.setIntervalID(nil, of: name)
             // An automatic phase change: the next phase's id follows from this one's (a
             // restart's replay makes it again), and its interval begins where this one ended,
@@ -566,6 +579,7 @@ final class StopwatchService {
             registry.setIntervalID(IntervalIdentity.random(), of: name)
         }
         if order == .beforeTelling { storage.save(name, after) }
+        noteCounting(name, after)
         if before.state.isCounting != after.state.isCounting || before.endsInterval(goingTo: after) { openIntervals?.changed() }
         changed()
         expiries.update(name, after)
@@ -617,6 +631,7 @@ final class StopwatchService {
         // On disk before anyone hears of it, watchers included.
         storage.save(name, nil)
         registry.remove(name)
+        counting[StopwatchKey(name)] = nil
         if before.state.isCounting { openIntervals?.changed() }
         changed()
         expiries.update(name, nil)
@@ -640,7 +655,8 @@ final class StopwatchService {
     /// the interval is from that one reading, so the phase after it begins where it ends.
     @discardableResult
     private func recordInterval(
-        _ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil, endedAt: Duration? = nil
+        _ name: String, _ snapshot: StopWatchSnapshot, ended: (at: DatedTransition, reading: Duration?)? = nil, endedAt: Duration? = nil,
+        flush: HistoryFlush = .now
     ) -> Int64? {
         guard let history else { return nil }
         var endMs = ended?.at.atMs ?? wallClock.nowMilliseconds()
@@ -664,7 +680,7 @@ final class StopwatchService {
         history.append(Interval(
             id: interval.id, name: name, startMs: interval.startMs, endMs: max(endMs, interval.startMs), elapsedMs: interval.elapsedMs,
             note: interval.note, phase: interval.phase
-        ))
+        ), flush: flush)
         return endMs
     }
 
@@ -677,7 +693,18 @@ final class StopwatchService {
         _ name: String, _ snapshot: StopWatchSnapshot, wallNow: Int64, dated: DatedTransition? = nil, endReading: Duration? = nil,
         endedAgo: Duration? = nil, at read: StopWatchInstant? = nil
     ) -> Interval? {
-        let instant = read ?? clock.instant()
+        Self.openInterval(
+            name, snapshot, id: registry.intervalID(of: name), wallNow: wallNow, dated: dated, endReading: endReading, endedAgo: endedAgo,
+            at: read ?? clock.instant()
+        )
+    }
+
+    /// `openInterval` from values alone (its id given), as `open.json`'s writer makes it on
+    /// its own queue.
+    private static func openInterval(
+        _ name: String, _ snapshot: StopWatchSnapshot, id: String?, wallNow: Int64, dated: DatedTransition? = nil,
+        endReading: Duration? = nil, endedAgo: Duration? = nil, at instant: StopWatchInstant
+    ) -> Interval? {
         let ago = endedAgo ?? dated.map { $0.ago(at: instant.boot) } ?? .zero
         let end = endReading ?? snapshot.reading(at: instant) - ago
         guard snapshot.state.isCounting, let elapsed = snapshot.intervalElapsed(at: end) else {
@@ -693,7 +720,7 @@ final class StopwatchService {
         let spanMs = snapshot.intervalStartBoot.map { milliseconds(max(instant.boot - ago - $0, elapsed)) } ?? elapsedMs
         let (start, overflow) = wallNow.subtractingReportingOverflow(spanMs)
         return Interval(
-            id: registry.intervalID(of: name) ?? "", name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs,
+            id: id ?? "", name: name, startMs: overflow ? 0 : max(start, 0), endMs: nil, elapsedMs: elapsedMs,
             note: snapshot.note, phase: snapshot.cycle?.current.label
         )
     }
@@ -701,14 +728,59 @@ final class StopwatchService {
     /// Writes the counting intervals to `open.json` for the other devices now (at the
     /// daemon's start; after a start or stop of one, `openIntervals` writes it soon).
     func publishOpenIntervals() {
+        countAllAgain()
         openIntervals?.writeAtStart()
+        // Written when this returns, as before any client is served.
+        history?.openIntervalsFile.wait()
     }
 
+    /// Hands `open.json`'s writer what counts now: the counting stopwatches' snapshots and
+    /// interval ids, read here (the registry is this queue's), made into intervals, sorted
+    /// and written on the writer's queue (`OpenIntervalsFile`).
     private func writeOpenIntervals() {
         guard let history else { return }
         let wallNow = wallClock.nowMilliseconds()
-        let open = registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }
-        history.writeOpenIntervals(open.filter { !$0.id.isEmpty }.sorted { $0.startMs < $1.startMs }, writtenMs: wallNow)
+        let instant = clock.instant()
+        let counting = self.counting
+        history.writeOpenIntervals(writtenMs: wallNow) {
+            counting.values
+                .compactMap { Self.openInterval($0.name, $0.snapshot, id: $0.intervalID, wallNow: wallNow, at: instant) }
+                .sorted { ($0.startMs, $0.id) < ($1.startMs, $1.id) }
+        }
+    }
+
+    /// A counting stopwatch as `open.json` lists it (`counting`).
+    struct CountingStopwatch: Sendable {
+        let name: String
+        let snapshot: StopWatchSnapshot
+        let intervalID: String
+    }
+
+    /// Makes `counting` from every stopwatch: at start, once the restore has given them
+    /// their interval ids and the catch-up (`resumeCountdowns`) their phases.
+    private func countAllAgain() {
+        counting = [:]
+        for (name, useCase) in registry.createdInAnyOrder { noteCounting(name, useCase.state.current) }
+    }
+
+    /// Keeps `counting` up to date with stopwatch `name` now `snapshot`: listed while it
+    /// counts with an interval id, which it is given as it begins (`record`).
+    private func noteCounting(_ name: String, _ snapshot: StopWatchSnapshot) {
+        let key = StopwatchKey(name)
+        if snapshot.state.isCounting, let id = registry.intervalID(of: name), !id.isEmpty {
+            counting[key] = CountingStopwatch(name: name, snapshot: snapshot, intervalID: id)
+        } else if counting[key] != nil {
+            counting[key] = nil
+        }
+    }
+
+    /// The counting intervals as of `wallNow`, by start (then id: the same order every time,
+    /// so `open.json` is not written again for an order alone).
+    private func openIntervals(wallNow: Int64) -> [Interval] {
+        let instant = clock.instant()
+        return registry.createdInAnyOrder
+            .compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow, at: instant) }
+            .sorted { ($0.startMs, $0.id) < ($1.startMs, $1.id) }
     }
 
     private func history(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
@@ -728,10 +800,8 @@ final class StopwatchService {
         default: throw .invalidParameter("device")
         }
         guard let history else { throw .methodNotFound(call.method) }
-        let wallNow = wallClock.nowMilliseconds()
         // Still counting: the newest, by when they began.
-        let open = registry.createdStopwatches.compactMap { openInterval($0.name, $0.useCase.state.current, wallNow: wallNow) }
-        let tail = history.unwritten + open.sorted { $0.startMs < $1.startMs }
+        let tail = history.unwritten + openIntervals(wallNow: wallClock.nowMilliseconds())
         return .stream(HistoryStream(
             query: query, more: call.more, journal: history, memory: historyMemory, queue: queue, tail: tail,
             batchSize: historyBatchSize

@@ -39,6 +39,10 @@ final class StateStore: @unchecked Sendable {
     /// Called once every change handed over so far is on disk, `saveSoon`'s included, after
     /// a pass that wrote some: the outbox's record of the expiries told is then not needed.
     var whenAllSaved: () -> Void = {}
+    /// Called before a state file is written: flushes the history's lines written but not
+    /// flushed yet (`HistoryFlush.afterTelling`), so that no state file on disk is ahead of
+    /// the history (a power loss would keep the file, which no longer makes the line again).
+    var beforeSaving: () -> Void = {}
 
     /// Why writing fails now; nil while it works.
     private(set) var problem: String? {
@@ -254,6 +258,7 @@ final class StateStore: @unchecked Sendable {
             together.append(name)
         }
         if together.count > 1, problem == nil, let stopwatches = try? stateDirectory.openStopwatches() {
+            beforeSaving()
             do {
                 try stopwatches.replaceAtomically(files)
                 for name in together { dueSoonNames.remove(StopwatchKey(name)) }
@@ -319,6 +324,7 @@ final class StateStore: @unchecked Sendable {
             case .unavailable(_, let errno): throw errno
             }
         }
+        beforeSaving()
         let file = StopwatchFileName.of(name)
         // An earlier release's file of this name, replaced by `file` or removed with it.
         let legacyFile = StopwatchFileName.legacyOf(name).flatMap { legacyFile in

@@ -50,6 +50,8 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         /// The expiries recorded as told, in order, and each batch as it came.
         var expiries: [ToldExpiry] = []
         var batches: [EventBatch] = []
+        /// Called with each batch as it is told, on `queue`, before the turn goes on.
+        var whenTold: (EventBatch) -> Void = { _ in }
     }
     /// On `queue` only (a watcher's callback there may read it directly).
     let told = Told()
@@ -123,6 +125,7 @@ final class StopwatchServiceFixture: @unchecked Sendable {
                 told.events += batch.events
                 told.expiries += batch.expiries
                 told.batches.append(batch)
+                told.whenTold(batch)
             },
             history: history,
             wallClock: wallClock,
