@@ -46,18 +46,18 @@ final class HistoryFlushTests {
         "auto": .bool(true),
     ]
 
-    @Test("a phase's line is in its month's file, its month made, when the phase is told; flushed in the next turn, month entry included")
+    @Test("a phase's line is in its month's file when the phase is told, flushed in the next turn")
     func phaseLineWrittenBeforeTellingFlushedAfter() throws {
         let f = fixture()
         #expect(f.reply("StartCycle", Self.cycle) != nil)
         // No line yet: the month's file is made by the phase's.
         #expect(try monthLines().isEmpty)
-        let seen = Locked<[(lines: [String], unflushed: UnflushedWrites)]>([])
+        let seen = Locked<[(lines: [String], unflushed: Int)]>([])
         f.queue.sync {
             f.told.whenTold = { [self] batch in
                 guard batch.events.contains(where: { $0.event == .phase }) else { return }
                 let lines = (try? monthLines()) ?? []
-                seen.withLock { $0.append((lines, f.history!.unflushed)) }
+                seen.withLock { $0.append((lines, f.history!.unflushed.count)) }
             }
         }
         f.time.advance(by: .seconds(10))
@@ -66,7 +66,7 @@ final class HistoryFlushTests {
         let told = seen.withLock { $0 }
         #expect(told.count == 1)
         #expect(told.first?.lines.count == 1 && told.first?.lines.first?.contains(#""phase":"focus""#) == true)
-        #expect(told.first?.unflushed == [.lines, .monthEntry])
+        #expect(told.first?.unflushed == 1)
         #expect(f.queue.sync { f.history!.unflushed }.isEmpty)
         // A stop's line is flushed before its reply, as every command's.
         #expect(f.reply("Stop", ["name": .string("c")]) != nil)
@@ -89,34 +89,84 @@ final class HistoryFlushTests {
         Interval(id: String(format: "%016llx", number), name: "c", startMs: endMs - 1000, endMs: endMs, elapsedMs: 1000)
     }
 
-    @Test("lines .afterTelling wait together; an append .now, a month's change or a flush flushes them; a month made waits with its line")
+    @Test("lines .afterTelling wait together; an append .now, a month's change or a flush flushes them")
     func afterTellingWaitsUntilFlushed() throws {
         let queue = DispatchQueue(label: "journal")
         let wallClock = ManualWallClock(wall)
         let history = journal(queue: queue, wallClock: wallClock)
         let december = Int64(1_701_388_800_000) // 2023-12-01 00:00 UTC
-        let states: [UnflushedWrites] = queue.sync {
-            var states: [UnflushedWrites] = []
+        let states: [Int] = queue.sync {
+            var states: [Int] = []
             history.append(interval(1, endMs: wall), flush: .afterTelling)
-            states.append(history.unflushed)
+            states.append(history.unflushed.count)
             history.append(interval(2, endMs: wall + 1), flush: .afterTelling)
-            states.append(history.unflushed)
+            states.append(history.unflushed.count)
             history.append(interval(3, endMs: wall + 2))
-            states.append(history.unflushed)
+            states.append(history.unflushed.count)
             history.append(interval(4, endMs: wall + 3), flush: .afterTelling)
-            states.append(history.unflushed)
+            states.append(history.unflushed.count)
             // The next month: the last month's lines flushed as its file closes.
             history.append(interval(5, endMs: december), flush: .afterTelling)
-            states.append(history.unflushed)
+            states.append(history.unflushed.count)
             history.flushWritten()
-            states.append(history.unflushed)
+            states.append(history.unflushed.count)
             return states
         }
-        #expect(states == [[.lines, .monthEntry], [.lines, .monthEntry], [], [.lines], [.lines, .monthEntry], []])
+        #expect(states == [1, 2, 0, 1, 1, 0])
         #expect(try monthLines().count == 5)
         // Nothing waits: a flush asked for does nothing, and nothing is queued.
         queue.sync { history.flushSoon() }
         #expect(queue.sync { history.isFlushComing } == false)
+    }
+
+    static let deviceID = "0123456789abcdef0123456789abcdef"
+
+    /// The history folder as the daemon opens it, with the guard against another writer.
+    func guardedFolder() throws -> HistoryFolder {
+        let (path, state) = (root + "/guarded", root + "/state")
+        for made in [path, state] where !FileManager.default.fileExists(atPath: made) {
+            try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        }
+        let logger = Logger(minimumLevel: .error, journald: false) { _ in }
+        let layout = HistoryLayout(deviceID: Self.deviceID, deviceName: "box", hostName: "host", trust: .currentProcess, logger: logger)
+        let ownFolderGuard = OwnFolderGuard(stateDirectory: state, logger: logger) { try? DirectoryDescriptor.open(state) }
+        return HistoryFolder(layout: layout, path: path, openRoot: { () throws(Errno) in try DirectoryDescriptor.open(path) }, ownFolderGuard: ownFolderGuard)
+    }
+
+    @Test("a daemon killed after a phase's line made its month's file, before the flush: the next start takes the folder as its own, and flushes the line", arguments: [HistoryFlush.now, .afterTelling])
+    func killedBeforeTheFlush(_ flush: HistoryFlush) throws {
+        let queue = DispatchQueue(label: "journal")
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func journal(_ folder: HistoryFolder) -> HistoryJournal {
+            HistoryJournal(
+                openDirectory: { () throws(Errno) in try folder.openDeviceFolder() },
+                logger: Logger(minimumLevel: .error, journald: false) { _ in }, queue: queue, wallClock: ManualWallClock(now),
+                retryInterval: .seconds(3600), deviceID: Self.deviceID, ownFolderGuard: folder.ownFolderGuard
+            )
+        }
+        // The first daemon, in a scope of its own: gone (its folder's lock with it) when it ends.
+        func firstRun() throws {
+            let made = try guardedFolder()
+            try made.prepareAtStart()
+            let first = journal(made)
+            queue.sync {
+                first.start()
+                first.recordOwnFolder()
+                first.append(Interval(id: "00000000000000a1", name: "c", startMs: now - 1000, endMs: now, elapsedMs: 1000, phase: "focus"), flush: flush)
+                // Killed here: no flush turn, no clean stop.
+            }
+            #expect(queue.sync { first.unflushed.count } == (flush == .now ? 0 : 1))
+        }
+        try firstRun()
+        // The next start: the month's file made before the line was written is recorded as
+        // this daemon's (a refusal here would keep the daemon from starting).
+        let again = try guardedFolder()
+        try again.prepareAtStart()
+        let second = journal(again)
+        queue.sync { second.start() }
+        let month = HistoryMonth(epochMilliseconds: now).fileName
+        let text = try String(contentsOfFile: root + "/guarded/" + Self.deviceID + "/" + month, encoding: .utf8)
+        #expect(text.contains(#""id":"00000000000000a1""#))
     }
 
     @Test("a state file is never written ahead of the history: the store flushes it first, alone or together")

@@ -454,6 +454,9 @@ final class HistoryServiceTests {
         let f = fixture()
         run(f, "Start")
         run(f, "Stop")
+        // No open.json write under way (on its own queue) while the folder is emptied.
+        f.queue.sync {}
+        f.history!.openIntervalsFile.wait()
         for file in try FileManager.default.contentsOfDirectory(atPath: root) {
             try FileManager.default.removeItem(atPath: root + "/" + file)
         }

@@ -27,14 +27,12 @@ extension HistoryJournal {
     }
 
     /// A month file this daemon made (or opened, judged its own): recorded, and written at
-    /// once when it was not recorded (once a month: the making costs a flush already), or
-    /// with the flush of the line that made it (`saving` false: `HistoryFlush.afterTelling`).
-    func noteOwnMonth(_ month: HistoryMonth, _ mark: OwnFolderRecord.Mark, saving: Bool = true) {
+    /// once when it was not recorded (once a month: the making costs a flush already).
+    func noteOwnMonth(_ month: HistoryMonth, _ mark: OwnFolderRecord.Mark) {
         guard ownRecord != nil else { return }
         let isNew = ownRecord?.months[month.fileName]?.inode != mark.inode
         ownRecord?.months[month.fileName] = mark
-        guard isNew else { return }
-        if saving { saveOwnRecord() } else { unflushed.insert(.ownRecord) }
+        if isNew { saveOwnRecord() }
     }
 
     /// A month file this daemon did not make now, about to be opened to append to (`status`

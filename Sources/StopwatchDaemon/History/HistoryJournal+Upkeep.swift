@@ -9,7 +9,17 @@ extension HistoryJournal {
     /// months `--history-days` no longer keeps, and prunes again once a day.
     func start() {
         if let directory = try? directoryDescriptor() {
-            for month in months(in: directory) { try? cutTornLine(month, in: directory) }
+            let months = months(in: directory)
+            for month in months { try? cutTornLine(month, in: directory, flushing: month == months.last) }
+            // A daemon killed before it flushed its phases' lines (`HistoryFlush.afterTelling`)
+            // left them in the page cache, where this boot finds them: flushed now (the newest
+            // month's file, above, and the folder), before a state file saved from here on
+            // relies on them. An older month's lines were flushed as its file was closed.
+            do throws(Errno) {
+                try directory.sync()
+            } catch {
+                logger.warning("cannot flush the history's device folder: \(error)")
+            }
         }
         prune()
         guard keepDays != nil else { return }
@@ -33,7 +43,7 @@ extension HistoryJournal {
     /// mid-append). Reads only the file's tail, back to the last newline. Throws when the
     /// tail could not be read or mended (also told as the month being unreadable): nothing
     /// may then be appended to it, or the next record would be glued to the torn line.
-    func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor) throws(Errno) {
+    func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor, flushing: Bool = false) throws(Errno) {
         let file: FileDescriptor
         do throws(Errno) {
             file = try directory.openFile(month.fileName, [.readWrite, .noFollow, .nonBlocking])
@@ -41,7 +51,17 @@ extension HistoryJournal {
             unreadable(month, "\(error)")
             throw error
         }
-        defer { file.close() }
+        defer {
+            // Almost free on a file with nothing unflushed (this boot's writes all flushed).
+            if flushing {
+                do throws(Errno) {
+                    try file.dataSync()
+                } catch {
+                    logger.warning("cannot flush the history's \(month): \(error)")
+                }
+            }
+            file.close()
+        }
         do throws(Errno) {
             let status = try file.status()
             guard status.kind == .regular else { throw Errno(EINVAL) }

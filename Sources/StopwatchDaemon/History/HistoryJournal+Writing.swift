@@ -25,7 +25,12 @@ enum HistoryFlush: Sendable {
     /// In the file (the page cache, which outlives the daemon) when `append` returns, flushed
     /// by `flushWritten`: in a turn of the queue after the change is told (`flushSoon`), and
     /// before anything else is written that a power loss could keep without it (any other
-    /// line, a stopwatch's state file: `StateStore.beforeSaving`). For an automatic phase
+    /// line, a stopwatch's state file: `StateStore.beforeSaving`). A month's file made for it
+    /// is made as for any line (its entry flushed and recorded before the line is written):
+    /// once a month. One whose flush fails waits in `pending` again, to be written again (a
+    /// duplicate rather than a loss, should the first reach the disk after all). A daemon
+    /// killed before the flush leaves the lines in the page cache: the next start flushes
+    /// them (`start`) before anything relies on them. For an automatic phase
     /// change, whose line a power loss would not lose: the state file it follows from,
     /// still on disk, makes it again at the next start (`StopwatchService.resumeCountdowns`).
     /// The outbox's record that the phase was told, which a restart in the same boot takes
@@ -34,19 +39,9 @@ enum HistoryFlush: Sendable {
     case afterTelling
 }
 
-/// What appends with `HistoryFlush.afterTelling` leave to `flushWritten`.
-struct UnflushedWrites: OptionSet, Sendable {
-    let rawValue: UInt8
-    /// Lines in the current month's file.
-    static let lines = UnflushedWrites(rawValue: 1 << 0)
-    /// A month's file made: its entry in the device folder.
-    static let monthEntry = UnflushedWrites(rawValue: 1 << 1)
-    /// A month's file made: `history-own.json`, which records it (`OwnFolderRecord`).
-    static let ownRecord = UnflushedWrites(rawValue: 1 << 2)
-}
-
-/// Writing: an append goes to the current month's file and is `fdatasync`ed; what cannot be
-/// written waits in `pending`, in order, retried on a timer and once more before exit.
+/// Writing: an append goes to the current month's file and is `fdatasync`ed (a phase's in
+/// the next turn, `HistoryFlush`); what cannot be written waits in `pending`, in order,
+/// retried on a timer and once more before exit.
 extension HistoryJournal {
     /// Records an interval that ended: on disk when this returns (`flush` `.now`), or waiting
     /// in memory, in order, if writing fails.
@@ -85,6 +80,8 @@ extension HistoryJournal {
             // Opened again at the next write, whose open ends or cuts a line this one may
             // have left torn (when its own cut failed too).
             closeCurrent()
+            // Lines written before it whose flush failed with its own wait to be written again.
+            takeBackUnflushed()
             throw .protocolError("the history cannot be written now (\(reason)); nothing was changed: try again later")
         }
         if writeProblem != nil { writtenAgain() }
@@ -108,6 +105,11 @@ extension HistoryJournal {
     }
 
     private func writeUnwritten(flush: HistoryFlush = .now) {
+        writePending(flush: flush)
+        takeBackUnflushed()
+    }
+
+    private func writePending(flush: HistoryFlush) {
         var written = 0
         defer { pending.removeFirst(written) }
         for record in pending {
@@ -136,34 +138,34 @@ extension HistoryJournal {
     }
 
     /// Flushes the lines written with `.afterTelling` since the last flush, if any. A flush
-    /// that fails is a failed write (logged, the history's problem until writing works
-    /// again); the lines stay in the file, where the kernel has them (a retry of `fdatasync`
-    /// after an error says nothing more on Linux).
+    /// that fails is a failed write: its records wait in `pending` again (`takeBackUnflushed`;
+    /// a retry of `fdatasync` after an error says nothing on Linux, whose pages are then
+    /// marked clean whether or not they reached the disk).
     func flushWritten() {
         guard !unflushed.isEmpty else { return }
-        do throws(Errno) {
-            try flushUnflushed(current?.file)
-        } catch {
-            unflushed = []
-            failed("cannot flush the history to disk: \(error)")
+        if let current {
+            do throws(Errno) {
+                try current.file.dataSync()
+                unflushed = []
+            } catch {
+                flushFailure = error
+            }
         }
+        takeBackUnflushed()
     }
 
-    /// Flushes what `unflushed` says: `file`'s lines (the current month's), a month's entry
-    /// made, its record.
-    private func flushUnflushed(_ file: FileDescriptor?) throws(Errno) {
-        if unflushed.contains(.lines) {
-            try file?.dataSync()
-            unflushed.remove(.lines)
-        }
-        if unflushed.contains(.monthEntry) {
-            try directoryDescriptor().sync()
-            unflushed.remove(.monthEntry)
-        }
-        if unflushed.contains(.ownRecord) {
-            saveOwnRecord()
-            unflushed.remove(.ownRecord)
-        }
+    /// After a flush of lines written `.afterTelling` failed (`flushFailure`: here, as the
+    /// month's file closed, or with a line written `.now`): their records wait in `pending`
+    /// again, first, and writing is retried as after any failed write. Called only where
+    /// `pending` is not being written from.
+    private func takeBackUnflushed() {
+        guard let error = flushFailure else { return }
+        flushFailure = nil
+        let records = unflushed
+        unflushed = []
+        pending.insert(contentsOf: records, at: 0)
+        for case .interval(let interval) in records { corrections?.addLate(interval, device: deviceID) }
+        failed("cannot flush the history to disk: \(error); \(records.count) interval\(records.count == 1 ? "" : "s") kept in memory until it works")
     }
 
     /// Flushes in a later turn of the queue (`flushWritten`): after the watchers of what this
@@ -181,7 +183,7 @@ extension HistoryJournal {
     private func write(_ record: HistoryRecord, flush: HistoryFlush = .now) throws(Errno) {
         guard foreignWriter == nil else { throw Errno(EPERM) }
         let month = HistoryMonth(epochMilliseconds: record.timeMs)
-        var file = try file(for: month, flush: flush)
+        var file = try file(for: month)
         var status = try file.status()
         if status.linkCount == 0 {
             // Replaced while kept open by another file (a sync tool renamed another writer's
@@ -192,7 +194,7 @@ extension HistoryJournal {
             // Deleted or moved away while kept open (by hand, by a backup tool): lines
             // written there would be lost with it. The month's file is made again.
             closeCurrent()
-            file = try self.file(for: month, flush: flush)
+            file = try self.file(for: month)
             status = try file.status()
         }
         guard status.kind == .regular, status.ownerID == userID else {
@@ -205,12 +207,21 @@ extension HistoryJournal {
         case .interval(let interval): HistoryLine.encode(interval, into: &line)
         case .correction(let correction): correction.encode(into: &line)
         }
-        do {
+        do throws(Errno) {
             try file.writeAll(line)
-            unflushed.insert(.lines)
-            // With the lines written before it (`.afterTelling`; one file), and its month's
-            // entry if that waits too.
-            if flush == .now { try flushUnflushed(file) }
+            switch flush {
+            case .now:
+                // The lines written before it (`.afterTelling`) too: one file.
+                do throws(Errno) {
+                    try file.dataSync()
+                } catch {
+                    if !unflushed.isEmpty { flushFailure = error }
+                    throw error
+                }
+                unflushed = []
+            case .afterTelling:
+                unflushed.append(record)
+            }
         } catch {
             // Never a partial line in the middle of the file: the next append would follow it.
             try? file.truncate(to: status.size)
@@ -225,10 +236,8 @@ extension HistoryJournal {
         }
     }
 
-    /// The month's file, open for appending: the one kept if it is that month's. One made
-    /// here has its entry flushed, and its record written, now or (`.afterTelling`) with
-    /// the line.
-    private func file(for month: HistoryMonth, flush: HistoryFlush = .now) throws(Errno) -> FileDescriptor {
+    /// The month's file, open for appending: the one kept if it is that month's.
+    private func file(for month: HistoryMonth) throws(Errno) -> FileDescriptor {
         if let current, current.month == month { return current.file }
         closeCurrent()
         let directory = try directoryDescriptor()
@@ -242,7 +251,7 @@ extension HistoryJournal {
             // A new entry in the directory: durable too, or a crash could lose the file and
             // the line in it.
             do throws(Errno) {
-                if flush == .now { try directory.sync() } else { unflushed.insert(.monthEntry) }
+                try directory.sync()
             } catch {
                 created.close()
                 throw error
@@ -259,7 +268,7 @@ extension HistoryJournal {
             } else {
                 corrections = nil
             }
-            if let status { noteOwnMonth(month, OwnFolderRecord.Mark(inode: status.inode, size: 0), saving: flush == .now) }
+            if let status { noteOwnMonth(month, OwnFolderRecord.Mark(inode: status.inode, size: 0)) }
         } catch where error == .exists {
             // There already: appended to.
         }
@@ -285,13 +294,16 @@ extension HistoryJournal {
         return file
     }
 
-    /// Closes the month's file, flushed first if a line waits for it (the month ends, the
-    /// file was replaced or fails).
+    /// Closes the month's file, flushed first if lines wait for it (the month ends, the file
+    /// was replaced or fails); a flush that fails leaves their records to `takeBackUnflushed`.
     func closeCurrent() {
-        if unflushed.contains(.lines), let current {
-            // Failing here (the file fails already): a later flush cannot reach these lines.
-            try? current.file.dataSync()
-            unflushed.remove(.lines)
+        if !unflushed.isEmpty, let current {
+            do throws(Errno) {
+                try current.file.dataSync()
+                unflushed = []
+            } catch {
+                flushFailure = error
+            }
         }
         current?.file.close()
         current = nil

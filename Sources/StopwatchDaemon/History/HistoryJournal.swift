@@ -9,7 +9,8 @@ import StopwatchProtocol
 /// Undo) in the month it was made (`HistoryCorrection`, `CorrectionIndex`).
 ///
 /// An append writes one line to the current month's file, kept open, and `fdatasync`s it:
-/// O(1) however long the history. A write that fails (ENOSPC, EIO) is cut back off, so a
+/// O(1) however long the history. An automatic phase change's line is flushed in the turn
+/// after it is told, never after a state file is saved (`HistoryFlush.afterTelling`). A write that fails (ENOSPC, EIO) is cut back off, so a
 /// partial line never stays in the middle of a file; the interval waits in memory, in
 /// order, and is written first once writing works again (at the next append, or on the
 /// retry timer). The failure is logged once per episode and reported in `problem`.
@@ -59,10 +60,12 @@ final class HistoryJournal: @unchecked Sendable {
     /// Records (intervals that ended, corrections) not written yet, oldest first.
     var pending: [HistoryRecord] = []
     var writeProblem: String?
-    /// What appends with `HistoryFlush.afterTelling` left to flush (`flushWritten`), and
-    /// whether a turn of the queue is asked for it (`flushSoon`).
-    var unflushed: UnflushedWrites = []
+    /// The records written with `HistoryFlush.afterTelling` and not flushed yet, oldest
+    /// first (`flushWritten`), and whether a turn of the queue is asked for it (`flushSoon`).
+    var unflushed: [HistoryRecord] = []
     var isFlushComing = false
+    /// Why a flush of `unflushed` failed, until their records wait in `pending` again.
+    var flushFailure: Errno?
     var retryTimer: (any DispatchSourceTimer)?
 
     // The guard against another writer with this device id (`OwnFolderRecord`,

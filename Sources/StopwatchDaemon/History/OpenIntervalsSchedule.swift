@@ -1,7 +1,8 @@
 import Dispatch
 import StopWatchCore
 
-/// When this device's `open.json` is written (`HistoryJournal.writeOpenIntervals`): at the
+/// When this device's `open.json` is written (`HistoryJournal.writeOpenIntervals` hands it to
+/// `OpenIntervalsFile`, which writes it on a queue of its own): at the
 /// daemon's start, once after every change of what counts, and at a clean stop if a change
 /// is not written yet. A change is written in a later turn of the queue, never in the one
 /// that made it, so the reply of the Start or Stop that caused it does not wait for the file;
