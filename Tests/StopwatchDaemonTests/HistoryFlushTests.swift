@@ -133,7 +133,7 @@ final class HistoryFlushTests {
         return HistoryFolder(layout: layout, path: path, openRoot: { () throws(Errno) in try DirectoryDescriptor.open(path) }, ownFolderGuard: ownFolderGuard)
     }
 
-    @Test("a daemon killed after a phase's line made its month's file, before the flush: the next start takes the folder as its own, and flushes the line", arguments: [HistoryFlush.now, .afterTelling])
+    @Test("a daemon killed after a phase's line made its month's file, before the flush: the next start takes the folder as its own, the line in it", arguments: [HistoryFlush.now, .afterTelling])
     func killedBeforeTheFlush(_ flush: HistoryFlush) throws {
         let queue = DispatchQueue(label: "journal")
         let now = Int64(Date().timeIntervalSince1970 * 1000)

@@ -9,12 +9,13 @@ extension HistoryJournal {
     /// months `--history-days` no longer keeps, and prunes again once a day.
     func start() {
         if let directory = try? directoryDescriptor() {
-            let months = months(in: directory)
-            for month in months { try? cutTornLine(month, in: directory, flushing: month == months.last) }
             // A daemon killed before it flushed its phases' lines (`HistoryFlush.afterTelling`)
-            // left them in the page cache, where this boot finds them: flushed now (the newest
-            // month's file, above, and the folder), before a state file saved from here on
-            // relies on them. An older month's lines were flushed as its file was closed.
+            // left them in the page cache, where this boot finds them: flushed now (each
+            // month's file changed since the machine booted, and the folder), before a state
+            // file saved from here on relies on them. (Usually the newest month alone; a
+            // catch-up across a month's end writes lines of both.)
+            let bootedNs = Posix.clockTime(.realtime).nanoseconds - Posix.clockTime(.boot).nanoseconds
+            for month in months(in: directory) { try? cutTornLine(month, in: directory, flushingIfChangedSince: bootedNs) }
             do throws(Errno) {
                 try directory.sync()
             } catch {
@@ -43,7 +44,7 @@ extension HistoryJournal {
     /// mid-append). Reads only the file's tail, back to the last newline. Throws when the
     /// tail could not be read or mended (also told as the month being unreadable): nothing
     /// may then be appended to it, or the next record would be glued to the torn line.
-    func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor, flushing: Bool = false) throws(Errno) {
+    func cutTornLine(_ month: HistoryMonth, in directory: DirectoryDescriptor, flushingIfChangedSince changedNs: Int64? = nil) throws(Errno) {
         let file: FileDescriptor
         do throws(Errno) {
             file = try directory.openFile(month.fileName, [.readWrite, .noFollow, .nonBlocking])
@@ -52,8 +53,7 @@ extension HistoryJournal {
             throw error
         }
         defer {
-            // Almost free on a file with nothing unflushed (this boot's writes all flushed).
-            if flushing {
+            if let changedNs, (try? file.status())?.changeTime ?? .max >= changedNs {
                 do throws(Errno) {
                     try file.dataSync()
                 } catch {

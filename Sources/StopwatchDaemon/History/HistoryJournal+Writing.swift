@@ -70,6 +70,7 @@ extension HistoryJournal {
     /// changed: never kept in memory, so that a reply always means a record on disk (the
     /// client may try again; docs/RELIABILITY.md).
     func append(_ correction: HistoryCorrection) throws(VarlinkError) {
+        takeBackUnflushed()
         if !pending.isEmpty { writeUnwritten() }
         do throws(Errno) {
             guard pending.isEmpty else { throw Errno(EAGAIN) }
@@ -84,7 +85,9 @@ extension HistoryJournal {
             takeBackUnflushed()
             throw .protocolError("the history cannot be written now (\(reason)); nothing was changed: try again later")
         }
-        if writeProblem != nil { writtenAgain() }
+        if writeProblem != nil, flushFailure == nil { writtenAgain() }
+        // The last month's lines, whose flush failed as its file closed for this one's.
+        takeBackUnflushed()
         corrections?.add(correction, device: deviceID, place: nextPlace, isOwn: true)
         nextPlace += 1
         // Dated after a record further ahead than the tolerance (`newCorrection`: another
@@ -105,6 +108,7 @@ extension HistoryJournal {
     }
 
     private func writeUnwritten(flush: HistoryFlush = .now) {
+        takeBackUnflushed()
         writePending(flush: flush)
         takeBackUnflushed()
     }
@@ -124,7 +128,8 @@ extension HistoryJournal {
                 return
             }
         }
-        if writeProblem != nil { writtenAgain() }
+        // Not when a flush failed meanwhile (a month's file closing): its take-back is next.
+        if writeProblem != nil, flushFailure == nil { writtenAgain() }
     }
 
     /// Writing works again after it failed: said once, the retries stopped.
@@ -142,27 +147,36 @@ extension HistoryJournal {
     /// a retry of `fdatasync` after an error says nothing on Linux, whose pages are then
     /// marked clean whether or not they reached the disk).
     func flushWritten() {
-        guard !unflushed.isEmpty else { return }
-        if let current {
+        if !unflushed.isEmpty, let current {
             do throws(Errno) {
                 try current.file.dataSync()
                 unflushed = []
             } catch {
-                flushFailure = error
+                unflushedFailed(error)
             }
         }
         takeBackUnflushed()
     }
 
-    /// After a flush of lines written `.afterTelling` failed (`flushFailure`: here, as the
+    /// A flush of `unflushed` (the lines in `current`'s file) failed: their records are set
+    /// aside for `takeBackUnflushed`, never flushed again (a second `fdatasync` after an error
+    /// returns 0 on Linux, the pages marked clean whether or not they reached the disk).
+    private func unflushedFailed(_ error: Errno) {
+        flushFailed += unflushed
+        unflushed = []
+        flushFailure = error
+    }
+
+    /// After a flush of lines written `.afterTelling` failed (`flushFailed`: here, as the
     /// month's file closed, or with a line written `.now`): their records wait in `pending`
-    /// again, first, and writing is retried as after any failed write. Called only where
-    /// `pending` is not being written from.
+    /// again, first (before any record still waiting, all newer), and writing is retried as
+    /// after any failed write. Called only where `pending` is not being written from, and
+    /// before it is.
     private func takeBackUnflushed() {
         guard let error = flushFailure else { return }
         flushFailure = nil
-        let records = unflushed
-        unflushed = []
+        let records = flushFailed
+        flushFailed = []
         pending.insert(contentsOf: records, at: 0)
         for case .interval(let interval) in records { corrections?.addLate(interval, device: deviceID) }
         failed("cannot flush the history to disk: \(error); \(records.count) interval\(records.count == 1 ? "" : "s") kept in memory until it works")
@@ -215,7 +229,7 @@ extension HistoryJournal {
                 do throws(Errno) {
                     try file.dataSync()
                 } catch {
-                    if !unflushed.isEmpty { flushFailure = error }
+                    if !unflushed.isEmpty { unflushedFailed(error) }
                     throw error
                 }
                 unflushed = []
@@ -302,7 +316,7 @@ extension HistoryJournal {
                 try current.file.dataSync()
                 unflushed = []
             } catch {
-                flushFailure = error
+                unflushedFailed(error)
             }
         }
         current?.file.close()
@@ -347,6 +361,7 @@ extension HistoryJournal {
     /// With nothing waiting (a refused correction, a folder unprepared at start), the problem
     /// clears once the month's file opens again.
     func retry() {
+        takeBackUnflushed()
         if !pending.isEmpty { return writeUnwritten() }
         guard writeProblem != nil else { return }
         do throws(Errno) {

@@ -10,7 +10,7 @@ import StopwatchProtocol
 ///
 /// An append writes one line to the current month's file, kept open, and `fdatasync`s it:
 /// O(1) however long the history. An automatic phase change's line is flushed in the turn
-/// after it is told, never after a state file is saved (`HistoryFlush.afterTelling`). A write that fails (ENOSPC, EIO) is cut back off, so a
+/// after it is told, and before any state file is saved (`HistoryFlush.afterTelling`). A write that fails (ENOSPC, EIO) is cut back off, so a
 /// partial line never stays in the middle of a file; the interval waits in memory, in
 /// order, and is written first once writing works again (at the next append, or on the
 /// retry timer). The failure is logged once per episode and reported in `problem`.
@@ -64,7 +64,9 @@ final class HistoryJournal: @unchecked Sendable {
     /// first (`flushWritten`), and whether a turn of the queue is asked for it (`flushSoon`).
     var unflushed: [HistoryRecord] = []
     var isFlushComing = false
-    /// Why a flush of `unflushed` failed, until their records wait in `pending` again.
+    /// Records whose flush failed, and why, until they wait in `pending` again
+    /// (`takeBackUnflushed`).
+    var flushFailed: [HistoryRecord] = []
     var flushFailure: Errno?
     var retryTimer: (any DispatchSourceTimer)?
 
