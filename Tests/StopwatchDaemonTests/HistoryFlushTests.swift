@@ -85,6 +85,65 @@ final class HistoryFlushTests {
         )
     }
 
+    /// A journal whose flushes fail while `failing` says so (EIO), as a disk's can.
+    func failingJournal(queue: DispatchQueue, failing: Locked<Bool>) -> HistoryJournal {
+        let path = root + "/history"
+        return HistoryJournal(
+            openDirectory: { () throws(Errno) in try DirectoryDescriptor.open(path, creatingWith: 0o700) },
+            logger: Logger(minimumLevel: .error, journald: false) { _ in },
+            queue: queue,
+            wallClock: ManualWallClock(wall),
+            retryInterval: .seconds(3600),
+            syncData: { file throws(Errno) in
+                if failing.withLock({ $0 }) { throw Errno(EIO) }
+                try file.dataSync()
+            }
+        )
+    }
+
+    func ids() throws -> [String] {
+        try monthLines().map { line in
+            let id = line.split(separator: "\"")[3]
+            return String(id.suffix(2))
+        }
+    }
+
+    @Test("a flush that fails: the lines' records wait in memory, first, and are written again once it works (a duplicate rather than a loss), in order")
+    func failedFlushWritesAgain() throws {
+        let queue = DispatchQueue(label: "journal")
+        let failing = Locked(false)
+        let history = failingJournal(queue: queue, failing: failing)
+        let december = Int64(1_701_388_800_000) // 2023-12-01 00:00 UTC
+        queue.sync {
+            history.append(interval(0xa1, endMs: wall), flush: .afterTelling)
+            history.append(interval(0xa2, endMs: wall + 1), flush: .afterTelling)
+        }
+        // The flush turn fails: both wait, the problem said.
+        failing.withLock { $0 = true }
+        queue.sync { history.flushWritten() }
+        #expect(queue.sync { history.unwritten.map(\.id) } == [interval(0xa1, endMs: 0).id, interval(0xa2, endMs: 0).id])
+        #expect(queue.sync { history.problem }?.contains("cannot flush the history to disk") == true)
+        // A line written now fails too (its own flush), and waits after them.
+        queue.sync { _ = history.append(interval(0xa3, endMs: wall + 2)) }
+        #expect(queue.sync { history.unwritten.map(\.id) }.map { String($0.suffix(2)) } == ["a1", "a2", "a3"])
+        failing.withLock { $0 = false }
+        queue.sync { history.retry() }
+        #expect(queue.sync { history.unwritten }.isEmpty && queue.sync { history.problem } == nil)
+        // In order, after the first, unflushed copies (which a disk may or may not have kept).
+        #expect(try ids() == ["a1", "a2", "a1", "a2", "a3"])
+
+        // A month's file that cannot be flushed as it closes for the next month's line, and
+        // the next month's too: all wait, in the order they were written.
+        queue.sync { _ = history.append(interval(0xb1, endMs: wall + 3), flush: .afterTelling) }
+        failing.withLock { $0 = true }
+        queue.sync { _ = history.append(interval(0xb2, endMs: december), flush: .afterTelling) }
+        #expect(queue.sync { history.unwritten.map(\.id) }.map { String($0.suffix(2)) } == ["b1", "b2"])
+        failing.withLock { $0 = false }
+        queue.sync { history.retry() }
+        #expect(queue.sync { history.unwritten }.isEmpty)
+        #expect(try ids().suffix(4) == ["b1", "b1", "b2", "b2"])
+    }
+
     func interval(_ number: Int64, endMs: Int64) -> Interval {
         Interval(id: String(format: "%016llx", number), name: "c", startMs: endMs - 1000, endMs: endMs, elapsedMs: 1000)
     }

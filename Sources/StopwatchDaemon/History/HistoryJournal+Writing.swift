@@ -149,7 +149,7 @@ extension HistoryJournal {
     func flushWritten() {
         if !unflushed.isEmpty, let current {
             do throws(Errno) {
-                try current.file.dataSync()
+                try syncData(current.file)
                 unflushed = []
             } catch {
                 unflushedFailed(error)
@@ -174,6 +174,9 @@ extension HistoryJournal {
     /// before it is.
     private func takeBackUnflushed() {
         guard let error = flushFailure else { return }
+        // The month's file closed first (as `failed` does): lines whose flush fails there too
+        // are set aside with these, after them, in the order they were written.
+        closeCurrent()
         flushFailure = nil
         let records = flushFailed
         flushFailed = []
@@ -227,7 +230,7 @@ extension HistoryJournal {
             case .now:
                 // The lines written before it (`.afterTelling`) too: one file.
                 do throws(Errno) {
-                    try file.dataSync()
+                    try syncData(file)
                 } catch {
                     if !unflushed.isEmpty { unflushedFailed(error) }
                     throw error
@@ -313,7 +316,7 @@ extension HistoryJournal {
     func closeCurrent() {
         if !unflushed.isEmpty, let current {
             do throws(Errno) {
-                try current.file.dataSync()
+                try syncData(current.file)
                 unflushed = []
             } catch {
                 unflushedFailed(error)

@@ -41,6 +41,8 @@ final class HistoryJournal: @unchecked Sendable {
     let userID: uid_t
     /// Told the history's problem when it changes (nil: none).
     let problemChanged: (String?) -> Void
+    /// Flushes a month's file (`fdatasync`): a test makes it fail.
+    let syncData: (FileDescriptor) throws(Errno) -> Void
     /// This device's id (32 hex digits) and name: the name goes in `History` replies, the id
     /// orders corrections made at the same instant.
     let deviceID: String
@@ -144,8 +146,10 @@ final class HistoryJournal: @unchecked Sendable {
         openFolder: (() throws(Errno) -> DirectoryDescriptor)? = nil,
         deviceLimit: Int = 64,
         ownFolderGuard: OwnFolderGuard? = nil,
+        syncData: @escaping (FileDescriptor) throws(Errno) -> Void = { file throws(Errno) in try file.dataSync() },
         problemChanged: @escaping (String?) -> Void = { _ in }
     ) {
+        self.syncData = syncData
         self.ownFolderGuard = ownFolderGuard
         peers = PeerDevices(ownID: deviceID, limit: deviceLimit, logger: logger, openRoot: openFolder)
         openIntervalsFile = OpenIntervalsFile(logger: logger)
