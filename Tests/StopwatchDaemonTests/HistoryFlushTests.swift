@@ -74,19 +74,9 @@ final class HistoryFlushTests {
         #expect(try monthLines().count == 2)
     }
 
-    func journal(queue: DispatchQueue, wallClock: ManualWallClock) -> HistoryJournal {
-        let path = root + "/history"
-        return HistoryJournal(
-            openDirectory: { () throws(Errno) in try DirectoryDescriptor.open(path, creatingWith: 0o700) },
-            logger: Logger(minimumLevel: .error, journald: false) { _ in },
-            queue: queue,
-            wallClock: wallClock,
-            retryInterval: .seconds(3600)
-        )
-    }
-
-    /// A journal whose flushes fail while `failing` says so (EIO), as a disk's can.
-    func failingJournal(queue: DispatchQueue, failing: Locked<Bool>) -> HistoryJournal {
+    /// A journal of the history folder; its flushes fail while `failing` says so (EIO), as a
+    /// disk's can.
+    func journal(queue: DispatchQueue, failing: Locked<Bool> = Locked(false)) -> HistoryJournal {
         let path = root + "/history"
         return HistoryJournal(
             openDirectory: { () throws(Errno) in try DirectoryDescriptor.open(path, creatingWith: 0o700) },
@@ -112,7 +102,7 @@ final class HistoryFlushTests {
     func failedFlushWritesAgain() throws {
         let queue = DispatchQueue(label: "journal")
         let failing = Locked(false)
-        let history = failingJournal(queue: queue, failing: failing)
+        let history = journal(queue: queue, failing: failing)
         let december = Int64(1_701_388_800_000) // 2023-12-01 00:00 UTC
         queue.sync {
             history.append(interval(0xa1, endMs: wall), flush: .afterTelling)
@@ -151,8 +141,7 @@ final class HistoryFlushTests {
     @Test("lines .afterTelling wait together; an append .now, a month's change or a flush flushes them")
     func afterTellingWaitsUntilFlushed() throws {
         let queue = DispatchQueue(label: "journal")
-        let wallClock = ManualWallClock(wall)
-        let history = journal(queue: queue, wallClock: wallClock)
+        let history = journal(queue: queue)
         let december = Int64(1_701_388_800_000) // 2023-12-01 00:00 UTC
         let states: [Int] = queue.sync {
             var states: [Int] = []

@@ -147,15 +147,20 @@ extension HistoryJournal {
     /// a retry of `fdatasync` after an error says nothing on Linux, whose pages are then
     /// marked clean whether or not they reached the disk).
     func flushWritten() {
-        if !unflushed.isEmpty, let current {
-            do throws(Errno) {
-                try syncData(current.file)
-                unflushed = []
-            } catch {
-                unflushedFailed(error)
-            }
-        }
+        flushCurrent()
         takeBackUnflushed()
+    }
+
+    /// Flushes `unflushed`, the lines in `current`'s file, if any; a flush that fails sets
+    /// them aside (`unflushedFailed`).
+    private func flushCurrent() {
+        guard !unflushed.isEmpty, let current else { return }
+        do throws(Errno) {
+            try syncData(current.file)
+            unflushed = []
+        } catch {
+            unflushedFailed(error)
+        }
     }
 
     /// A flush of `unflushed` (the lines in `current`'s file) failed: their records are set
@@ -314,14 +319,7 @@ extension HistoryJournal {
     /// Closes the month's file, flushed first if lines wait for it (the month ends, the file
     /// was replaced or fails); a flush that fails leaves their records to `takeBackUnflushed`.
     func closeCurrent() {
-        if !unflushed.isEmpty, let current {
-            do throws(Errno) {
-                try syncData(current.file)
-                unflushed = []
-            } catch {
-                unflushedFailed(error)
-            }
-        }
+        flushCurrent()
         current?.file.close()
         current = nil
     }
