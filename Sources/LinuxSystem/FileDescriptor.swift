@@ -94,6 +94,12 @@ package struct FileDescriptor: Hashable, Sendable, CustomStringConvertible {
         return FileStatus(info)
     }
 
+    /// Another descriptor of the same open file (`F_DUPFD_CLOEXEC`), for another thread to
+    /// use while this one may be closed.
+    package func duplicate() throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try Posix.call { fcntl(rawValue, F_DUPFD_CLOEXEC, 0) })
+    }
+
     /// Flushes the file's data and metadata to disk.
     package func sync() throws(Errno) {
         try Posix.call { fsync(rawValue) }

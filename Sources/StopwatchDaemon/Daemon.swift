@@ -110,6 +110,8 @@ package enum Daemon {
             let stateDirectory = StateLocation.path(
                 option: options.stateDirectory, environment: environment, isRoot: Users.effectiveUserID == 0
             )
+            // The flushes after telling, off the serving queue (history lines, state files).
+            let writer = DurableWriter()
             let store = StateStore(
                 directory: stateDirectory,
                 maximumLaps: options.maximumLaps,
@@ -120,7 +122,8 @@ package enum Daemon {
                 problemChanged: {
                     status.savingProblemChanged($0)
                     idleExit?.activityMayHaveChanged()
-                }
+                },
+                writer: writer
             )
             self.store = store
             // Watched from before the restore, so a step while it runs is seen too.
@@ -162,6 +165,7 @@ package enum Daemon {
                 openFolder: { () throws(Errno) in try folder.openFolderToRead() },
                 deviceLimit: options.historyDevices,
                 ownFolderGuard: folder.ownFolderGuard,
+                writer: writer,
                 problemChanged: {
                     status.historyProblemChanged($0)
                     idleExit?.activityMayHaveChanged()
@@ -170,6 +174,7 @@ package enum Daemon {
             queue.sync {
                 // No state file ahead of the history's lines (`HistoryFlush.afterTelling`).
                 store.beforeSaving = { history.flushWritten() }
+                store.beforeHandingOver = { history.handOverFlush() }
                 history.start()
                 // After the repair (a torn line cut): what is there now is this daemon's.
                 history.recordOwnFolder()

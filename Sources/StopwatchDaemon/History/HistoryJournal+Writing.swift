@@ -23,7 +23,8 @@ enum HistoryFlush: Sendable {
     /// Before `append` returns: what a command's reply waits for.
     case now
     /// In the file (the page cache, which outlives the daemon) when `append` returns, flushed
-    /// by `flushWritten`: in a turn of the queue after the change is told (`flushSoon`), and
+    /// after the change is told (`flushSoon`: on the daemon's `DurableWriter`, or in a turn of
+    /// the queue, `flushWritten`), and
     /// before anything else is written that a power loss could keep without it (any other
     /// line, a stopwatch's state file: `StateStore.beforeSaving`). A month's file made for it
     /// is made as for any line (its entry flushed and recorded before the line is written):
@@ -151,9 +152,10 @@ extension HistoryJournal {
         takeBackUnflushed()
     }
 
-    /// Flushes `unflushed`, the lines in `current`'s file, if any; a flush that fails sets
-    /// them aside (`unflushedFailed`).
+    /// Flushes `unflushed`, the lines in `current`'s file, if any, after those handed over; a
+    /// flush that fails sets them aside (`unflushedFailed`).
     private func flushCurrent() {
+        learnFlushes(waiting: true)
         guard !unflushed.isEmpty, let current else { return }
         do throws(Errno) {
             try syncData(current.file)
@@ -190,16 +192,75 @@ extension HistoryJournal {
         failed("cannot flush the history to disk: \(error); \(records.count) interval\(records.count == 1 ? "" : "s") kept in memory until it works")
     }
 
-    /// Flushes in a later turn of the queue (`flushWritten`): after the watchers of what this
-    /// turn told have been written to (their deliveries were queued before it).
+    /// Flushes in a later turn of the queue, after the watchers of what this turn told have
+    /// been written to (their deliveries were queued before it): hands the flush to `writer`
+    /// (`handOverFlush`), or flushes there and then without one (`flushWritten`).
     func flushSoon() {
         guard !unflushed.isEmpty, !isFlushComing else { return }
         isFlushComing = true
         queue.async { [weak self] in
             guard let self else { return }
             isFlushComing = false
-            flushWritten()
+            if writer != nil { handOverFlush() } else { flushWritten() }
         }
+    }
+
+    /// Hands the flush of the lines written `.afterTelling` (`unflushed`) to `writer`, behind
+    /// the work already handed over; their records are in flight until its result is learnt
+    /// (`learnFlushes`), in a later turn. Without a writer, or a descriptor for it, flushes
+    /// them now (`flushWritten`).
+    func handOverFlush() {
+        guard !unflushed.isEmpty, let current else { return }
+        // A duplicate: the month's file may be closed here while the writer flushes it.
+        guard let writer, let file = try? current.file.duplicate() else { return flushWritten() }
+        flushesInFlight.append(unflushed)
+        unflushed = []
+        let (syncData, results) = (self.syncData, flushResults)
+        writer.hand { [weak self, queue] in
+            defer { file.close() }
+            do throws(Errno) {
+                try syncData(file)
+                results.withLock { $0.append(nil) }
+            } catch {
+                results.withLock { $0.append(error) }
+            }
+            queue.async { [weak self] in
+                self?.learnFlushes()
+                self?.takeBackUnflushed()
+            }
+        }
+    }
+
+    /// Learns the results of the flushes handed over that have run; with `waiting`, of all of
+    /// them (the writer drained first), as any flush here does before its own. A failure sets
+    /// aside its records, and those of every flush handed over after it and of every line
+    /// written since (`unflushed`): their pages may have been in the writeback that failed,
+    /// whose error only one `fdatasync` of the open file reports, so their own flushes say
+    /// nothing. Returns that failure's error, if one was learnt now; its records wait for
+    /// `takeBackUnflushed`.
+    @discardableResult
+    func learnFlushes(waiting: Bool = false) -> Errno? {
+        guard !flushesInFlight.isEmpty || flushResultsToDrop > 0 else { return nil }
+        if waiting { writer?.drain() }
+        var results = flushResults.withLock { results in
+            defer { results = [] }
+            return results
+        }
+        let dropped = min(flushResultsToDrop, results.count)
+        results.removeFirst(dropped)
+        flushResultsToDrop -= dropped
+        for (index, result) in results.enumerated() where !flushesInFlight.isEmpty {
+            let records = flushesInFlight.removeFirst()
+            guard let error = result else { continue }
+            // Those handed over after it whose results are not in yet are dropped when they are.
+            flushResultsToDrop += flushesInFlight.count - (results.count - index - 1)
+            flushFailed += records + flushesInFlight.joined() + unflushed
+            flushesInFlight = []
+            unflushed = []
+            flushFailure = error
+            return error
+        }
+        return nil
     }
 
     private func write(_ record: HistoryRecord, flush: HistoryFlush = .now) throws(Errno) {
@@ -235,6 +296,9 @@ extension HistoryJournal {
             case .now:
                 // The lines written before it (`.afterTelling`) too: one file.
                 do throws(Errno) {
+                    // Those handed over first: one that failed fails this line too, which
+                    // may have been in the writeback that failed (its error told only once).
+                    if let error = learnFlushes(waiting: true) { throw error }
                     try syncData(file)
                 } catch {
                     if !unflushed.isEmpty { unflushedFailed(error) }

@@ -26,7 +26,8 @@ import StopwatchProtocol
 /// another machine writing this device's folder (`+OwnFolder`). This file holds the
 /// state they share; its properties are internal only so that those files may use them.
 // Unchecked Sendable, so the timers' handlers may hold it: every stored property is used
-// only on `queue` (serial), where those handlers and every caller run.
+// only on `queue` (serial), where those handlers and every caller run, but `flushResults`,
+// a `Locked` list the writer's work appends to (`handOverFlush`).
 final class HistoryJournal: @unchecked Sendable {
     static let directoryName = "history"
 
@@ -42,7 +43,11 @@ final class HistoryJournal: @unchecked Sendable {
     /// Told the history's problem when it changes (nil: none).
     let problemChanged: (String?) -> Void
     /// Flushes a month's file (`fdatasync`): a test makes it fail.
-    let syncData: (FileDescriptor) throws(Errno) -> Void
+    /// Run on `writer`'s queue for a flush handed over, so it holds no state of its own.
+    let syncData: @Sendable (FileDescriptor) throws(Errno) -> Void
+    /// Where the lines written `.afterTelling` are flushed (`handOverFlush`), off `queue`;
+    /// nil: in a turn of `queue` (`flushWritten`).
+    let writer: DurableWriter?
     /// This device's id (32 hex digits) and name: the name goes in `History` replies, the id
     /// orders corrections made at the same instant.
     let deviceID: String
@@ -70,6 +75,14 @@ final class HistoryJournal: @unchecked Sendable {
     /// (`takeBackUnflushed`).
     var flushFailed: [HistoryRecord] = []
     var flushFailure: Errno?
+    /// The records of each flush handed to `writer` whose result is not learnt yet, oldest
+    /// first (`learnFlushes`).
+    var flushesInFlight: [[HistoryRecord]] = []
+    /// Their results, appended on the writer's queue in the order they ran: nil, flushed.
+    let flushResults = Locked<[Errno?]>([])
+    /// How many results still to come belong to flushes already set aside (handed over after
+    /// one that failed): dropped unread.
+    var flushResultsToDrop = 0
     var retryTimer: (any DispatchSourceTimer)?
 
     // The guard against another writer with this device id (`OwnFolderRecord`,
@@ -146,9 +159,11 @@ final class HistoryJournal: @unchecked Sendable {
         openFolder: (() throws(Errno) -> DirectoryDescriptor)? = nil,
         deviceLimit: Int = 64,
         ownFolderGuard: OwnFolderGuard? = nil,
-        syncData: @escaping (FileDescriptor) throws(Errno) -> Void = { file throws(Errno) in try file.dataSync() },
+        syncData: @escaping @Sendable (FileDescriptor) throws(Errno) -> Void = { file throws(Errno) in try file.dataSync() },
+        writer: DurableWriter? = nil,
         problemChanged: @escaping (String?) -> Void = { _ in }
     ) {
+        self.writer = writer
         self.syncData = syncData
         self.ownFolderGuard = ownFolderGuard
         peers = PeerDevices(ownID: deviceID, limit: deviceLimit, logger: logger, openRoot: openFolder)

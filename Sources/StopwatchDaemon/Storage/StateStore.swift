@@ -6,7 +6,9 @@ import StopwatchProtocol
 /// Keeps the stopwatches in a directory, one file each (`<name>.json`, a `StopwatchRecord`),
 /// so that a change writes one small file and a damaged file costs one stopwatch.
 ///
-/// Every write is atomic and durable before `save` returns. A write that fails does not
+/// Every write is atomic and durable before `save` returns. `saveSoon`'s are written in
+/// later turns of the queue, or handed to a `DurableWriter` (the daemon's), so that a file's
+/// flushes never hold the queue that tells the next expiry. A write that fails does not
 /// stop anything: it is logged once per episode, reported in `problem`, and retried (on the
 /// next change, and every `retryInterval`) until writing works again.
 ///
@@ -16,7 +18,8 @@ import StopwatchProtocol
 ///
 /// Not thread-safe: it belongs to the server's queue.
 // Sendable without checks, so the stop handler can take it along: every stored property is
-// read and written only on `queue` (serial), where that handler and every caller run.
+// read and written only on `queue` (serial), where that handler and every caller run, but
+// `handedOverResult`, a `Locked` box the writer's work fills (`handOverDueSoon`).
 final class StateStore: @unchecked Sendable {
     /// Where the stopwatch files are: `stopwatches/` in the state directory.
     let directory: String
@@ -43,6 +46,20 @@ final class StateStore: @unchecked Sendable {
     /// flushed yet (`HistoryFlush.afterTelling`), so that no state file on disk is ahead of
     /// the history (a power loss would keep the file, which no longer makes the line again).
     var beforeSaving: () -> Void = {}
+    /// Called before a batch of `saveSoon`'s is handed to `writer`: hands it the flush of the
+    /// history's lines written but not flushed yet, to be done first.
+    var beforeHandingOver: () -> Void = {}
+    /// Where `saveSoon`'s files are written, off this queue; nil: in this queue's turns.
+    private let writer: DurableWriter?
+    /// The names of the batch handed to `writer` whose result is not learnt yet (one at a
+    /// time: the next is handed over once it is, `learnHandedOver`).
+    private var handedOver: [String]?
+    /// The handed-over batch's result, set on the writer's queue.
+    private let handedOverResult = Locked<BatchResult?>(nil)
+    private enum BatchResult: Sendable {
+        case written
+        case failed(Errno)
+    }
 
     /// Why writing fails now; nil while it works.
     private(set) var problem: String? {
@@ -61,7 +78,7 @@ final class StateStore: @unchecked Sendable {
     var hasUnsavedChanges: Bool { !unsaved.isEmpty }
     /// Nothing failed to save and nothing waits to be (`saveSoon`): `whenAllSaved` is not
     /// to be waited for.
-    var isAllSaved: Bool { dueSoon.isEmpty && unsaved.isEmpty }
+    var isAllSaved: Bool { dueSoon.isEmpty && unsaved.isEmpty && handedOver == nil }
     /// Names `saveSoon` is to write, in order, and whether a turn of the queue is asked for.
     private var dueSoon: [String] = []
     private var dueSoonNames: Set<StopwatchKey> = []
@@ -76,6 +93,7 @@ final class StateStore: @unchecked Sendable {
     ///     what failed to be written.
     ///   - currentIntervalID: the id of stopwatch `name`'s counting interval, if it counts.
     ///   - problemChanged: told why writing fails, when it starts, and nil when it works again.
+    ///   - writer: where `saveSoon`'s files are written; nil: on `queue`.
     init(
         directory stateDirectory: String,
         maximumLaps: Int,
@@ -86,8 +104,10 @@ final class StateStore: @unchecked Sendable {
         problemChanged: @escaping (String?) -> Void,
         retryInterval: Duration = .seconds(5),
         trust: DirectoryTrust = .currentProcess,
-        clocks: @escaping () -> ClockReading = ClockReading.now
+        clocks: @escaping () -> ClockReading = ClockReading.now,
+        writer: DurableWriter? = nil
     ) {
+        self.writer = writer
         self.stateDirectory = StateDirectory(path: stateDirectory, trust: trust)
         self.directory = self.stateDirectory.stopwatchesPath
         self.reader = StopwatchFileReader(directory: directory, maximumLaps: maximumLaps, logger: logger)
@@ -222,10 +242,11 @@ final class StateStore: @unchecked Sendable {
     }
 
     private func scheduleDueSoon() {
-        queue.async { [weak self] in self?.saveDueSoon(atMost: 16) }
+        queue.async { [weak self] in self?.saveDueSoon(atMost: Self.dueSoonAtOnce) }
     }
 
     private func saveDueSoon(atMost limit: Int = .max) {
+        if let writer, limit != .max { return handOverDueSoon(to: writer, atMost: limit) }
         let names = dueSoon.prefix(limit)
         dueSoon.removeFirst(names.count)
         let due = names.filter { dueSoonNames.contains(StopwatchKey($0)) }
@@ -271,8 +292,77 @@ final class StateStore: @unchecked Sendable {
         for name in alone { save(name, currentSnapshot(name)) }
     }
 
+    /// Hands the first `limit` names of `dueSoon` to `writer`, as they are now, their
+    /// flushes shared (`replaceAtomically` of several); the next batch once its result is
+    /// learnt. Those it does not take are saved here, as `save` does: a removed one, a long
+    /// name whose file is not known to be its (`otherStopwatch`), any while writing fails
+    /// (the retries are this queue's), all if the directory cannot be opened.
+    private func handOverDueSoon(to writer: DurableWriter, atMost limit: Int) {
+        // The one in flight hands the next over once its result is learnt.
+        guard handedOver == nil else { return }
+        let names = dueSoon.prefix(limit)
+        dueSoon.removeFirst(names.count)
+        var files: [(name: String, bytes: [UInt8], temporaryName: String)] = []
+        var together: [String] = []
+        var alone: [String] = []
+        let now = clocks()
+        for name in names where dueSoonNames.contains(StopwatchKey(name)) {
+            let isKnownFile = StopwatchFileName.legacyOf(name) == nil || ownedLongNameFiles.contains(StopwatchKey(name))
+            guard problem == nil, isKnownFile, let snapshot = currentSnapshot(name) else {
+                alone.append(name)
+                continue
+            }
+            files.append((StopwatchFileName.of(name), record(name, snapshot, at: now).serialized, StopwatchFileName.temporary(of: name)))
+            together.append(name)
+        }
+        // A duplicate: the work may outlive this queue's descriptor (`forgetStopwatches`).
+        if !files.isEmpty, let directory = try? stateDirectory.openStopwatches().duplicate() {
+            for name in together { dueSoonNames.remove(StopwatchKey(name)) }
+            // The history's lines these files follow from, flushed first (the writer's order).
+            beforeHandingOver()
+            handedOver = together
+            let result = handedOverResult
+            writer.hand { [files, queue] in
+                defer { directory.close() }
+                do throws(Errno) {
+                    try directory.replaceAtomically(files)
+                    result.withLock { $0 = .written }
+                } catch {
+                    result.withLock { $0 = .failed(error) }
+                }
+                queue.async { [weak self] in self?.learnHandedOver() }
+            }
+        } else {
+            alone += together
+        }
+        for name in alone { save(name, currentSnapshot(name)) }
+        guard handedOver == nil else { return }
+        if !dueSoon.isEmpty { scheduleDueSoon() }
+        if !names.isEmpty { tellIfAllSaved() }
+    }
+
+    /// The handed-over batch's result, once the writer has set it: a failure saves each of
+    /// its stopwatches here as it is now, as `save` does (which makes `stopwatches/` again,
+    /// or logs and retries); then the next batch is handed over.
+    private func learnHandedOver() {
+        guard let names = handedOver, let result = handedOverResult.withLock({ result in
+            defer { result = nil }
+            return result
+        }) else { return }
+        handedOver = nil
+        if case .failed = result {
+            for name in names { save(name, currentSnapshot(name)) }
+        }
+        if let writer, !dueSoon.isEmpty { handOverDueSoon(to: writer, atMost: Self.dueSoonAtOnce) }
+        tellIfAllSaved()
+    }
+
+    /// Names `saveSoon` writes in one turn, or hands to the writer in one batch, at most: a
+    /// command waits for the turn, or for the batch in flight (`writeOnce`), so it is short.
+    private static let dueSoonAtOnce = 16
+
     private func tellIfAllSaved() {
-        guard dueSoon.isEmpty, unsaved.isEmpty else { return }
+        guard dueSoon.isEmpty, unsaved.isEmpty, handedOver == nil else { return }
         whenAllSaved()
     }
 
@@ -324,6 +414,8 @@ final class StateStore: @unchecked Sendable {
             case .unavailable(_, let errno): throw errno
             }
         }
+        // After the batch in flight, which may hold an earlier state of this stopwatch.
+        if handedOver != nil { writer?.drain() }
         beforeSaving()
         let file = StopwatchFileName.of(name)
         // An earlier release's file of this name, replaced by `file` or removed with it.
@@ -351,6 +443,11 @@ final class StateStore: @unchecked Sendable {
     /// become writable (or for their turn, `saveSoon`); what still cannot be written is named
     /// in the log, since it is lost.
     func saveBeforeExit() {
+        // Through the writer, which hands the next batch over as it learns each.
+        while handedOver != nil {
+            writer?.drain()
+            learnHandedOver()
+        }
         saveDueSoon()
         guard !unsaved.isEmpty else { return }
         retryUnsaved()
