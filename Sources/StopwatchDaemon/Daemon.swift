@@ -25,7 +25,7 @@ package enum Daemon {
         let entrance = try Entrance(options: options, environment: environment, activated: activated, logger: logger)
         let core = Core(options: options, environment: environment)
         let storage = try Storage(options: options, environment: environment, core: core, listener: entrance.listener, logger: logger)
-        let service = Service(options: options, core: core, storage: storage, entrance: entrance, logger: logger)
+        let service = try Service(options: options, core: core, storage: storage, entrance: entrance, logger: logger)
         let lifecycle = try Lifecycle(
             environment: environment, core: core, storage: storage, service: service, listener: entrance.listener, logger: logger
         )
@@ -222,8 +222,17 @@ package enum Daemon {
         let stopwatches: StopwatchService
         let server: VarlinkServer
 
-        init(options: DaemonOptions, core: Core, storage: Storage, entrance: Entrance, logger: Logger) {
+        init(options: DaemonOptions, core: Core, storage: Storage, entrance: Entrance, logger: Logger) throws(DaemonStartError) {
             let (status, idleExit, outbox) = (core.status, core.idleExit, storage.outbox)
+            // Made first: the countdowns' timers wait in its epoll (`LoopTimer`), which serves
+            // the clients once the server starts.
+            let loop: ServingLoop
+            do throws(Errno) {
+                loop = try ServingLoop(queue: core.queue, logger: logger)
+            } catch {
+                entrance.listener.removeOwnedSocket()
+                throw DaemonStartError("cannot wait for clients on \(entrance.listener.name): \(error)")
+            }
             let hooks = HookRunner.start(
                 directory: entrance.hookDirectory, options: options, outbox: outbox, socketPath: entrance.listener.path, logger: logger
             )
@@ -234,8 +243,8 @@ package enum Daemon {
                 registry: core.registry,
                 storage: storage.store,
                 clock: core.clock,
-                expiryTimers: BootTimerFactory(logger: logger),
-                awakeExpiryTimers: BootTimerFactory(logger: logger, clock: .monotonic),
+                expiryTimers: LoopTimerFactory(loop: loop, logger: logger),
+                awakeExpiryTimers: LoopTimerFactory(loop: loop, logger: logger, clock: .monotonic),
                 queue: core.queue,
                 maximumLaps: options.maximumLaps,
                 maximumPendingEvents: options.maximumPendingEvents,
@@ -261,6 +270,7 @@ package enum Daemon {
             server = VarlinkServer(
                 listener: entrance.listener.descriptor,
                 queue: core.queue,
+                loop: loop,
                 service: service,
                 policy: PeerPolicy(daemonUID: Users.effectiveUserID, allowedGroup: entrance.allowedGroup),
                 limits: ConnectionLimits(

@@ -136,4 +136,48 @@ struct ServingLoopTests {
         #expect(done.wait(timeout: .now() + .seconds(10)) == .success)
         #expect(fixture.seen.withLock { $0 } == ["early", "late"])
     }
+
+    @Test("a LoopTimer fires in the loop, on the queue, from the loop's own thread (as a socket's handler runs), with its deadline; cancelled, never again")
+    func loopTimer() throws {
+        let fixture = try Fixture()
+        let (a, b) = Self.pair()
+        defer { a.close(); b.close() }
+        let threads = Locked<[String: ThreadIdentity]>([:])
+        _ = fixture.queue.sync {
+            try! fixture.loop.add(a, for: .readable) { [seen = fixture.seen] _ in
+                var buffer = [UInt8](repeating: 0, count: 16)
+                _ = buffer.withUnsafeMutableBytes { try? a.read(into: $0) }
+                threads.withLock { $0["socket"] = ThreadIdentity.current }
+                seen.withLock { $0.append("socket") }
+            }
+        }
+        _ = try b.writeAll(Array("x".utf8))
+        #expect(fixture.waitFor("socket"))
+        let fired = DispatchSemaphore(value: 0)
+        let deadlines = Locked<[Duration]>([])
+        let timer = fixture.queue.sync {
+            try! LoopTimer(clock: .monotonic, loop: fixture.loop, queue: fixture.queue) { [queue = fixture.queue] _, deadline in
+                dispatchPrecondition(condition: .onQueue(queue))
+                threads.withLock { $0["timer"] = ThreadIdentity.current }
+                deadlines.withLock { $0.append(deadline) }
+                fired.signal()
+            }
+        }
+        let deadline = Posix.clockTime(.monotonic) + .milliseconds(5)
+        timer.schedule(at: deadline, now: Posix.clockTime(.monotonic))
+        #expect(fired.wait(timeout: .now() + .seconds(10)) == .success)
+        #expect(deadlines.withLock { $0 } == [deadline])
+        #expect(threads.withLock { $0["timer"] != nil && $0["timer"] == $0["socket"] })
+        // Cancelled while armed: its instant passes, and a socket event queued after it is
+        // handled, without it.
+        fixture.queue.sync {
+            timer.schedule(at: Posix.clockTime(.monotonic), now: Posix.clockTime(.monotonic))
+            timer.cancel()
+        }
+        _ = try b.writeAll(Array("y".utf8))
+        let until = ContinuousClock.now + .seconds(10)
+        while fixture.count("socket") < 2, ContinuousClock.now < until { _ = fired.wait(timeout: .now() + .milliseconds(20)) }
+        #expect(fixture.count("socket") == 2)
+        #expect(deadlines.withLock { $0.count } == 1)
+    }
 }

@@ -17,10 +17,12 @@ import LinuxSystem
 /// Registrations are level-triggered: a socket is reported while it is ready for what its
 /// owner wants, and changing that is one `epoll_ctl`. Each has a token never used again,
 /// so an event for a socket removed since (its number perhaps reused) is dropped.
-/// Deadlines share one `timerfd` armed for the nearest (`Deadlines`).
+/// Deadlines share one `timerfd` armed for the nearest (`Deadlines`). Other timers may be
+/// registered as sockets are (`LoopTimer`: the countdowns' expiries), so that they too run
+/// on this thread.
 ///
 /// `@unchecked Sendable` is safe here: `registrations`, `nextToken`, `deadlines`,
-/// `armedDeadline` and `isStopped` are read and written only on `queue` (serial); the
+/// `armedDeadline`, `isStopped` and `onFailure` are read and written only on `queue` (serial); the
 /// waiting thread itself touches only `epoll` (the kernel serializes it), `isStopping`,
 /// which is `Locked`, and constants. It closes the descriptors under that lock, once
 /// stopped, after which nothing on `queue` uses them (`isStopped`), and `stop` signals
@@ -50,8 +52,8 @@ final class ServingLoop: @unchecked Sendable {
     private let queue: DispatchQueue
     private let logger: Logger
     /// Called on `queue` when epoll fails, which only a bug can make it do; nothing is
-    /// served any more then.
-    private let onFailure: @Sendable (String) -> Void
+    /// served any more then. Set on `queue` (the server sets it as it starts).
+    var onFailure: @Sendable (String) -> Void
     private var registrations: [Token: Registration] = [:]
     private var nextToken: Token = 2
     private var deadlines = Deadlines()
@@ -60,7 +62,7 @@ final class ServingLoop: @unchecked Sendable {
     private var isStopped = false
     private let isStopping = Locked(false)
 
-    init(queue: DispatchQueue, logger: Logger, onFailure: @escaping @Sendable (String) -> Void) throws(Errno) {
+    init(queue: DispatchQueue, logger: Logger, onFailure: @escaping @Sendable (String) -> Void = { _ in }) throws(Errno) {
         let epoll = try EpollDescriptor.make()
         var made: (wakeUp: EventDescriptor?, timer: TimerDescriptor?) = (nil, nil)
         do throws(Errno) {

@@ -11,8 +11,9 @@ import Varlink
 final class VarlinkServer: @unchecked Sendable {
     private let listener: FileDescriptor
     private let queue: DispatchQueue
-    /// Made by `start`: before it, there is nothing to serve.
-    private var loop: ServingLoop?
+    /// Serves the listener and the connections once `start`ed (and the countdowns' timers,
+    /// `LoopTimer`, from before).
+    private let loop: ServingLoop
     private let service: VarlinkService
     private let policy: PeerPolicy
     private let limits: ConnectionLimits
@@ -42,6 +43,7 @@ final class VarlinkServer: @unchecked Sendable {
     init(
         listener: FileDescriptor,
         queue: DispatchQueue,
+        loop: ServingLoop,
         service: VarlinkService,
         policy: PeerPolicy,
         limits: ConnectionLimits,
@@ -51,6 +53,7 @@ final class VarlinkServer: @unchecked Sendable {
     ) {
         self.listener = listener
         self.queue = queue
+        self.loop = loop
         self.service = service
         self.policy = policy
         self.limits = limits
@@ -65,27 +68,27 @@ final class VarlinkServer: @unchecked Sendable {
 
     /// Starts accepting clients. `onFailure` is called on the queue if the server can no
     /// longer learn which sockets are ready (only a bug does that): the daemon is to stop.
+    /// Call on the queue.
     func start(onFailure: @escaping @Sendable (String) -> Void) throws(Errno) {
-        let loop = try ServingLoop(queue: queue, logger: logger, onFailure: onFailure)
+        loop.onFailure = onFailure
         do {
             listenerToken = try loop.add(listener, for: .readable) { [weak self] _ in self?.acceptPending() }
         } catch {
             loop.stop()
             throw error
         }
-        self.loop = loop
         isAccepting = true
     }
 
     /// Stops accepting and closes every connection.
     func stop() {
         if let listenerToken {
-            loop?.remove(listenerToken)
+            loop.remove(listenerToken)
             self.listenerToken = nil
         }
         isAccepting = false
         for connection in Array(connections.values) { connection.close() }
-        loop?.stop()
+        loop.stop()
     }
 
     /// At most this many accepts per wake-up: then the other sockets ready, and work queued
@@ -112,11 +115,6 @@ final class VarlinkServer: @unchecked Sendable {
     }
 
     private func admit(_ socket: FileDescriptor) {
-        guard let loop else {
-            // Unreachable: accepting begins in `start`, which makes the loop.
-            socket.close()
-            return
-        }
         guard let peer = try? socket.peerCredentials(), policy.allows(peer, on: socket) else {
             let peer = (try? socket.peerCredentials()).map { "uid \($0.uid), pid \($0.pid)" } ?? "unknown peer"
             logger.notice("refused \(peer): not root, this user, or in the allowed group")
@@ -174,13 +172,13 @@ final class VarlinkServer: @unchecked Sendable {
     }
 
     private func pauseAccepting(for duration: Duration) {
-        guard isAccepting, let listenerToken, let loop else { return }
+        guard isAccepting, let listenerToken else { return }
         isAccepting = false
         loop.setInterest([], for: listenerToken)
         _ = loop.schedule(at: loop.now() + duration) { [weak self] in
             guard let self, !self.isAccepting, let token = self.listenerToken else { return }
             self.isAccepting = true
-            self.loop?.setInterest(.readable, for: token)
+            self.loop.setInterest(.readable, for: token)
         }
     }
 }
