@@ -79,6 +79,12 @@ final class StopwatchRegistry {
         return watcher
     }
 
+    /// Gives `name`'s watchers now, on this thread, the states its use case has stored for
+    /// them and not yet delivered (which would reach them in a later turn of the queue).
+    func deliverToWatchersNow(_ name: String) {
+        entries[StopwatchKey(name)]?.fanOut?.deliverPending()
+    }
+
     func endWatching(_ name: String, watcher: Int) {
         guard var entry = entries[StopwatchKey(name)], let fanOut = entry.fanOut else { return }
         fanOut.remove(watcher)

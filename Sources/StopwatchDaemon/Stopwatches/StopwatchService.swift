@@ -451,8 +451,7 @@ final class StopwatchService {
             while true {
                 let before = useCase.state.current
                 // `expire` refuses nothing, and changes nothing before the instant (which has come:
-                // one clock). The watchers hear of it in a later turn of this queue: the use case
-                // delivers to its sinks asynchronously, after `tell` below.
+                // one clock). The watchers hear of it after `tell` below, in this turn.
                 guard let after = try? perform(.expire, on: useCase), after != before else { break }
                 let now = before.reading(at: clock.instant())
                 let lateness = max(now - instant, .zero)
@@ -479,6 +478,10 @@ final class StopwatchService {
         }
         logLate(late, startedInThePast: startedInThePast)
         if !batch.isEmpty { tell(batch) }
+        // The watchers hear of it now, on this thread (the serving loop's, at an instant):
+        // the use cases would deliver it in a later turn of the queue, a hand-off to another
+        // thread that a watcher waits for, at every instant.
+        for name in expired { registry.deliverToWatchersNow(name) }
         // The phases' lines, written before telling, flushed after (`HistoryFlush`).
         history?.flushSoon()
         storage.saveSoon(expired)

@@ -43,6 +43,12 @@ final class WatchFanOut: @unchecked Sendable {
         }
     }
 
+    /// Delivers now, on the queue, the states stored for the watchers and still on their way
+    /// (`Subscription.deliverPending`): what would otherwise reach them in a later turn.
+    func deliverPending() {
+        subscription?.deliverPending()
+    }
+
     /// The stopwatch was removed and `successor`, never started, takes its name: the watchers
     /// get the changes still on their way first (a Stop served in the same turn), then are
     /// told `removed` with the successor, then follow it.
