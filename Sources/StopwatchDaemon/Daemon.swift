@@ -224,8 +224,8 @@ package enum Daemon {
 
         init(options: DaemonOptions, core: Core, storage: Storage, entrance: Entrance, logger: Logger) throws(DaemonStartError) {
             let (status, idleExit, outbox) = (core.status, core.idleExit, storage.outbox)
-            // Made first: the countdowns' timers wait in its epoll (`LoopTimer`), which serves
-            // the clients once the server starts.
+            // Made first: the service's expiry timers are made in it (`LoopTimerFactory`), and
+            // it serves the clients once the server starts.
             let loop: ServingLoop
             do throws(Errno) {
                 loop = try ServingLoop(queue: core.queue, logger: logger)

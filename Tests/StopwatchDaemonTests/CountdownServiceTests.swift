@@ -274,6 +274,38 @@ struct CountdownServiceTests {
         fixture.queue.sync { for stream in streams { stream.cancel() } }
     }
 
+    @Test("an expiry's watchers are written in the turn that tells it, on the thread the timer woke (the serving loop's), after the outbox recorded it")
+    func watchersToldInTheSameTurn() throws {
+        let fixture = StopwatchServiceFixture(now: .seconds(100))
+        _ = fixture.reply("Countdown", Self.parameters("tea", .int(1000)))
+        let told = Locked<[(thread: ThreadIdentity, recorded: Bool)]>([])
+        guard case .success(.stream(let stream)) = fixture.call("Watch", ["name": .string("tea")], more: true) else {
+            Issue.record("Watch gave no stream")
+            return
+        }
+        fixture.queue.sync {
+            stream.start {
+                while case .message(let bytes)? = stream.next() {
+                    guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))),
+                        let update = try? WatchUpdate(json: reply.parameters), update.event == .expired
+                    else { continue }
+                    let recorded = fixture.told.expiries.contains { $0.name == "tea" }
+                    told.withLock { $0.append((ThreadIdentity.current, recorded)) }
+                }
+            }
+        }
+        fixture.settle()
+        // The timer's handler runs in `queue.sync` from this thread (as the serving loop's
+        // thread enters the queue): a delivery in a later turn would run on another thread.
+        fixture.time.advance(by: .seconds(1))
+        let here = ThreadIdentity.current
+        let seen = told.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.first?.thread == here)
+        #expect(seen.first?.recorded == true)
+        fixture.queue.sync { stream.cancel() }
+    }
+
     @Test("an expiry the outbox says was told before a crash is recorded at the restart, not told again; another instant is told")
     func toldBeforeCrash() throws {
         // Both counting since 100 s with 60 s targets: due at 160 s; restarted at 170 s.

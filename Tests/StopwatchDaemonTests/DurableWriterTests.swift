@@ -30,13 +30,20 @@ final class DurableWriterTests {
     /// Holds the writer's queue until the result's `release` (30 s at most, so that a failure
     /// cannot hang); returns once the hold has begun.
     func hold(_ writer: DurableWriter) -> DispatchSemaphore {
+        let (started, release) = holdLater(writer)
+        _ = started.wait(timeout: .now() + 30)
+        return release
+    }
+
+    /// Holds the writer's queue from when the work handed over before has run: `started`
+    /// says it has, `release` ends the hold.
+    func holdLater(_ writer: DurableWriter) -> (started: DispatchSemaphore, release: DispatchSemaphore) {
         let (started, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         writer.hand {
             started.signal()
             _ = release.wait(timeout: .now() + 30)
         }
-        _ = started.wait(timeout: .now() + 30)
-        return release
+        return (started, release)
     }
 
     func store(queue: DispatchQueue, writer: DurableWriter) throws -> StateStore {
@@ -143,10 +150,13 @@ final class DurableWriterTests {
         queue.sync { store.saveSoon(names) }
         queue.sync {}
         release.signal()
-        queue.sync { store.saveBeforeExit() }
+        // All saved when it returns, in the same turn: nothing left in flight at exit.
+        #expect(queue.sync { () -> Bool in
+            store.saveBeforeExit()
+            return store.isAllSaved
+        })
         let files = try FileManager.default.contentsOfDirectory(atPath: root + "/stopwatches").filter { !$0.hasPrefix(".") }
         #expect(files.count == names.count)
-        #expect(queue.sync { store.isAllSaved })
     }
 
     /// A journal of `history/` whose flushes run on `writer`; `failures` of them fail (EIO),
@@ -225,6 +235,36 @@ final class DurableWriterTests {
         queue.sync { history.retry() }
         #expect(queue.sync { history.unwritten.isEmpty && history.problem == nil })
         #expect(try lineIDs() == ["a1", "a2", "a3", "a1", "a2", "a3"])
+    }
+
+    @Test("a flush that failed, learnt while one handed over after it has not run: that one's result, when it comes, is dropped")
+    func failureLearntBeforeTheNextResult() throws {
+        let (queue, writer) = (DispatchQueue(label: "serving"), DurableWriter())
+        let history = journal(queue: queue, writer: writer, failures: Locked(1))
+        let first = hold(writer)
+        queue.sync {
+            history.append(interval(0xa1, endMs: wall), flush: .afterTelling)
+            history.handOverFlush()
+        }
+        let second = holdLater(writer)
+        queue.sync {
+            history.append(interval(0xa2, endMs: wall + 1), flush: .afterTelling)
+            history.handOverFlush()
+        }
+        first.signal()
+        // The first flush has run (and failed) once the second hold begins: its result is
+        // learnt with the second flush still waiting behind the hold.
+        _ = second.started.wait(timeout: .now() + 30)
+        queue.sync {}
+        #expect(queue.sync { (history.flushesInFlight.count, history.flushResultsToDrop) } == (0, 1))
+        #expect(queue.sync { history.unwritten.map { String($0.id.suffix(2)) } } == ["a1", "a2"])
+        second.release.signal()
+        writer.drain()
+        queue.sync {}
+        #expect(queue.sync { history.flushResultsToDrop } == 0)
+        #expect(queue.sync { history.flushResults.withLock { $0.isEmpty } })
+        queue.sync { history.retry() }
+        #expect(try lineIDs() == ["a1", "a2", "a1", "a2"])
     }
 
     @Test("a line written now while a flush is in flight learns its result first: a failure there fails the line too, which is written again")

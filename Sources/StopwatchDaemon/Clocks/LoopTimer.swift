@@ -11,8 +11,9 @@ import StopWatchCore
 ///
 /// Threading:
 /// - made, and `cancel`led, on the loop's queue (registrations are the queue's);
-/// - `schedule` may be called from any thread: `deadline` is `Locked`, and `timerfd_settime`
-///   on the descriptor is the kernel's to serialize;
+/// - `schedule` may be called from any thread: it arms the descriptor under the `armed`
+///   lock, which `cancel` closes it under, so it never arms a number closed (perhaps
+///   another timer's by then);
 /// - the handler runs on the queue, from the loop;
 /// - the descriptor is closed by `cancel` (or, for a timer dropped without one, in a turn of
 ///   the queue after `deinit`), once removed from the loop, after which the owner neither
@@ -22,7 +23,8 @@ final class LoopTimer: TickTimer, @unchecked Sendable {
     private let timer: TimerDescriptor
     private let loop: ServingLoop
     private let queue: DispatchQueue
-    private let deadline = Locked(Duration.zero)
+    /// The deadline armed, and whether the descriptor is closed (`cancel`).
+    private let armed = Locked((deadline: Duration.zero, isClosed: false))
     /// The timer's registration with the loop, until cancelled.
     private var registration: ServingLoop.Token?
 
@@ -30,6 +32,7 @@ final class LoopTimer: TickTimer, @unchecked Sendable {
     init(
         clock: Posix.Clock, loop: ServingLoop, queue: DispatchQueue, handler: @escaping @Sendable (any TickTimer, Duration) -> Void
     ) throws(Errno) {
+        dispatchPrecondition(condition: .onQueue(queue))
         let timer = try TimerDescriptor.make(clock: clock)
         self.timer = timer
         self.loop = loop
@@ -39,7 +42,7 @@ final class LoopTimer: TickTimer, @unchecked Sendable {
                 guard let self else { return }
                 // Read, or the level-triggered descriptor stays ready. Zero: re-armed since.
                 guard (try? timer.readExpirations()) ?? 0 > 0 else { return }
-                handler(self, deadline.withLock { $0 })
+                handler(self, armed.withLock { $0.deadline })
             }
         } catch {
             timer.close()
@@ -48,6 +51,7 @@ final class LoopTimer: TickTimer, @unchecked Sendable {
     }
 
     deinit {
+        // Cancelled: closed already. (No `schedule` can come now: nobody holds it.)
         guard let registration else { return }
         let (loop, timer) = (self.loop, self.timer)
         queue.async {
@@ -57,22 +61,30 @@ final class LoopTimer: TickTimer, @unchecked Sendable {
     }
 
     func schedule(at deadline: Duration, now: Duration) {
-        self.deadline.withLock { $0 = deadline }
-        // Fails only for values out of range, which a clock reading is not.
-        try? timer.arm(at: deadline)
+        armed.withLock { armed in
+            guard !armed.isClosed else { return }
+            armed.deadline = deadline
+            // Fails only for values out of range, which a clock reading is not.
+            try? timer.arm(at: deadline)
+        }
     }
 
     /// On the queue.
     func cancel() {
+        dispatchPrecondition(condition: .onQueue(queue))
         guard let registration else { return }
         self.registration = nil
         loop.remove(registration)
-        timer.close()
+        armed.withLock { armed in
+            armed.isClosed = true
+            timer.close()
+        }
     }
 }
 
-/// Makes `LoopTimer`s on `clock` in the serving loop; should that fail (out of descriptors),
-/// a `BootTimerFactory`'s timer, which says how it stands in.
+/// Makes `LoopTimer`s on `clock` in the serving loop, for timers made and cancelled on the
+/// loop's queue only (the `ExpiryScheduler`'s); should that fail (out of descriptors, or
+/// epoll's watches), a `BootTimerFactory`'s timer, a dispatch read source, logged.
 struct LoopTimerFactory: TickTimerFactory {
     let loop: ServingLoop
     let logger: Logger
@@ -83,6 +95,7 @@ struct LoopTimerFactory: TickTimerFactory {
         do {
             return try LoopTimer(clock: clock, loop: loop, queue: queue, handler: handler)
         } catch {
+            logger.warning("cannot wait for a timer in the serving loop (\(error)); a dispatch read source stands in for it")
             return BootTimerFactory(logger: logger, clock: clock).makeTimer(on: queue, handler: handler)
         }
     }

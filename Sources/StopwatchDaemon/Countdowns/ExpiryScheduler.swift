@@ -11,8 +11,8 @@ import StopwatchProtocol
 /// with the names and instants that have come, a batch at a time. A countdown that counts
 /// sleep waits on the boot clock, one that skips it on the awake clock: in production a
 /// `timerfd` on `CLOCK_BOOTTIME` (a countdown ends on time through a suspend) and one on
-/// `CLOCK_MONOTONIC` (a suspend postpones it by its length: only awake time counts)
-/// (`BootTimerFactory`).
+/// `CLOCK_MONOTONIC` (a suspend postpones it by its length: only awake time counts), each
+/// waited on in the serving loop's `epoll` (`LoopTimerFactory`).
 ///
 /// Due expiries are handed over `batch` at a time; more due at once (10,000 countdowns set
 /// for one instant) continue in a later turn of the queue, so clients are served between.

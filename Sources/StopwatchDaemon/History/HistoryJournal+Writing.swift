@@ -40,9 +40,9 @@ enum HistoryFlush: Sendable {
     case afterTelling
 }
 
-/// Writing: an append goes to the current month's file and is `fdatasync`ed (a phase's in
-/// the next turn, `HistoryFlush`); what cannot be written waits in `pending`, in order,
-/// retried on a timer and once more before exit.
+/// Writing: an append goes to the current month's file and is `fdatasync`ed (a phase's
+/// after it is told, on the `DurableWriter`: `HistoryFlush`); what cannot be written waits in
+/// `pending`, in order, retried on a timer and once more before exit.
 extension HistoryJournal {
     /// Records an interval that ended: on disk when this returns (`flush` `.now`), or waiting
     /// in memory, in order, if writing fails.
@@ -175,7 +175,8 @@ extension HistoryJournal {
     }
 
     /// After a flush of lines written `.afterTelling` failed (`flushFailed`: here, as the
-    /// month's file closed, or with a line written `.now`): their records wait in `pending`
+    /// month's file closed, or with a line written `.now`; or on the writer, `learnFlushes`):
+    /// their records wait in `pending`
     /// again, first (before any record still waiting, all newer), and writing is retried as
     /// after any failed write. Called only where `pending` is not being written from, and
     /// before it is.
@@ -192,16 +193,21 @@ extension HistoryJournal {
         failed("cannot flush the history to disk: \(error); \(records.count) interval\(records.count == 1 ? "" : "s") kept in memory until it works")
     }
 
-    /// Flushes in a later turn of the queue, after the watchers of what this turn told have
-    /// been written to (their deliveries were queued before it): hands the flush to `writer`
-    /// (`handOverFlush`), or flushes there and then without one (`flushWritten`).
+    /// Flushes in a later turn of the queue, after what this turn told: hands the flush to
+    /// `writer` (`handOverFlush`; while one is in flight, its result's turn hands the next,
+    /// one flush of all the lines written meanwhile), or flushes there and then without one
+    /// (`flushWritten`).
     func flushSoon() {
         guard !unflushed.isEmpty, !isFlushComing else { return }
         isFlushComing = true
         queue.async { [weak self] in
             guard let self else { return }
             isFlushComing = false
-            if writer != nil { handOverFlush() } else { flushWritten() }
+            if writer == nil {
+                flushWritten()
+            } else if flushesInFlight.isEmpty {
+                handOverFlush()
+            }
         }
     }
 
@@ -216,7 +222,15 @@ extension HistoryJournal {
         flushesInFlight.append(unflushed)
         unflushed = []
         let (syncData, results) = (self.syncData, flushResults)
-        writer.hand { [weak self, queue] in
+        // Made here: the job holds no reference to the journal, which is this queue's.
+        let learn: @Sendable () -> Void = { [weak self] in
+            guard let self else { return }
+            learnFlushes()
+            takeBackUnflushed()
+            // The lines written while it was in flight (`flushSoon` left them to this turn).
+            if flushesInFlight.isEmpty { handOverFlush() }
+        }
+        writer.hand { [queue] in
             defer { file.close() }
             do throws(Errno) {
                 try syncData(file)
@@ -224,10 +238,7 @@ extension HistoryJournal {
             } catch {
                 results.withLock { $0.append(error) }
             }
-            queue.async { [weak self] in
-                self?.learnFlushes()
-                self?.takeBackUnflushed()
-            }
+            queue.async(execute: learn)
         }
     }
 
@@ -241,7 +252,9 @@ extension HistoryJournal {
     @discardableResult
     func learnFlushes(waiting: Bool = false) -> Errno? {
         guard !flushesInFlight.isEmpty || flushResultsToDrop > 0 else { return nil }
-        if waiting { writer?.drain() }
+        // Not for results to drop: those flushes' lines are set aside, and the file they
+        // flush closed (`takeBackUnflushed`) before another line is written to it.
+        if waiting, !flushesInFlight.isEmpty { writer?.drain() }
         var results = flushResults.withLock { results in
             defer { results = [] }
             return results

@@ -52,8 +52,18 @@ final class ServingLoop: @unchecked Sendable {
     private let queue: DispatchQueue
     private let logger: Logger
     /// Called on `queue` when epoll fails, which only a bug can make it do; nothing is
-    /// served any more then. Set on `queue` (the server sets it as it starts).
-    var onFailure: @Sendable (String) -> Void
+    /// served any more then. Set on `queue` (the server sets it as it starts): a failure
+    /// before that is told as soon as it is set, so a loop whose thread has ended is never
+    /// taken for serving.
+    var onFailure: (@Sendable (String) -> Void)? {
+        didSet {
+            guard let onFailure, let failure = failureUntold else { return }
+            failureUntold = nil
+            onFailure(failure)
+        }
+    }
+    /// A failure that came while nobody was told (`onFailure` nil).
+    private var failureUntold: String?
     private var registrations: [Token: Registration] = [:]
     private var nextToken: Token = 2
     private var deadlines = Deadlines()
@@ -62,7 +72,7 @@ final class ServingLoop: @unchecked Sendable {
     private var isStopped = false
     private let isStopping = Locked(false)
 
-    init(queue: DispatchQueue, logger: Logger, onFailure: @escaping @Sendable (String) -> Void = { _ in }) throws(Errno) {
+    init(queue: DispatchQueue, logger: Logger, onFailure: (@Sendable (String) -> Void)? = nil) throws(Errno) {
         let epoll = try EpollDescriptor.make()
         var made: (wakeUp: EventDescriptor?, timer: TimerDescriptor?) = (nil, nil)
         do throws(Errno) {
@@ -147,7 +157,9 @@ final class ServingLoop: @unchecked Sendable {
     }
 
     /// Ends the waiting thread, which closes the descriptors. Call on `queue`, after removing
-    /// every socket. It does not wait for the thread, which may be waiting for the queue.
+    /// every socket; timers still registered (the countdowns' `LoopTimer`s, kept for the
+    /// daemon's life) fire no more: the daemon is stopping. It does not wait for the thread,
+    /// which may be waiting for the queue.
     func stop() {
         guard !isStopped else { return }
         isStopped = true
@@ -234,7 +246,11 @@ final class ServingLoop: @unchecked Sendable {
     private func fail(_ failure: String) {
         queue.async {
             guard !self.isStopped else { return }
-            self.onFailure(failure)
+            if let onFailure = self.onFailure {
+                onFailure(failure)
+            } else {
+                self.failureUntold = failure
+            }
         }
     }
 

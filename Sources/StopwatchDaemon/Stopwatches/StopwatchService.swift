@@ -87,9 +87,9 @@ final class StopwatchService {
     static let atMaximumAgoMs: Int64 = 366 * 86_400_000
 
     /// - Parameters:
-    ///   - expiryTimers: the timer countdowns expire on: `BootTimerFactory` in production.
+    ///   - expiryTimers: the timer countdowns expire on: `LoopTimerFactory` in production.
     ///   - awakeExpiryTimers: the timer countdowns that skip sleep expire on (the awake
-    ///     clock): `BootTimerFactory(clock: .monotonic)` in production.
+    ///     clock): `LoopTimerFactory(clock: .monotonic)` in production.
     ///   - openIntervalsTimers: the timer `open.json`'s writes wait on (`OpenIntervalsSchedule`):
     ///     a libdispatch one, not the countdowns' `timerfd`.
     ///   - queue: the server's queue, which the service belongs to.
@@ -236,8 +236,8 @@ final class StopwatchService {
             // A second's margin: the end was written from clocks read apart.
             phasesEndedInHistory = history.endedIntervalIDs(names: dueCycles, sinceMs: earliestEndMs - 1000)
         }
-        // In later turns, their flushes shared: after a crash in a storm these are thousands,
-        // and one at a time (two flushes each) would hold READY back.
+        // Later, their flushes shared (`saveSoon`): after a crash in a storm these are
+        // thousands, and one at a time (two flushes each) would hold READY back.
         if !recorded.isEmpty { storage.saveSoon(recorded) }
         if !recorded.isEmpty {
             let named = recorded.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (recorded.count > 3 ? " and \(recorded.count - 3) more" : "")
@@ -419,8 +419,8 @@ final class StopwatchService {
     }
 
     /// Countdowns whose instants came: the batch is recorded as told in the outbox (one
-    /// write, in the page cache), then told, then saved in later turns of the queue, after
-    /// their watchers have been written to.
+    /// write, in the page cache), then told (their watchers written to in this turn), then
+    /// saved later, off the queue (`StateStore.saveSoon`, the `DurableWriter`).
     ///
     /// Recorded before anyone hears of it: a daemon killed after telling finds the record at
     /// its next start and does not tell it again (`resumeCountdowns`). Not saved first:
@@ -478,9 +478,9 @@ final class StopwatchService {
         }
         logLate(late, startedInThePast: startedInThePast)
         if !batch.isEmpty { tell(batch) }
-        // The watchers hear of it now, on this thread (the serving loop's, at an instant):
-        // the use cases would deliver it in a later turn of the queue, a hand-off to another
-        // thread that a watcher waits for, at every instant.
+        // The watchers hear of it now, in this turn (at an instant, on the serving loop's
+        // thread, `LoopTimer`): the use cases would deliver it in a later turn of the queue,
+        // a hand-off to another thread that a watcher waits for, at every instant.
         for name in expired { registry.deliverToWatchersNow(name) }
         // The phases' lines, written before telling, flushed after (`HistoryFlush`).
         history?.flushSoon()

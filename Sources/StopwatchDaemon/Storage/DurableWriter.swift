@@ -7,8 +7,10 @@ import Dispatch
 /// next instant (a phase 10 ms later) would wait behind it (docs/PERFORMANCE.md, issue 29).
 ///
 /// Work runs in the order it is handed over: a history flush handed over before a batch of
-/// state files is done before any of them is written, so no state file on disk is ahead of
-/// the history's lines.
+/// state files has run before any of them is written, so no state file reaches the disk
+/// before the history's lines it follows from were flushed. (A flush that failed does not
+/// stop the batch: its lines wait in memory to be written again, as after any failed
+/// flush, while the state is saved.)
 ///
 /// Threading:
 /// - `queue`: its own, serial. The work handed over runs there and touches only what it was
@@ -29,6 +31,7 @@ final class DurableWriter: Sendable {
 
     /// Returns once the work handed over so far has run.
     func drain() {
+        dispatchPrecondition(condition: .notOnQueue(queue))
         queue.sync {}
     }
 }

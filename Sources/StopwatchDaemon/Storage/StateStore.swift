@@ -6,9 +6,10 @@ import StopwatchProtocol
 /// Keeps the stopwatches in a directory, one file each (`<name>.json`, a `StopwatchRecord`),
 /// so that a change writes one small file and a damaged file costs one stopwatch.
 ///
-/// Every write is atomic and durable before `save` returns. `saveSoon`'s are written in
-/// later turns of the queue, or handed to a `DurableWriter` (the daemon's), so that a file's
-/// flushes never hold the queue that tells the next expiry. A write that fails does not
+/// Every write is atomic and durable before `save` returns. `saveSoon`'s are handed to a
+/// `DurableWriter` (the daemon's), a batch at a time, so that their flushes do not hold the
+/// queue that tells the next expiry (a command's own save waits for the batch in flight), or
+/// written in later turns of the queue without one. A write that fails does not
 /// stop anything: it is logged once per episode, reported in `problem`, and retried (on the
 /// next change, and every `retryInterval`) until writing works again.
 ///
@@ -230,8 +231,9 @@ final class StateStore: @unchecked Sendable {
         }
     }
 
-    /// Writes `names` as they are then (`currentSnapshot`), in later turns of the queue, a
-    /// few a turn with their flushes shared, so that a burst of expiries leaves clients
+    /// Writes `names` as they are then (`currentSnapshot`), later, a few at a time with their
+    /// flushes shared: handed to the writer in batches, one in flight (`handOverDueSoon`), or
+    /// without one in later turns of the queue, so that a burst of expiries leaves clients
     /// served between the writes. A name saved meanwhile (`save`) is not written again.
     func saveSoon(_ names: [String]) {
         let wasEmpty = dueSoon.isEmpty
@@ -316,12 +318,19 @@ final class StateStore: @unchecked Sendable {
             together.append(name)
         }
         // A duplicate: the work may outlive this queue's descriptor (`forgetStopwatches`).
-        if !files.isEmpty, let directory = try? stateDirectory.openStopwatches().duplicate() {
+        let directory = files.isEmpty ? nil : try? stateDirectory.openStopwatches().duplicate()
+        if directory == nil { alone += together }
+        // Before the batch is handed over: each would wait for it (`writeOnce`).
+        for name in alone { save(name, currentSnapshot(name)) }
+        if let directory {
             for name in together { dueSoonNames.remove(StopwatchKey(name)) }
             // The history's lines these files follow from, flushed first (the writer's order).
             beforeHandingOver()
             handedOver = together
             let result = handedOverResult
+            // Made here: the job holds no reference to the store, which is this queue's to
+            // release (its deinit closes the directories and releases the lock).
+            let learn: @Sendable () -> Void = { [weak self] in self?.learnHandedOver() }
             writer.hand { [files, queue] in
                 defer { directory.close() }
                 do throws(Errno) {
@@ -330,12 +339,9 @@ final class StateStore: @unchecked Sendable {
                 } catch {
                     result.withLock { $0 = .failed(error) }
                 }
-                queue.async { [weak self] in self?.learnHandedOver() }
+                queue.async(execute: learn)
             }
-        } else {
-            alone += together
         }
-        for name in alone { save(name, currentSnapshot(name)) }
         guard handedOver == nil else { return }
         if !dueSoon.isEmpty { scheduleDueSoon() }
         if !names.isEmpty { tellIfAllSaved() }
