@@ -24,9 +24,10 @@ enum HistoryFlush: Sendable {
     case now
     /// In the file (the page cache, which outlives the daemon) when `append` returns, flushed
     /// after the change is told (`flushSoon`: on the daemon's `DurableWriter`, or in a turn of
-    /// the queue, `flushWritten`), and
-    /// before anything else is written that a power loss could keep without it (any other
-    /// line, a stopwatch's state file: `StateStore.beforeSaving`). A month's file made for it
+    /// the queue, `flushWritten`), and before anything else is flushed that a power loss
+    /// could keep without it (a line written `.now`, which learns the flushes in flight
+    /// first; a stopwatch's state file: `StateStore.beforeSaving`, or, for the writer's
+    /// batches, `StateStore.beforeHandingOver`, the flush handed over ahead of them). A month's file made for it
     /// is made as for any line (its entry flushed and recorded before the line is written):
     /// once a month. One whose flush fails waits in `pending` again, to be written again (a
     /// duplicate rather than a loss, should the first reach the disk after all). A daemon
