@@ -234,6 +234,28 @@ struct CountdownServiceTests {
         fixture.queue.sync { stream.cancel() }
     }
 
+    /// Watches `name`, calling `expired` with each `expired` update as its watcher receives it
+    /// (on the queue); nil, recorded as an issue, when Watch gives no stream.
+    static func watchExpired(
+        _ name: String, in fixture: StopwatchServiceFixture, _ expired: @escaping @Sendable (WatchUpdate) -> Void
+    ) -> (any VarlinkReplyStream)? {
+        guard case .success(.stream(let stream)) = fixture.call("Watch", ["name": .string(name)], more: true) else {
+            Issue.record("Watch gave no stream")
+            return nil
+        }
+        fixture.queue.sync {
+            stream.start {
+                while case .message(let bytes)? = stream.next() {
+                    guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))),
+                        let update = try? WatchUpdate(json: reply.parameters), update.event == .expired
+                    else { continue }
+                    expired(update)
+                }
+            }
+        }
+        return stream
+    }
+
     @Test("a burst of expiries is recorded as told (the outbox), a batch at a time, before any watcher or hook hears of it")
     func burstRecordedBeforeTold() throws {
         let fixture = StopwatchServiceFixture(maximumStopwatches: 600, now: .seconds(100))
@@ -243,23 +265,12 @@ struct CountdownServiceTests {
         let recordedWhenTold = Locked<[Bool]>([])
         var streams: [any VarlinkReplyStream] = []
         for name in names.prefix(20) + names.suffix(20) {
-            guard case .success(.stream(let stream)) = fixture.call("Watch", ["name": .string(name)], more: true) else {
-                Issue.record("Watch gave no stream")
-                return
-            }
+            guard let stream = Self.watchExpired(name, in: fixture, { _ in
+                // On the queue, where the service tells.
+                let recorded = fixture.told.expiries.contains { $0.name == name }
+                recordedWhenTold.withLock { $0.append(recorded) }
+            }) else { return }
             streams.append(stream)
-            fixture.queue.sync {
-                stream.start {
-                    while case .message(let bytes)? = stream.next() {
-                        guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))),
-                            let update = try? WatchUpdate(json: reply.parameters), update.event == .expired
-                        else { continue }
-                        // On the queue, where the service tells.
-                        let recorded = fixture.told.expiries.contains { $0.name == name }
-                        recordedWhenTold.withLock { $0.append(recorded) }
-                    }
-                }
-            }
         }
         fixture.settle()
         fixture.time.advance(by: .seconds(1))
@@ -279,21 +290,10 @@ struct CountdownServiceTests {
         let fixture = StopwatchServiceFixture(now: .seconds(100))
         _ = fixture.reply("Countdown", Self.parameters("tea", .int(1000)))
         let told = Locked<[(thread: ThreadIdentity, recorded: Bool)]>([])
-        guard case .success(.stream(let stream)) = fixture.call("Watch", ["name": .string("tea")], more: true) else {
-            Issue.record("Watch gave no stream")
-            return
-        }
-        fixture.queue.sync {
-            stream.start {
-                while case .message(let bytes)? = stream.next() {
-                    guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(bytes.dropLast()))),
-                        let update = try? WatchUpdate(json: reply.parameters), update.event == .expired
-                    else { continue }
-                    let recorded = fixture.told.expiries.contains { $0.name == "tea" }
-                    told.withLock { $0.append((ThreadIdentity.current, recorded)) }
-                }
-            }
-        }
+        guard let stream = Self.watchExpired("tea", in: fixture, { _ in
+            let recorded = fixture.told.expiries.contains { $0.name == "tea" }
+            told.withLock { $0.append((ThreadIdentity.current, recorded)) }
+        }) else { return }
         fixture.settle()
         // The timer's handler runs in `queue.sync` from this thread (as the serving loop's
         // thread enters the queue): a delivery in a later turn would run on another thread.

@@ -95,15 +95,23 @@ final class DurableWriterTests {
         #expect(allSaved.withLock { $0 } == 1)
     }
 
+    /// Stopwatch "a" with `laps` laps, due soon and handed over, its batch waiting behind a
+    /// hold of the writer: the hold's `release`.
+    func batchHeld(laps: Int, _ store: StateStore, _ queue: DispatchQueue, _ writer: DurableWriter) -> DispatchSemaphore {
+        current.withLock { $0 = ["a": counting(laps: laps)] }
+        let release = hold(writer)
+        queue.sync { store.saveSoon(["a"]) }
+        // The turn that hands it over.
+        queue.sync {}
+        return release
+    }
+
     @Test("a command's save waits for the batch in flight, which holds an earlier state of its stopwatch: the newer is what stays")
     func commandSaveAfterTheBatch() throws {
         let (queue, writer) = (DispatchQueue(label: "serving"), DurableWriter())
         let store = try store(queue: queue, writer: writer)
-        current.withLock { $0 = ["a": counting(laps: 1)] }
-        let release = hold(writer)
-        queue.sync { store.saveSoon(["a"]) }
         // Handed over (one lap), and waiting behind the hold.
-        queue.sync {}
+        let release = batchHeld(laps: 1, store, queue, writer)
         let lapsBeforeSaving = Locked<[Int]>([])
         let newer = counting(laps: 2)
         current.withLock { $0["a"] = newer }
@@ -127,10 +135,7 @@ final class DurableWriterTests {
     func failedBatchSavedAgain() throws {
         let (queue, writer) = (DispatchQueue(label: "serving"), DurableWriter())
         let store = try store(queue: queue, writer: writer)
-        current.withLock { $0 = ["a": counting(laps: 3)] }
-        let release = hold(writer)
-        queue.sync { store.saveSoon(["a"]) }
-        queue.sync {}
+        let release = batchHeld(laps: 3, store, queue, writer)
         try FileManager.default.removeItem(atPath: root + "/stopwatches")
         release.signal()
         writer.drain()

@@ -196,6 +196,12 @@ final class StateStore: @unchecked Sendable {
         return record
     }
 
+    /// `name`'s file as `replaceAtomically` of several writes it: its name, its bytes, and the
+    /// temporary file it is written through.
+    private func file(_ name: String, _ snapshot: StopWatchSnapshot, at now: ClockReading) -> (name: String, bytes: [UInt8], temporaryName: String) {
+        (StopwatchFileName.of(name), record(name, snapshot, at: now).serialized, StopwatchFileName.temporary(of: name))
+    }
+
     /// Opens `history/` in the state directory to write, once it is open and locked (tried
     /// again, as a save does, while it is not: unwritable at start).
     func openHistoryDirectory() throws(Errno) -> DirectoryDescriptor {
@@ -276,8 +282,7 @@ final class StateStore: @unchecked Sendable {
                 alone.append(name)
                 continue
             }
-            let record = record(name, snapshot, at: now)
-            files.append((StopwatchFileName.of(name), record.serialized, StopwatchFileName.temporary(of: name)))
+            files.append(file(name, snapshot, at: now))
             together.append(name)
         }
         if together.count > 1, problem == nil, let stopwatches = try? stateDirectory.openStopwatches() {
@@ -314,7 +319,7 @@ final class StateStore: @unchecked Sendable {
                 alone.append(name)
                 continue
             }
-            files.append((StopwatchFileName.of(name), record(name, snapshot, at: now).serialized, StopwatchFileName.temporary(of: name)))
+            files.append(file(name, snapshot, at: now))
             together.append(name)
         }
         // A duplicate: the work may outlive this queue's descriptor (`forgetStopwatches`).
