@@ -29,7 +29,8 @@ struct BenchOptions {
           --c-client-source PATH
                              the C baseline of swctl status (default:
                              Benchmarks/c-client/status.c here, else in the
-                             repository two levels above swbench)
+                             repository two levels above swbench); the raw
+                             fan-out's, raw-fanout.c, is looked for beside it
         """
 
     /// Reads the arguments (without the program name); nil for `--help`.

@@ -1,10 +1,19 @@
 import Glibc
 import LinuxSystem
 
-/// The C baseline of `swctl status` (`Benchmarks/c-client/status.c`): the same Get and the
-/// same line with libc alone, built by swbench in its own run so that it is measured as
-/// this machine's compiler and libc make it.
+/// A C baseline, built by swbench in its own run so that it is measured as this machine's
+/// compiler and libc make it: `swctl status`'s (`Benchmarks/c-client/status.c`, the same Get
+/// and the same line with libc alone), and the raw fan-out's in a process of its own
+/// (`raw-fanout.c`, `RawExpiries`).
 struct CClient {
+    /// The C baselines' sources, in `Benchmarks/c-client/`.
+    enum Program: String {
+        case status = "status"
+        case rawFanOut = "raw-fanout"
+
+        var fileName: String { rawValue + ".c" }
+    }
+
     /// The executable built.
     let path: String
     /// Whether `-static` linked; if not, it was linked dynamically (and pays the loader).
@@ -12,15 +21,17 @@ struct CClient {
     let source: String
     let compiler: [String]
 
-    /// Where the source is: `option` when given; else `Benchmarks/c-client/status.c` under
+    /// Where `program`'s source is: `option` when given; else `Benchmarks/c-client/<file>` under
     /// the current directory if it is there, else under the repository two levels above
     /// swbench's folder (`.build-release/release/swbench` → the repository). That folder is
     /// taken as swbench was invoked (`invokedPath`, made absolute) and as it really is
     /// (`executablePath`, where `release` is a link to `<triple>/release`: three levels
     /// down). The candidates in order, each once.
-    static func sourceCandidates(option: String?, currentDirectory: String, invokedPath: String, executablePath: String) -> [String] {
+    static func sourceCandidates(
+        _ program: Program = .status, option: String?, currentDirectory: String, invokedPath: String, executablePath: String
+    ) -> [String] {
         if let option { return [option] }
-        let relative = "Benchmarks/c-client/status.c"
+        let relative = "Benchmarks/c-client/" + program.fileName
         func up(_ path: String, _ levels: Int) -> String {
             (0..<levels).reduce(path) { folder, _ in FileSystem.directoryName(of: folder) }
         }
@@ -50,16 +61,18 @@ struct CClient {
         return nil
     }
 
-    /// Compiles the client into `directory` with `cc -O2 -static`, or without `-static` if
-    /// static linking fails. Throws, with the reason, when there is no source or compiler or
-    /// neither build works.
-    static func build(sourceOption: String?, into directory: String) throws(BenchError) -> CClient {
+    /// Compiles `program` into `directory` with `cc -O2 -static`, or without `-static` if
+    /// static linking fails. `sourceOption` is `--c-client-source`, status.c's path: the other
+    /// programs are looked for beside it. Throws, with the reason, when there is no source or
+    /// compiler or neither build works.
+    static func build(_ program: Program = .status, sourceOption: String?, into directory: String) throws(BenchError) -> CClient {
+        let option = sourceOption.map { program == .status ? $0 : FileSystem.directoryName(of: $0) + "/" + program.fileName }
         let candidates = sourceCandidates(
-            option: sourceOption, currentDirectory: currentDirectory(), invokedPath: CommandLine.arguments[0],
+            program, option: option, currentDirectory: currentDirectory(), invokedPath: CommandLine.arguments[0],
             executablePath: BenchOptions.executablePath()
         )
         guard let source = candidates.first(where: { (try? FileSystem.kind(at: $0)) == .regular }) else {
-            throw BenchError("no C client source (looked for \(candidates.joined(separator: ", ")); pass --c-client-source)")
+            throw BenchError("no source of \(program.fileName) (looked for \(candidates.joined(separator: ", ")); pass --c-client-source)")
         }
         let environment = ProcessEnvironment.current
         let searchPath = environment["PATH"] ?? "/usr/bin:/bin"
@@ -67,8 +80,8 @@ struct CClient {
         else {
             throw BenchError("no C compiler: '\(environment["CC"] ?? "cc")' is not in PATH (\(searchPath)); set CC")
         }
-        let output = directory + "/status-c"
-        let log = directory + "/cc.log"
+        let output = directory + "/\(program.rawValue)-c"
+        let log = directory + "/\(program.rawValue)-cc.log"
         for isStatic in [true, false] {
             let arguments = Array(compiler.dropFirst()) + ["-O2"] + (isStatic ? ["-static"] : []) + ["-o", output, source]
             let status: CInt

@@ -8,12 +8,15 @@ final class ChildProcess {
 
     /// Starts `executable` with `arguments` and exactly `environment`; its standard input
     /// is /dev/null, its standard output and error are appended to the files named.
+    /// `inherited` stay open in it under their own numbers (everything else swbench opens is
+    /// close-on-exec).
     init(
         _ executable: String,
         _ arguments: [String],
         environment: [String: String] = ["PATH": "/usr/bin:/bin"],
         outputPath: String = "/dev/null",
-        errorPath: String = "/dev/null"
+        errorPath: String = "/dev/null",
+        inherited: [FileDescriptor] = []
     ) throws(Errno) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -21,6 +24,9 @@ final class ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        // A dup2 onto itself clears close-on-exec in the child alone (POSIX, Austin Group
+        // issue 411; glibc since 2.29).
+        for descriptor in inherited { posix_spawn_file_actions_adddup2(&actions, descriptor.rawValue, descriptor.rawValue) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }

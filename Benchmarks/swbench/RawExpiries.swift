@@ -3,13 +3,27 @@ import LinuxSystem
 import StopwatchProtocol
 import Varlink
 
-/// The baseline for expiries and phase changes: a thread in swbench that sleeps on
-/// `CLOCK_BOOTTIME` until each instant of the daemon's run (shifted to now) and writes one
-/// reply of the daemon's format (`expired`, or `phase`) to that stopwatch's socket, read by
-/// the same reader.
+/// The baseline for expiries and phase changes: a sender that sleeps on `CLOCK_BOOTTIME`
+/// until each instant of the daemon's run (shifted to now) and writes one reply of the
+/// daemon's format (`expired`, or `phase`) to that stopwatch's socket, read by the same
+/// reader. Two senders:
+/// - `process`: a C program in a process of its own (`Benchmarks/c-client/raw-fanout.c`),
+///   as the daemon is. This is the floor the daemon is judged against: on this 2-core
+///   machine a wake-up in another process is scheduled unlike one in a thread of the
+///   reader's own, and the difference is chance, not the daemon's work (issue 30 found the
+///   same of the echo server);
+/// - `thread`: a thread in swbench, the baseline until then, measured beside it.
 enum RawExpiries {
+    enum Sender {
+        case thread
+        /// The built `raw-fanout` program, and a directory for its plan and log.
+        case process(CClient, directory: String)
+    }
+
     /// `instants` and `targets` as the daemon's run had them (`DaemonExpiries.Outcome`).
-    static func run(_ kind: ExpiringStopwatches, instants: [Duration], targets: [Duration]) throws(BenchError) -> Samples {
+    static func run(
+        _ kind: ExpiringStopwatches, instants: [Duration], targets: [Duration], sender: Sender
+    ) throws(BenchError) -> Samples {
         var senders: [FileDescriptor] = [], receivers: [FileDescriptor] = []
         defer { (senders + receivers).forEach { $0.close() } }
         for _ in instants {
@@ -21,23 +35,70 @@ enum RawExpiries {
             receivers.append(FileDescriptor(rawValue: pair[1]))
         }
         let first = instants.min() ?? .zero
-        let shift = Now.boot() + .milliseconds(200) - first
+        // A process's start (a static C program: about a millisecond) is well inside this.
+        let shift = Now.boot() + .milliseconds(300) - first
         let shifted = instants.map { $0 + shift }
+        let order = instants.indices.sorted { instants[$0] < instants[$1] }
+        let messages = instants.indices.map { index in
+            VarlinkReply(parameters: kind.update(index, target: targets[index]).parameters, continues: true).message
+        }
         let reader = WatcherReader(receivers)
-        let sockets = senders
-        let sender = BenchThread { send(kind, to: sockets, at: shifted, targets: targets) }
-        let harvest = reader.finish(at: (shifted.max() ?? Now.boot()) + .seconds(1))
-        sender.join()
-        return DaemonExpiries.delays(of: harvest.deliveries, instants: shifted, event: kind.event)
+        let deadline = (shifted.max() ?? Now.boot()) + .seconds(1)
+        switch sender {
+        case .thread:
+            let sockets = senders
+            let thread = BenchThread { send(messages, to: sockets, at: shifted, in: order) }
+            let harvest = reader.finish(at: deadline)
+            thread.join()
+            return DaemonExpiries.delays(of: harvest.deliveries, instants: shifted, event: kind.event)
+        case .process(let program, let directory):
+            let planPath = directory + "/\(kind.group)-plan", logPath = directory + "/\(kind.group)-raw-fanout.log"
+            do {
+                let file = try FileDescriptor.open(planPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+                defer { file.close() }
+                try file.writeAll(plan(messages, to: senders, at: shifted, in: order))
+            } catch {
+                _ = reader.finish(at: Now.boot())
+                throw BenchError("cannot write \(planPath): \(error)")
+            }
+            let child: ChildProcess
+            do {
+                child = try ChildProcess(program.path, [planPath], errorPath: logPath, inherited: senders)
+            } catch {
+                _ = reader.finish(at: Now.boot())
+                throw BenchError("cannot start \(program.path): \(error)")
+            }
+            let harvest = reader.finish(at: deadline)
+            let status = child.stop(SIGKILL, grace: .zero)
+            guard status == 0 else {
+                let log = ((try? FileSystem.contents(of: logPath, limit: 2_000)) ?? []).withUnsafeBufferPointer {
+                    String(decoding: $0, as: UTF8.self)
+                }
+                throw BenchError("\(program.path) ended with status \(status): \(log)")
+            }
+            return DaemonExpiries.delays(of: harvest.deliveries, instants: shifted, event: kind.event)
+        }
     }
 
-    private static func send(_ kind: ExpiringStopwatches, to sockets: [FileDescriptor], at instants: [Duration], targets: [Duration]) {
-        for index in instants.indices.sorted(by: { instants[$0] < instants[$1] }) {
+    private static func send(_ messages: [[UInt8]], to sockets: [FileDescriptor], at instants: [Duration], in order: [Int]) {
+        for index in order {
             Now.sleep(until: instants[index])
-            let update = kind.update(index, target: targets[index])
-            let message = VarlinkReply(parameters: update.parameters, continues: true).message
             var sent = 0
-            while sent < message.count, let count = try? sockets[index].send(message, from: sent) { sent += count }
+            while sent < messages[index].count, let count = try? sockets[index].send(messages[index], from: sent) { sent += count }
         }
+    }
+
+    /// raw-fanout.c's plan: per reply in the order sent, its instant (Int64 nanoseconds),
+    /// descriptor (Int32), length (Int32), in this machine's byte order, then its bytes.
+    static func plan(_ messages: [[UInt8]], to sockets: [FileDescriptor], at instants: [Duration], in order: [Int]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value) { bytes += $0 } }
+        for index in order {
+            append(instants[index].nanoseconds)
+            append(Int32(sockets[index].rawValue))
+            append(Int32(messages[index].count))
+            bytes += messages[index]
+        }
+        return bytes
     }
 }

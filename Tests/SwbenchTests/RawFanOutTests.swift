@@ -1,0 +1,76 @@
+import Glibc
+import LinuxSystem
+import Testing
+import Varlink
+
+@testable import swbench
+
+/// The raw fan-out in a process of its own (`Benchmarks/c-client/raw-fanout.c`): the plan
+/// swbench hands it, where its source is looked for, and the program itself, built and run
+/// as swbench does.
+struct RawFanOutTests {
+    private static let repository = FileSystem.directoryName(of: FileSystem.directoryName(of: FileSystem.directoryName(of: #filePath)))
+    private static let compiler = CClient.compilerCommand(
+        cc: ProcessEnvironment.current["CC"], searchPath: ProcessEnvironment.current["PATH"] ?? "/usr/bin:/bin",
+        isExecutable: { access($0, X_OK) == 0 }
+    )
+
+    @Test func thePlanHoldsEachReplyInTheOrderSent() {
+        let sockets = [FileDescriptor(rawValue: 7), FileDescriptor(rawValue: 1_000)]
+        let messages: [[UInt8]] = [Array("first\0".utf8), Array("second!\0".utf8)]
+        let plan = RawExpiries.plan(messages, to: sockets, at: [.nanoseconds(5_000_000_002), .nanoseconds(3)], in: [1, 0])
+        func integer<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+            plan[offset..<(offset + MemoryLayout<T>.size)].withUnsafeBytes { $0.loadUnaligned(as: T.self) }
+        }
+        #expect(plan.count == 2 * 16 + messages[0].count + messages[1].count)
+        #expect(integer(Int64.self, at: 0) == 3)
+        #expect(integer(Int32.self, at: 8) == 1_000)
+        #expect(integer(Int32.self, at: 12) == Int32(messages[1].count))
+        #expect(Array(plan[16..<(16 + messages[1].count)]) == messages[1])
+        let second = 16 + messages[1].count
+        #expect(integer(Int64.self, at: second) == 5_000_000_002)
+        #expect(integer(Int32.self, at: second + 8) == 7)
+        #expect(integer(Int32.self, at: second + 12) == Int32(messages[0].count))
+        #expect(Array(plan[(second + 16)...]) == messages[0])
+    }
+
+    @Test func itsSourceIsLookedForAsTheStatusClients() {
+        #expect(
+            CClient.sourceCandidates(.rawFanOut, option: nil, currentDirectory: "/here", invokedPath: "swbench", executablePath: "/repo/.build/release/swbench")
+                == ["/here/Benchmarks/c-client/raw-fanout.c", "/repo/Benchmarks/c-client/raw-fanout.c", "/Benchmarks/c-client/raw-fanout.c"]
+        )
+        #expect(CClient.Program.rawFanOut.fileName == "raw-fanout.c")
+    }
+
+    /// Built and run as swbench does: three replies at three instants, each read whole on its
+    /// own socket no earlier than its instant.
+    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
+    func theProgramWritesEachReplyAtItsInstant() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let program = try CClient.build(
+            .rawFanOut, sourceOption: Self.repository + "/Benchmarks/c-client/status.c", into: directory.path
+        )
+        let start = Now.boot()
+        let instants: [Duration] = [.milliseconds(40), .milliseconds(20), .milliseconds(30)].map { start + $0 }
+        let targets: [Duration] = [.seconds(1), .seconds(2), .seconds(3)]
+        let delays = try RawExpiries.run(.countdowns, instants: instants, targets: targets, sender: .process(program, directory: directory.path))
+        #expect(delays.count == 3, "one expired reply read on each socket")
+        #expect(delays.values.allSatisfy { $0 >= 0 && $0 < 1_000 }, "each read after its instant: \(delays.values)")
+    }
+
+    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
+    func aTornPlanIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let program = try CClient.build(
+            .rawFanOut, sourceOption: Self.repository + "/Benchmarks/c-client/status.c", into: directory.path
+        )
+        let planPath = directory.path + "/plan"
+        let file = try FileDescriptor.open(planPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+        try file.writeAll(Array(RawExpiries.plan([Array("x\0".utf8)], to: [FileDescriptor(rawValue: 1)], at: [.zero], in: [0]).dropLast()))
+        file.close()
+        let child = try ChildProcess(program.path, [planPath])
+        #expect(child.waitForExit() == 2)
+    }
+}
