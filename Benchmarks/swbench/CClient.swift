@@ -63,16 +63,18 @@ struct CClient {
 
     /// Compiles `program` into `directory` with `cc -O2 -static`, or without `-static` if
     /// static linking fails. `sourceOption` is `--c-client-source`, status.c's path: the other
-    /// programs are looked for beside it. Throws, with the reason, when there is no source or
-    /// compiler or neither build works.
+    /// programs are looked for beside it first, then where they are without it. Throws, with
+    /// the reason, when there is no source or compiler or neither build works.
     static func build(_ program: Program = .status, sourceOption: String?, into directory: String) throws(BenchError) -> CClient {
-        let option = sourceOption.map { program == .status ? $0 : FileSystem.directoryName(of: $0) + "/" + program.fileName }
-        let candidates = sourceCandidates(
-            program, option: option, currentDirectory: currentDirectory(), invokedPath: CommandLine.arguments[0],
-            executablePath: BenchOptions.executablePath()
+        var candidates = sourceCandidates(
+            program, option: program == .status ? sourceOption : nil, currentDirectory: currentDirectory(),
+            invokedPath: CommandLine.arguments[0], executablePath: BenchOptions.executablePath()
         )
+        if program != .status, let sourceOption {
+            candidates.insert(FileSystem.directoryName(of: sourceOption) + "/" + program.fileName, at: 0)
+        }
         guard let source = candidates.first(where: { (try? FileSystem.kind(at: $0)) == .regular }) else {
-            throw BenchError("no source of \(program.fileName) (looked for \(candidates.joined(separator: ", ")); pass --c-client-source)")
+            throw BenchError("no source of \(program.fileName) (looked for \(candidates.joined(separator: ", ")); pass --c-client-source, the path of status.c beside it)")
         }
         let environment = ProcessEnvironment.current
         let searchPath = environment["PATH"] ?? "/usr/bin:/bin"

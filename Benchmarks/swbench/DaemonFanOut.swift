@@ -12,8 +12,8 @@ import Varlink
 enum DaemonFanOut {
     struct Outcome {
         var fanOut: FanOutResult
-        let memoryBeforeMiB: Double
-        let memoryWithWatchersMiB: Double
+        let memoryBefore: MemoryReading
+        let memoryWithWatchers: MemoryReading
         let startRoundTrip: Duration
         /// Where the start instant came from: "state file" or "Start sent".
         let originSource: String
@@ -28,7 +28,7 @@ enum DaemonFanOut {
         defer { control.close() }
         _ = try control.stopwatch(.stopwatchd("Get", name: name))
         CurrentProcess.sleep(for: .milliseconds(200))
-        let memoryBefore = daemon.residentMiB ?? 0
+        let memoryBefore = daemon.memory
 
         var watchers: [MessageConnection] = []
         defer { watchers.forEach { $0.close() } }
@@ -44,14 +44,14 @@ enum DaemonFanOut {
         let harvest = reader.finish(at: sent + plan.tick * plan.fanOutTicks + plan.tick / 2)
         let cpuSeconds = (ProcFS.cpuSeconds(of: daemon.pid) ?? 0) - cpuAtStart
         let wall = Now.boot() - replied
-        let memoryWithWatchers = daemon.residentMiB ?? 0
+        let memoryWithWatchers = daemon.memory
 
         let recordedStart = StateFiles.origin(of: name, in: daemon.stateDirectory + "/stopwatches").flatMap { (sent...replied).contains($0) ? $0 : nil }
         let statistics = TickStatistics(harvest.deliveries, watchers: plan.watchers, ticks: plan.fanOutTicks, tick: plan.tick, origin: recordedStart ?? sent)
         return Outcome(
             fanOut: FanOutResult(statistics: statistics, cpuPercent: cpuSeconds / wall.inSeconds * 100, closed: harvest.closed),
-            memoryBeforeMiB: memoryBefore,
-            memoryWithWatchersMiB: memoryWithWatchers,
+            memoryBefore: memoryBefore,
+            memoryWithWatchers: memoryWithWatchers,
             startRoundTrip: replied - sent,
             originSource: recordedStart == nil ? "Start sent" : "state file"
         )

@@ -57,9 +57,8 @@ final class DaemonUnderTest {
         process.stop(SIGTERM)
     }
 
-    var residentMiB: Double? {
-        ProcFS.residentKiB(of: pid).map { Double($0) / 1024 }
-    }
+    /// What it owns and its resident size, now.
+    var memory: MemoryReading { MemoryReading(of: pid) }
 
     /// A connection to it, for calls.
     func connect() throws(BenchError) -> MessageConnection {

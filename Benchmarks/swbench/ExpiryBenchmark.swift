@@ -10,6 +10,12 @@ enum ExpiryBenchmark {
     static func run(_ context: BenchContext, _ kind: ExpiringStopwatches) throws(BenchError) -> [Figure] {
         let plan = context.plan
         let count = kind.count(in: plan)
+        // The baseline judged: the raw sender in a process of its own, as the daemon is;
+        // the thread in swbench beside it. Without the program (no C compiler) the figure is
+        // not measured, as swctl status's is not without its C client: built first, so that
+        // a failure does not throw away the daemon's run.
+        let directory = try context.subdirectory("raw-fanout-\(kind.group)")
+        let program = try CClient.build(.rawFanOut, sourceOption: context.options.cClientSource, into: directory)
         context.progress("\(kind.group): \(count) watched \(kind.noun) ending \(DurationText.string(kind.spacing(in: plan))) apart")
         var daemon = try DaemonExpiries.run(context, kind)
         var details: JSONObject = [
@@ -17,12 +23,9 @@ enum ExpiryBenchmark {
             "received": .int(Int64(daemon.delays.count)),
             "daemon_p50_ms": JSONReport.number(daemon.delays.median() ?? .infinity),
             "daemon_max_ms": JSONReport.number(daemon.delays.maximum ?? .infinity),
+            "raw_process_static": .bool(program.isStatic),
         ]
-        // The baseline judged: the raw sender in a process of its own, as the daemon is;
-        // the thread in swbench, the baseline before, beside it. Without the program (no C
-        // compiler) the figure is not measured, as swctl status's is not without its C client.
-        let directory = try context.subdirectory("raw-fanout-\(kind.group)")
-        let program = try CClient.build(.rawFanOut, sourceOption: context.options.cClientSource, into: directory)
+        // Always the process first, then the thread, each once.
         context.progress("\(kind.group) baseline: a raw process writing at the same instants")
         var raw = try RawExpiries.run(kind, instants: daemon.instants, targets: daemon.targets, sender: .process(program, directory: directory))
         details["raw_p50_ms"] = JSONReport.number(raw.median() ?? .infinity)

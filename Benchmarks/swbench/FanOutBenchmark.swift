@@ -38,10 +38,12 @@ enum FanOutBenchmark {
         )
         let memory = Figure(
             .memoryWatchers,
-            value: daemon.memoryWithWatchersMiB - daemon.memoryBeforeMiB,
+            value: daemon.memoryWithWatchers.ownedMiB - daemon.memoryBefore.ownedMiB,
             details: [
-                "before_mib": JSONReport.number(daemon.memoryBeforeMiB),
-                "with_watchers_mib": JSONReport.number(daemon.memoryWithWatchersMiB),
+                "before_mib": JSONReport.number(daemon.memoryBefore.ownedMiB),
+                "with_watchers_mib": JSONReport.number(daemon.memoryWithWatchers.ownedMiB),
+                "before_resident_mib": JSONReport.number(daemon.memoryBefore.residentMiB),
+                "with_watchers_resident_mib": JSONReport.number(daemon.memoryWithWatchers.residentMiB),
             ]
         )
         return [delivered, delay, cpu, accuracy, memory]

@@ -1,11 +1,13 @@
 import StopwatchProtocol
 
 /// The `idle` group: an empty daemon (no stopwatches). Time to READY over several starts,
-/// each beside a `/bin/true` start; then the last one left alone for memory and wake-ups.
+/// each beside a `/bin/true` start; then the last one serves one `Get` and is left alone for
+/// memory and wake-ups.
 enum IdleBenchmark {
     struct Outcome {
         let figures: [Figure]
-        let residentMiB: Double
+        /// What the empty daemon owned after one `Get`, for the loaded group's difference.
+        let idleMemory: MemoryReading
     }
 
     static func run(_ context: BenchContext) throws(BenchError) -> Outcome {
@@ -21,18 +23,30 @@ enum IdleBenchmark {
         }
         guard let daemon else { throw BenchError("no daemon was started") }
         defer { daemon.stop() }
+        try serveOneGet(daemon)
 
-        context.progress("idle daemon: settling \(DurationText.string(plan.settle)), then counting wake-ups for \(DurationText.string(plan.wakeupWindow))")
+        context.progress("idle daemon: one Get served, settling \(DurationText.string(plan.settle)), then counting wake-ups for \(DurationText.string(plan.wakeupWindow))")
         let quiet = try QuietPeriod(of: daemon, settle: plan.settle, window: plan.wakeupWindow)
         let figures = [
             Figure(.readyEmpty, value: ready.median() ?? 0, baseline: bare.median(), details: [
                 "starts": .int(Int64(ready.count)),
                 "max_ms": JSONReport.number(ready.maximum ?? 0),
             ]),
-            Figure(.memoryIdle, value: quiet.daemonResidentMiB, baseline: quiet.sleepResidentMiB),
+            Figure(.memoryIdle, value: quiet.daemonMemory.ownedMiB, baseline: quiet.sleepMemory.ownedMiB, details: [
+                "resident_mib": JSONReport.number(quiet.daemonMemory.residentMiB),
+                "sleep_resident_mib": JSONReport.number(quiet.sleepMemory.residentMiB),
+            ]),
             Figure(.wakeupsIdle, value: quiet.daemonRate(per: .seconds(10)), baseline: quiet.sleepRate(per: .seconds(10)), details: quiet.details),
         ]
-        return Outcome(figures: figures, residentMiB: quiet.daemonResidentMiB)
+        return Outcome(figures: figures, idleMemory: quiet.daemonMemory)
+    }
+
+    /// SPEC §7 reads an idle daemon's memory after it has served a `Get` (a stopwatch never
+    /// started reads as stopped at zero): what serving needs, allocated once, counts.
+    static func serveOneGet(_ daemon: DaemonUnderTest) throws(BenchError) {
+        let control = try daemon.connect()
+        defer { control.close() }
+        _ = try control.stopwatch(.stopwatchd("Get", name: "bench"))
     }
 }
 

@@ -4,9 +4,9 @@ import StopwatchProtocol
 /// The `loaded` group: a daemon restoring 10,000 counting stopwatches nobody watches. Time to
 /// READY against swbench reading and parsing the same files; then memory and wake-ups.
 enum LoadedBenchmark {
-    /// - Parameter idleResidentMiB: the empty daemon's resident memory, when the idle group
+    /// - Parameter idleMemory: the empty daemon's memory after one `Get`, when the idle group
     ///   measured it; otherwise an empty daemon is started here to measure it.
-    static func run(_ context: BenchContext, idleResidentMiB: Double?) throws(BenchError) -> [Figure] {
+    static func run(_ context: BenchContext, idleMemory: MemoryReading?) throws(BenchError) -> [Figure] {
         let plan = context.plan
         let count = plan.loadedStopwatches
         let stateFiles = try context.subdirectory("loaded") + "/state/stopwatches"
@@ -26,29 +26,34 @@ enum LoadedBenchmark {
         }
         guard let daemon else { throw BenchError("no daemon was started") }
         defer { daemon.stop() }
+        try IdleBenchmark.serveOneGet(daemon)
 
-        context.progress("\(count) counting: settling \(DurationText.string(plan.settle)), then counting wake-ups for \(DurationText.string(plan.wakeupWindow))")
+        context.progress("\(count) counting: one Get served, settling \(DurationText.string(plan.settle)), then counting wake-ups for \(DurationText.string(plan.wakeupWindow))")
         let quiet = try QuietPeriod(of: daemon, settle: plan.settle, window: plan.wakeupWindow)
-        var emptyResidentMiB = idleResidentMiB ?? 0
-        if idleResidentMiB == nil { emptyResidentMiB = try emptyDaemonResidentMiB(context) }
+        let empty: MemoryReading
+        if let idleMemory { empty = idleMemory } else { empty = try emptyDaemonMemory(context) }
+        let loaded = quiet.daemonMemory
         return [
             Figure(.readyLoaded, value: ready.median() ?? 0, baseline: parse.median(), details: [
                 "starts": .int(Int64(ready.count)),
                 "max_ms": JSONReport.number(ready.maximum ?? 0),
             ]),
-            Figure(.memoryStopwatches, value: quiet.daemonResidentMiB - emptyResidentMiB, baseline: Double(bytes) / 1_048_576, details: [
-                "loaded_mib": JSONReport.number(quiet.daemonResidentMiB),
-                "empty_mib": JSONReport.number(emptyResidentMiB),
+            Figure(.memoryStopwatches, value: loaded.ownedMiB - empty.ownedMiB, baseline: Double(bytes) / 1_048_576, details: [
+                "loaded_mib": JSONReport.number(loaded.ownedMiB),
+                "empty_mib": JSONReport.number(empty.ownedMiB),
+                "loaded_resident_mib": JSONReport.number(loaded.residentMiB),
+                "empty_resident_mib": JSONReport.number(empty.residentMiB),
             ]),
             Figure(.wakeupsCounting, value: quiet.daemonRate(per: .seconds(1)), baseline: quiet.sleepRate(per: .seconds(1)), details: quiet.details),
         ]
     }
 
-    /// The resident memory of an empty daemon after it has settled.
-    private static func emptyDaemonResidentMiB(_ context: BenchContext) throws(BenchError) -> Double {
+    /// The memory of an empty daemon after one `Get`, settled.
+    private static func emptyDaemonMemory(_ context: BenchContext) throws(BenchError) -> MemoryReading {
         let daemon = try context.startDaemon("loaded-empty")
         defer { daemon.stop() }
+        try IdleBenchmark.serveOneGet(daemon)
         CurrentProcess.sleep(for: context.plan.settle)
-        return daemon.residentMiB ?? 0
+        return daemon.memory
     }
 }

@@ -3,7 +3,7 @@ import LinuxSystem
 import Varlink
 
 /// A daemon left alone, watched from /proc: its wake-ups over a window, counted beside those
-/// of an idle `/bin/sleep` (the baseline, which should show 0), and both resident sizes.
+/// of an idle `/bin/sleep` (the baseline, which should show 0), and both one's memory.
 struct QuietPeriod {
     let daemonWakeups: Int
     let sleepWakeups: Int
@@ -12,8 +12,9 @@ struct QuietPeriod {
     let end: Duration
     var window: Duration { end - start }
     let daemonThreads: Int
-    let daemonResidentMiB: Double
-    let sleepResidentMiB: Double
+    /// Read after the settling, before the window.
+    let daemonMemory: MemoryReading
+    let sleepMemory: MemoryReading
 
     /// Lets `daemon` (just READY) settle for `settle`, then counts over `window`;
     /// `atStart` and `atEnd` read what else the caller compares over the same window.
@@ -29,8 +30,8 @@ struct QuietPeriod {
         }
         defer { sleeper.stop(SIGKILL) }
         CurrentProcess.sleep(for: settle)
-        daemonResidentMiB = daemon.residentMiB ?? 0
-        sleepResidentMiB = ProcFS.residentKiB(of: sleeper.pid).map { Double($0) / 1024 } ?? 0
+        daemonMemory = daemon.memory
+        sleepMemory = MemoryReading(of: sleeper.pid)
         atStart()
         let daemonBefore = ThreadSwitchCounts(of: daemon.pid), sleepBefore = ThreadSwitchCounts(of: sleeper.pid)
         start = Now.boot()

@@ -3,16 +3,18 @@ import LinuxSystem
 import StopwatchProtocol
 import Varlink
 
-/// The baseline for expiries and phase changes: a sender that sleeps on `CLOCK_BOOTTIME`
-/// until each instant of the daemon's run (shifted to now) and writes one reply of the
-/// daemon's format (`expired`, or `phase`) to that stopwatch's socket, read by the same
-/// reader. Two senders:
+/// The baseline for expiries and phase changes: a sender that waits on a `CLOCK_BOOTTIME`
+/// timerfd armed for each instant of the daemon's run (shifted to now), as the daemon's
+/// `LoopTimer` does (a timerfd has no timer slack; a sleep would wake up to 50 µs late), and
+/// writes one reply of the daemon's format (`expired`, or `phase`), made beforehand, to that
+/// stopwatch's socket, read by the same reader. Two senders:
 /// - `process`: a C program in a process of its own (`Benchmarks/c-client/raw-fanout.c`),
 ///   as the daemon is. This is the floor the daemon is judged against: on this 2-core
 ///   machine a wake-up in another process is scheduled unlike one in a thread of the
 ///   reader's own, and the difference is chance, not the daemon's work (issue 30 found the
 ///   same of the echo server);
-/// - `thread`: a thread in swbench, the baseline until then, measured beside it.
+/// - `thread`: a thread in swbench, measured beside it. Until issue 29's fourth part it was
+///   the baseline, and slept (`nanosleep`) and then made each reply.
 enum RawExpiries {
     enum Sender {
         case thread
@@ -47,9 +49,17 @@ enum RawExpiries {
         switch sender {
         case .thread:
             let sockets = senders
-            let thread = BenchThread { send(messages, to: sockets, at: shifted, in: order) }
+            let timer: TimerDescriptor
+            do {
+                timer = try TimerDescriptor.make(clock: .boot)
+            } catch {
+                _ = reader.finish(at: Now.boot())
+                throw BenchError("cannot make a boot-clock timerfd: \(error)")
+            }
+            defer { timer.close() }
+            let thread = BenchThread { send(messages, to: sockets, at: shifted, in: order, waitingOn: timer) }
             let harvest = reader.finish(at: deadline)
-            thread.join()
+            if let failure = thread.join() { throw BenchError("the raw thread stopped: \(failure)") }
             return DaemonExpiries.delays(of: harvest.deliveries, instants: shifted, event: kind.event)
         case .process(let program, let directory):
             let planPath = directory + "/\(kind.group)-plan", logPath = directory + "/\(kind.group)-raw-fanout.log"
@@ -80,12 +90,24 @@ enum RawExpiries {
         }
     }
 
-    private static func send(_ messages: [[UInt8]], to sockets: [FileDescriptor], at instants: [Duration], in order: [Int]) {
+    /// Nil when every reply was sent whole; else what failed.
+    private static func send(
+        _ messages: [[UInt8]], to sockets: [FileDescriptor], at instants: [Duration], in order: [Int], waitingOn timer: TimerDescriptor
+    ) -> String? {
         for index in order {
-            Now.sleep(until: instants[index])
-            var sent = 0
-            while sent < messages[index].count, let count = try? sockets[index].send(messages[index], from: sent) { sent += count }
+            do {
+                try timer.arm(at: instants[index])
+                var entry = pollfd(fd: timer.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+                while try timer.readExpirations() == 0 {
+                    if poll(&entry, 1, -1) < 0, errno != EINTR { return "poll: \(Errno(errno))" }
+                }
+                var sent = 0
+                while sent < messages[index].count { sent += try sockets[index].send(messages[index], from: sent) }
+            } catch {
+                return "\(error)"
+            }
         }
+        return nil
     }
 
     /// raw-fanout.c's plan: per reply in the order sent, its instant (Int64 nanoseconds),

@@ -4,7 +4,7 @@ import LinuxSystem
 /// Samples another process's memory from a thread of its own, every `interval`, until
 /// `finish()`: the peak of a process while it works, not after. What it owns (`Pss_Anon` +
 /// `Pss_Shmem`, SPEC §7: the figure judged) and its VmRSS (shown beside it: it also counts
-/// the code pages the kernel may have dropped before and faults back in while it works).
+/// the file pages it maps, its code among them, which the page cache holds).
 final class ResidentSampler {
     struct Peaks {
         var ownedKiB = 0

@@ -47,14 +47,14 @@ enum Swbench {
             return []
         }
         measure(.calls, [.getRoundTrip, .throughput, .swctlStatus]) { () throws(BenchError) in try CallsBenchmark.run(context) }
-        var idleResidentMiB: Double?
+        var idleMemory: MemoryReading?
         measure(.idle, [.readyEmpty, .memoryIdle, .wakeupsIdle]) { () throws(BenchError) in
             let outcome = try IdleBenchmark.run(context)
-            idleResidentMiB = outcome.residentMiB
+            idleMemory = outcome.idleMemory
             return outcome.figures
         }
         measure(.loaded, [.readyLoaded, .memoryStopwatches, .wakeupsCounting]) { () throws(BenchError) in
-            try LoadedBenchmark.run(context, idleResidentMiB: idleResidentMiB)
+            try LoadedBenchmark.run(context, idleMemory: idleMemory)
         }
         measure(.fanout, [.fanOutDelivery, .fanOutDelay, .fanOutCPU, .tickAccuracy, .memoryWatchers]) { () throws(BenchError) in
             try FanOutBenchmark.run(context)

@@ -34,25 +34,4 @@ package enum Memory {
     package static func releaseFree() {
         _ = mallocTrim(0)
     }
-
-    /// Unmaps the pages of code and constants that start-up touched (the program, the Swift
-    /// runtime linked into it, libc, libstdc++): they are the file's, unchanged, so they
-    /// stay in the page cache and what is used again is mapped again from it (a minor fault
-    /// per 64 KiB). Mapped, they count in the resident size while the daemon idles, and
-    /// they were most of it: the program's text, mapped 64 KiB at a time around what
-    /// start-up ran (docs/PERFORMANCE.md). Returns the bytes of the ranges released.
-    @discardableResult
-    package static func releaseCodePages() -> Int {
-        clinux_release_read_only_segments()
-    }
-
-    /// Whether the page holding `address` is one `releaseCodePages` may drop: not mapped, or
-    /// mapped from its file unchanged (nil when /proc/self/pagemap cannot be read).
-    package static func pageHoldsFileContents(_ address: UnsafeRawPointer) -> Bool? {
-        switch clinux_page_is_the_files(address) {
-        case 1: true
-        case 0: false
-        default: nil
-        }
-    }
 }

@@ -30,11 +30,6 @@ package enum Daemon {
             environment: environment, core: core, storage: storage, service: service, listener: entrance.listener, logger: logger
         )
         logger.info("stopwatchd \(Version.number) listening on \(entrance.listener.name), tick \(DurationText.string(options.tick))")
-        // Start-up's code (options, restoring, logging) is not needed while idle: what serving
-        // needs is mapped again at its first use. Here, on the thread that started: done later
-        // on the queue, the worker thread that ran it ended seconds afterwards, a wake-up in
-        // the middle of the idle period.
-        Memory.releaseCodePages()
         withExtendedLifetime((entrance, core, storage, service, lifecycle)) {
             CurrentProcess.parkForever()
         }

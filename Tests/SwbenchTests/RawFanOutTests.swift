@@ -59,18 +59,63 @@ struct RawFanOutTests {
         #expect(delays.values.allSatisfy { $0 >= 0 && $0 < 1_000 }, "each read after its instant: \(delays.values)")
     }
 
+    /// Each socket gets its own reply, whole, and nothing else.
     @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
-    func aTornPlanIsRefused() throws {
+    func eachSocketGetsItsOwnReply() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let program = try CClient.build(
             .rawFanOut, sourceOption: Self.repository + "/Benchmarks/c-client/status.c", into: directory.path
         )
+        var senders: [FileDescriptor] = [], receivers: [FileDescriptor] = []
+        defer { (senders + receivers).forEach { $0.close() } }
+        for _ in 0..<3 {
+            var pair: [CInt] = [0, 0]
+            try #require(socketpair(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+            senders.append(FileDescriptor(rawValue: pair[0]))
+            receivers.append(FileDescriptor(rawValue: pair[1]))
+        }
+        let messages = (0..<3).map { Array("reply \($0) \(String(repeating: "x", count: $0 * 100))\0".utf8) }
+        let now = Now.boot()
         let planPath = directory.path + "/plan"
         let file = try FileDescriptor.open(planPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
-        try file.writeAll(Array(RawExpiries.plan([Array("x\0".utf8)], to: [FileDescriptor(rawValue: 1)], at: [.zero], in: [0]).dropLast()))
+        try file.writeAll(RawExpiries.plan(messages, to: senders, at: [now + .milliseconds(30), now + .milliseconds(10), now], in: [2, 1, 0]))
         file.close()
-        let child = try ChildProcess(program.path, [planPath])
-        #expect(child.waitForExit() == 2)
+        let child = try ChildProcess(program.path, [planPath], errorPath: directory.path + "/log", inherited: senders)
+        #expect(child.waitForExit() == 0)
+        senders.forEach { $0.close() }
+        senders = []
+        for (index, receiver) in receivers.enumerated() {
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(receiver.rawValue, $0.baseAddress, $0.count) }
+                guard count > 0 else { break }
+                received += buffer[..<count]
+            }
+            #expect(received == messages[index], "socket \(index)")
+        }
+    }
+
+    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
+    func aBadPlanIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let program = try CClient.build(
+            .rawFanOut, sourceOption: Self.repository + "/Benchmarks/c-client/status.c", into: directory.path
+        )
+        let whole = RawExpiries.plan([Array("x\0".utf8)], to: [FileDescriptor(rawValue: 1)], at: [.seconds(1)], in: [0])
+        // A reply cut short (its length past the end), a header cut short, an instant not
+        // after boot: each refused with 2 before anything is written.
+        let plans = [Array(whole.dropLast()), Array(whole.prefix(10)), RawExpiries.plan([Array("x\0".utf8)], to: [FileDescriptor(rawValue: 1)], at: [.zero], in: [0])]
+        for (index, plan) in plans.enumerated() {
+            let planPath = directory.path + "/plan\(index)"
+            let file = try FileDescriptor.open(planPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+            try file.writeAll(plan)
+            file.close()
+            let child = try ChildProcess(program.path, [planPath], outputPath: directory.path + "/out\(index)")
+            #expect(child.waitForExit() == 2, "plan \(index)")
+            #expect(try FileSystem.contents(of: directory.path + "/out\(index)", limit: 100).isEmpty, "plan \(index)")
+        }
     }
 }

@@ -79,16 +79,4 @@ static inline int clinux_memfd_create(const char *name) {
 /// without waiting for them. (CLinux.c: glibc declares it only with _GNU_SOURCE.)
 int clinux_start_writeback(int fd);
 
-/// Drops this process's mappings of the read-only segments of the program and its
-/// libraries (MADV_DONTNEED): the pages stay in the page cache, and those used again are
-/// mapped again at their next use. Returns the bytes of the ranges released. (CLinux.c)
-/// Only pages still the file's are dropped (/proc/self/pagemap): a private copy (a text
-/// relocation, a breakpoint) stays, and so does all of an object with text relocations.
-size_t clinux_release_read_only_segments(void);
-
-/// 1 when the page at `address` is not mapped or is mapped from its file (what
-/// `clinux_release_read_only_segments` may drop), 0 for a private copy, -1 without pagemap.
-int clinux_page_is_the_files(const void *address);
-int clinux_pagemap_entry_is_the_files(uint64_t entry);
-
 #endif
