@@ -34,6 +34,7 @@ int main(int argc, char **argv) {
     fclose(file);
     int timer = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
     if (timer < 0) { perror("timerfd_create"); return 69; }
+    /* The whole plan checked first: a bad one is refused before anything is sent. */
     for (size_t at = 0; at < size;) {
         struct header header;
         if (size - at < sizeof header) { fprintf(stderr, "plan: a torn record\n"); return 2; }
@@ -41,6 +42,12 @@ int main(int argc, char **argv) {
         at += sizeof header;
         if (header.length < 0 || (size_t)header.length > size - at) { fprintf(stderr, "plan: a bad length\n"); return 2; }
         if (header.instant <= 0) { fprintf(stderr, "plan: an instant not after boot\n"); return 2; }
+        at += (size_t)header.length;
+    }
+    for (size_t at = 0; at < size;) {
+        struct header header;
+        memcpy(&header, plan + at, sizeof header);
+        at += sizeof header;
         struct itimerspec instant = { .it_value = { header.instant / 1000000000, header.instant % 1000000000 } };
         if (timerfd_settime(timer, TFD_TIMER_ABSTIME, &instant, NULL) != 0) { perror("timerfd_settime"); return 69; }
         uint64_t expirations;

@@ -12,8 +12,8 @@ import Varlink
 enum DaemonFanOut {
     struct Outcome {
         var fanOut: FanOutResult
-        let memoryBefore: MemoryReading
-        let memoryWithWatchers: MemoryReading
+        let memoryBefore: MemoryReading?
+        let memoryWithWatchers: MemoryReading?
         let startRoundTrip: Duration
         /// Where the start instant came from: "state file" or "Start sent".
         let originSource: String

@@ -57,8 +57,8 @@ final class DaemonUnderTest {
         process.stop(SIGTERM)
     }
 
-    /// What it owns and its resident size, now.
-    var memory: MemoryReading { MemoryReading(of: pid) }
+    /// What it owns and its resident size, now (nil when /proc cannot tell).
+    var memory: MemoryReading? { MemoryReading(of: pid) }
 
     /// A connection to it, for calls.
     func connect() throws(BenchError) -> MessageConnection {

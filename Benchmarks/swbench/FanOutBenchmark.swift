@@ -38,13 +38,8 @@ enum FanOutBenchmark {
         )
         let memory = Figure(
             .memoryWatchers,
-            value: daemon.memoryWithWatchers.ownedMiB - daemon.memoryBefore.ownedMiB,
-            details: [
-                "before_mib": JSONReport.number(daemon.memoryBefore.ownedMiB),
-                "with_watchers_mib": JSONReport.number(daemon.memoryWithWatchers.ownedMiB),
-                "before_resident_mib": JSONReport.number(daemon.memoryBefore.residentMiB),
-                "with_watchers_resident_mib": JSONReport.number(daemon.memoryWithWatchers.residentMiB),
-            ]
+            value: MemoryReading.ownedGrowth(from: daemon.memoryBefore, to: daemon.memoryWithWatchers),
+            details: JSONObject(MemoryReading.members(daemon.memoryBefore, "before") + MemoryReading.members(daemon.memoryWithWatchers, "with_watchers"))
         )
         return [delivered, delay, cpu, accuracy, memory]
     }

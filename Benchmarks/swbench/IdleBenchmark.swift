@@ -1,4 +1,5 @@
 import StopwatchProtocol
+import Varlink
 
 /// The `idle` group: an empty daemon (no stopwatches). Time to READY over several starts,
 /// each beside a `/bin/true` start; then the last one serves one `Get` and is left alone for
@@ -7,7 +8,7 @@ enum IdleBenchmark {
     struct Outcome {
         let figures: [Figure]
         /// What the empty daemon owned after one `Get`, for the loaded group's difference.
-        let idleMemory: MemoryReading
+        let idleMemory: MemoryReading?
     }
 
     static func run(_ context: BenchContext) throws(BenchError) -> Outcome {
@@ -32,10 +33,10 @@ enum IdleBenchmark {
                 "starts": .int(Int64(ready.count)),
                 "max_ms": JSONReport.number(ready.maximum ?? 0),
             ]),
-            Figure(.memoryIdle, value: quiet.daemonMemory.ownedMiB, baseline: quiet.sleepMemory.ownedMiB, details: [
-                "resident_mib": JSONReport.number(quiet.daemonMemory.residentMiB),
-                "sleep_resident_mib": JSONReport.number(quiet.sleepMemory.residentMiB),
-            ]),
+            Figure(
+                .memoryIdle, value: MemoryReading.owned(quiet.daemonMemory), baseline: quiet.sleepMemory?.ownedMiB,
+                details: JSONObject(MemoryReading.members(quiet.daemonMemory, "daemon") + MemoryReading.members(quiet.sleepMemory, "sleep"))
+            ),
             Figure(.wakeupsIdle, value: quiet.daemonRate(per: .seconds(10)), baseline: quiet.sleepRate(per: .seconds(10)), details: quiet.details),
         ]
         return Outcome(figures: figures, idleMemory: quiet.daemonMemory)

@@ -1,11 +1,12 @@
 import LinuxSystem
 import StopwatchProtocol
+import Varlink
 
 /// The `loaded` group: a daemon restoring 10,000 counting stopwatches nobody watches. Time to
 /// READY against swbench reading and parsing the same files; then memory and wake-ups.
 enum LoadedBenchmark {
     /// - Parameter idleMemory: the empty daemon's memory after one `Get`, when the idle group
-    ///   measured it; otherwise an empty daemon is started here to measure it.
+    ///   read it; otherwise an empty daemon is started here to read it.
     static func run(_ context: BenchContext, idleMemory: MemoryReading?) throws(BenchError) -> [Figure] {
         let plan = context.plan
         let count = plan.loadedStopwatches
@@ -30,7 +31,7 @@ enum LoadedBenchmark {
 
         context.progress("\(count) counting: one Get served, settling \(DurationText.string(plan.settle)), then counting wake-ups for \(DurationText.string(plan.wakeupWindow))")
         let quiet = try QuietPeriod(of: daemon, settle: plan.settle, window: plan.wakeupWindow)
-        let empty: MemoryReading
+        let empty: MemoryReading?
         if let idleMemory { empty = idleMemory } else { empty = try emptyDaemonMemory(context) }
         let loaded = quiet.daemonMemory
         return [
@@ -38,18 +39,16 @@ enum LoadedBenchmark {
                 "starts": .int(Int64(ready.count)),
                 "max_ms": JSONReport.number(ready.maximum ?? 0),
             ]),
-            Figure(.memoryStopwatches, value: loaded.ownedMiB - empty.ownedMiB, baseline: Double(bytes) / 1_048_576, details: [
-                "loaded_mib": JSONReport.number(loaded.ownedMiB),
-                "empty_mib": JSONReport.number(empty.ownedMiB),
-                "loaded_resident_mib": JSONReport.number(loaded.residentMiB),
-                "empty_resident_mib": JSONReport.number(empty.residentMiB),
-            ]),
+            Figure(
+                .memoryStopwatches, value: MemoryReading.ownedGrowth(from: empty, to: loaded), baseline: Double(bytes) / 1_048_576,
+                details: JSONObject(MemoryReading.members(empty, "empty") + MemoryReading.members(loaded, "loaded"))
+            ),
             Figure(.wakeupsCounting, value: quiet.daemonRate(per: .seconds(1)), baseline: quiet.sleepRate(per: .seconds(1)), details: quiet.details),
         ]
     }
 
     /// The memory of an empty daemon after one `Get`, settled.
-    private static func emptyDaemonMemory(_ context: BenchContext) throws(BenchError) -> MemoryReading {
+    private static func emptyDaemonMemory(_ context: BenchContext) throws(BenchError) -> MemoryReading? {
         let daemon = try context.startDaemon("loaded-empty")
         defer { daemon.stop() }
         try IdleBenchmark.serveOneGet(daemon)

@@ -13,8 +13,8 @@ struct QuietPeriod {
     var window: Duration { end - start }
     let daemonThreads: Int
     /// Read after the settling, before the window.
-    let daemonMemory: MemoryReading
-    let sleepMemory: MemoryReading
+    let daemonMemory: MemoryReading?
+    let sleepMemory: MemoryReading?
 
     /// Lets `daemon` (just READY) settle for `settle`, then counts over `window`;
     /// `atStart` and `atEnd` read what else the caller compares over the same window.

@@ -1,5 +1,3 @@
-import CLinux
-
 /// glibc's `malloc_trim`, which Glibc's module does not export (malloc.h is not in it).
 @_silgen_name("malloc_trim")
 private func mallocTrim(_ pad: Int) -> CInt

@@ -15,6 +15,11 @@ struct RawFanOutTests {
         isExecutable: { access($0, X_OK) == 0 }
     )
 
+    /// raw-fanout.c built as swbench builds it, found beside status.c as `--c-client-source`.
+    private static func build(into directory: TemporaryDirectory) throws -> CClient {
+        try CClient.build(.rawFanOut, sourceOption: repository + "/Benchmarks/c-client/status.c", into: directory.path)
+    }
+
     @Test func thePlanHoldsEachReplyInTheOrderSent() {
         let sockets = [FileDescriptor(rawValue: 7), FileDescriptor(rawValue: 1_000)]
         let messages: [[UInt8]] = [Array("first\0".utf8), Array("second!\0".utf8)]
@@ -48,9 +53,7 @@ struct RawFanOutTests {
     func theProgramWritesEachReplyAtItsInstant() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let program = try CClient.build(
-            .rawFanOut, sourceOption: Self.repository + "/Benchmarks/c-client/status.c", into: directory.path
-        )
+        let program = try Self.build(into: directory)
         let start = Now.boot()
         let instants: [Duration] = [.milliseconds(40), .milliseconds(20), .milliseconds(30)].map { start + $0 }
         let targets: [Duration] = [.seconds(1), .seconds(2), .seconds(3)]
@@ -64,9 +67,7 @@ struct RawFanOutTests {
     func eachSocketGetsItsOwnReply() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let program = try CClient.build(
-            .rawFanOut, sourceOption: Self.repository + "/Benchmarks/c-client/status.c", into: directory.path
-        )
+        let program = try Self.build(into: directory)
         var senders: [FileDescriptor] = [], receivers: [FileDescriptor] = []
         defer { (senders + receivers).forEach { $0.close() } }
         for _ in 0..<3 {
@@ -101,21 +102,38 @@ struct RawFanOutTests {
     func aBadPlanIsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let program = try CClient.build(
-            .rawFanOut, sourceOption: Self.repository + "/Benchmarks/c-client/status.c", into: directory.path
-        )
-        let whole = RawExpiries.plan([Array("x\0".utf8)], to: [FileDescriptor(rawValue: 1)], at: [.seconds(1)], in: [0])
-        // A reply cut short (its length past the end), a header cut short, an instant not
-        // after boot: each refused with 2 before anything is written.
-        let plans = [Array(whole.dropLast()), Array(whole.prefix(10)), RawExpiries.plan([Array("x\0".utf8)], to: [FileDescriptor(rawValue: 1)], at: [.zero], in: [0])]
+        let program = try Self.build(into: directory)
+        var pair: [CInt] = [0, 0]
+        try #require(socketpair(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue), 0, &pair) == 0)
+        let sender = FileDescriptor(rawValue: pair[0]), receiver = FileDescriptor(rawValue: pair[1])
+        defer { sender.close(); receiver.close() }
+        let reply = Array("x\0".utf8)
+        let good = RawExpiries.plan([reply], to: [sender], at: [.nanoseconds(1)], in: [0])
+        // After a good record (an instant long past: it would be sent at once): one whose
+        // reply is cut short, one whose header is, one whose instant is not after boot.
+        // Each plan refused with 2 before anything is sent.
+        let plans = [
+            good + Array(good.dropLast()),
+            good + Array(good.prefix(10)),
+            good + RawExpiries.plan([reply], to: [sender], at: [.zero], in: [0]),
+        ]
         for (index, plan) in plans.enumerated() {
             let planPath = directory.path + "/plan\(index)"
             let file = try FileDescriptor.open(planPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
             try file.writeAll(plan)
             file.close()
-            let child = try ChildProcess(program.path, [planPath], outputPath: directory.path + "/out\(index)")
+            let child = try ChildProcess(program.path, [planPath], inherited: [sender])
             #expect(child.waitForExit() == 2, "plan \(index)")
-            #expect(try FileSystem.contents(of: directory.path + "/out\(index)", limit: 100).isEmpty, "plan \(index)")
+            var byte: UInt8 = 0
+            #expect(Glibc.read(receiver.rawValue, &byte, 1) == -1 && errno == EAGAIN, "plan \(index): nothing sent")
         }
+        // The good plan alone is sent: the check above can see a reply.
+        let planPath = directory.path + "/good"
+        let file = try FileDescriptor.open(planPath, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o600)
+        try file.writeAll(good)
+        file.close()
+        #expect(try ChildProcess(program.path, [planPath], inherited: [sender]).waitForExit() == 0)
+        var received = [UInt8](repeating: 0, count: 16)
+        #expect(Glibc.read(receiver.rawValue, &received, received.count) == reply.count)
     }
 }
