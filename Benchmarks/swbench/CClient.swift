@@ -3,13 +3,14 @@ import LinuxSystem
 
 /// A C baseline, built by swbench in its own run so that it is measured as this machine's
 /// compiler and libc make it: `swctl status`'s (`Benchmarks/c-client/status.c`, the same Get
-/// and the same line with libc alone), and the raw fan-out's in a process of its own
-/// (`raw-fanout.c`, `RawExpiries`).
+/// and the same line with libc alone), the raw fan-out's in a process of its own
+/// (`raw-fanout.c`, `RawExpiries`), and the echo server of calls (`echo.c`, `EchoProcess`).
 struct CClient {
     /// The C baselines' sources, in `Benchmarks/c-client/`.
     enum Program: String {
         case status = "status"
         case rawFanOut = "raw-fanout"
+        case echo = "echo"
 
         var fileName: String { rawValue + ".c" }
     }

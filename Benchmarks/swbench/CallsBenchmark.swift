@@ -1,7 +1,7 @@
 import Varlink
 
-/// The `calls` group: a daemon with one counting stopwatch, and the echo server answering
-/// with replies of exactly the size of the daemon's.
+/// The `calls` group: a daemon with one counting stopwatch, and the C echo server in a
+/// process of its own answering with replies of exactly the size of the daemon's.
 enum CallsBenchmark {
     static func run(_ context: BenchContext) throws(BenchError) -> [Figure] {
         let daemon = try context.startDaemon("calls")
@@ -12,28 +12,31 @@ enum CallsBenchmark {
         _ = try control.stopwatch(.stopwatchd("Start", name: name))
         let request = VarlinkCall.stopwatchd("Get", name: name).message
         let replySize = try control.roundTrip(request).count + 1
-        let echoPath = try context.subdirectory("echo") + "/echo.sock"
-        let echo: EchoServer
-        do {
-            echo = try EchoServer(path: echoPath, replySize: replySize)
-        } catch {
-            throw BenchError("cannot start the echo server at \(echoPath): \(error)")
-        }
+        let directory = try context.subdirectory("echo")
+        let echoProgram = try CClient.build(.echo, sourceOption: context.options.cClientSource, into: directory)
+        let echo = try EchoProcess(program: echoProgram, path: directory + "/echo.sock", replySize: replySize, log: directory + "/echo.log")
         defer { echo.stop() }
 
-        context.progress("Get round trip against echo (\(request.count)-byte request, \(replySize)-byte reply)")
+        context.progress("Get round trip against the C echo (\(echoProgram.isStatic ? "static" : "dynamic"); \(request.count)-byte request, \(replySize)-byte reply), pinned to one CPU and not")
         let echoConnection: MessageConnection
         do {
-            echoConnection = try MessageConnection(path: echoPath)
+            echoConnection = try MessageConnection(path: echo.path)
         } catch {
-            throw BenchError("cannot connect to the echo server: \(error)")
+            throw BenchError("cannot connect to the C echo server: \(error)")
         }
         defer { echoConnection.close() }
-        var roundTrip = try RoundTripMeasurement.run(daemon: control, echo: echoConnection, request: request, plan: context.plan)
-        roundTrip.details["reply_bytes"] = .int(Int64(replySize))
+        var roundTrips = try RoundTripMeasurement.run(
+            daemon: control, daemonPID: daemon.pid, echo: echoConnection, echoPID: echo.pid, request: request, plan: context.plan
+        )
+        roundTrips[0].details["reply_bytes"] = .int(Int64(replySize))
+        roundTrips[0].details["echo_static"] = .bool(echoProgram.isStatic)
 
-        context.progress("Get throughput, \(context.plan.throughputClients) clients, against echo")
-        let throughput = try ThroughputMeasurement.run(daemonPath: daemon.socketPath, echoPath: echoPath, request: request, plan: context.plan)
+        context.progress("Get throughput, \(context.plan.throughputClients) clients, against the C echo, and each one's CPU time per call")
+        let throughput = try ThroughputMeasurement.run(
+            daemon: .init(path: daemon.socketPath, pid: daemon.pid), echo: .init(path: echo.path, pid: echo.pid), request: request,
+            plan: context.plan
+        )
+        try echo.checkServing()
 
         let swctl: Figure
         do throws(BenchError) {
@@ -49,6 +52,6 @@ enum CallsBenchmark {
             context.progress("swctl status not measured: \(error)")
             swctl = Figure(.swctlStatus, failure: error.description)
         }
-        return [roundTrip, throughput, swctl]
+        return roundTrips + throughput + [swctl]
     }
 }

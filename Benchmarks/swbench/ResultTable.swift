@@ -22,6 +22,11 @@ enum ResultTable {
         let aside = figure.baselineAside.map { ", \($0)" } ?? ""
         let baseline = figure.baseline.map { "\(NumberText.string($0)) \(kind.unit) (\(kind.baselineName ?? "")\(aside))" } ?? "—"
         let ratio = figure.ratio.map { NumberText.fixed($0, decimals: 2) + "×" } ?? "—"
-        return [kind.title, "\(NumberText.string(value)) \(kind.unit)", baseline, ratio, kind.targetText, figure.isMet ? "yes" : "NO"]
+        return [kind.title, "\(NumberText.string(value)) \(kind.unit)", baseline, ratio, kind.targetText, met(figure)]
+    }
+
+    private static func met(_ figure: Figure) -> String {
+        if case .reported = figure.kind.target { return "—" }
+        return figure.isMet ? "yes" : "NO"
     }
 }

@@ -46,7 +46,7 @@ enum Swbench {
             drift = try DriftMeasurement(context)
             return []
         }
-        measure(.calls, [.getRoundTrip, .throughput, .swctlStatus]) { () throws(BenchError) in try CallsBenchmark.run(context) }
+        measure(.calls, [.getRoundTrip, .getRoundTripUnpinned, .throughput, .getCPU, .swctlStatus]) { () throws(BenchError) in try CallsBenchmark.run(context) }
         var idleMemory: MemoryReading?
         measure(.idle, [.readyEmpty, .memoryIdle, .wakeupsIdle]) { () throws(BenchError) in
             let outcome = try IdleBenchmark.run(context)

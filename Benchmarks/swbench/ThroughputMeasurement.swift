@@ -1,14 +1,27 @@
+import Glibc
 import LinuxSystem
 import Varlink
 
 /// Get throughput of 8 clients, each on its own connection and thread making one call at a
-/// time, against the same 8 clients on the echo server; rounds alternate between the two.
+/// time, against the same 8 clients on the C echo; rounds alternate between the two. Each
+/// server's CPU time (`utime + stime`, all its threads) over its rounds, per call: what a Get
+/// costs the daemon beside what answering costs at the least.
 enum ThroughputMeasurement {
-    static func run(daemonPath: String, echoPath: String, request: [UInt8], plan: BenchPlan) throws(BenchError) -> Figure {
+    struct Server {
+        let path: String
+        let pid: pid_t
+    }
+
+    static func run(daemon: Server, echo: Server, request: [UInt8], plan: BenchPlan) throws(BenchError) -> [Figure] {
         var daemonCalls = 0, echoCalls = 0
+        var daemonCPU = 0.0, echoCPU = 0.0
         for _ in 0..<plan.throughputRounds {
-            daemonCalls += try round(path: daemonPath, request: request, plan: plan)
-            echoCalls += try round(path: echoPath, request: request, plan: plan)
+            let daemonRound = try round(daemon, request: request, plan: plan)
+            daemonCalls += daemonRound.calls
+            daemonCPU += daemonRound.cpuSeconds
+            let echoRound = try round(echo, request: request, plan: plan)
+            echoCalls += echoRound.calls
+            echoCPU += echoRound.cpuSeconds
         }
         let seconds = plan.throughputRound.inSeconds * Double(plan.throughputRounds)
         let details: JSONObject = [
@@ -17,14 +30,27 @@ enum ThroughputMeasurement {
             "daemon_calls": .int(Int64(daemonCalls)),
             "echo_calls": .int(Int64(echoCalls)),
         ]
-        return Figure(.throughput, value: Double(daemonCalls) / seconds, baseline: Double(echoCalls) / seconds, details: details)
+        let cpuDetails: JSONObject = [
+            "daemon_cpu_seconds": JSONReport.number(daemonCPU),
+            "echo_cpu_seconds": JSONReport.number(echoCPU),
+            "clock_ticks_per_second": JSONReport.number(ProcFS.ticksPerSecond),
+        ]
+        return [
+            Figure(.throughput, value: Double(daemonCalls) / seconds, baseline: Double(echoCalls) / seconds, details: details),
+            Figure(
+                .getCPU, value: daemonCPU / Double(max(daemonCalls, 1)) * 1e6, baseline: echoCPU / Double(max(echoCalls, 1)) * 1e6,
+                details: cpuDetails
+            ),
+        ]
     }
 
-    /// Calls completed by all clients together in one round of `plan.throughputRound`.
-    private static func round(path: String, request: [UInt8], plan: BenchPlan) throws(BenchError) -> Int {
+    /// Calls completed by all clients together in one round of `plan.throughputRound`, and
+    /// the server's CPU time from just before the window to just after the last client.
+    private static func round(_ server: Server, request: [UInt8], plan: BenchPlan) throws(BenchError) -> (calls: Int, cpuSeconds: Double) {
         // Connected and warmed up first; then all count over the same window.
         let start = Now.boot() + .milliseconds(100)
         let end = start + plan.throughputRound
+        let path = server.path
         let clients = (0..<plan.throughputClients).map { _ in
             BenchThread { () -> Result<Int, Errno> in
                 do throws(Errno) {
@@ -47,6 +73,8 @@ enum ThroughputMeasurement {
                 }
             }
         }
+        Now.sleep(until: start)
+        let cpuBefore = ProcFS.cpuSeconds(of: server.pid)
         var total = 0
         for client in clients {
             switch client.join() {
@@ -54,6 +82,9 @@ enum ThroughputMeasurement {
             case .failure(let error): throw BenchError("a throughput client failed on \(path): \(error)")
             }
         }
-        return total
+        guard let cpuBefore, let cpuAfter = ProcFS.cpuSeconds(of: server.pid) else {
+            throw BenchError("cannot read the CPU time of process \(server.pid) from /proc")
+        }
+        return (total, cpuAfter - cpuBefore)
     }
 }

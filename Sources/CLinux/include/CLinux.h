@@ -75,6 +75,16 @@ static inline int clinux_memfd_create(const char *name) {
     return (int)syscall(SYS_memfd_create, name, 1U);
 }
 
+/// sched_getaffinity / sched_setaffinity of one thread (`tid`, 0 for the caller), its mask
+/// `size` bytes of bits, a bit per CPU. The system calls: glibc declares the wrappers only
+/// with _GNU_SOURCE. The raw getaffinity returns the bytes it filled, or -1.
+static inline int clinux_get_affinity(pid_t tid, unsigned long size, void *mask) {
+    return (int)syscall(SYS_sched_getaffinity, tid, size, mask);
+}
+static inline int clinux_set_affinity(pid_t tid, unsigned long size, const void *mask) {
+    return (int)syscall(SYS_sched_setaffinity, tid, size, mask);
+}
+
 /// sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE): starts writing the file's changed pages
 /// without waiting for them. (CLinux.c: glibc declares it only with _GNU_SOURCE.)
 int clinux_start_writeback(int fd);

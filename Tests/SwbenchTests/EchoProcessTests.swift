@@ -1,0 +1,80 @@
+import Glibc
+import LinuxSystem
+import Testing
+import Varlink
+
+@testable import swbench
+
+/// The baseline of calls (`Benchmarks/c-client/echo.c`) in a process of its own, and the
+/// pinning of a round trip to one CPU.
+struct EchoProcessTests {
+    private static let repository = FileSystem.directoryName(of: FileSystem.directoryName(of: FileSystem.directoryName(of: #filePath)))
+    private static let compiler = CClient.compilerCommand(
+        cc: ProcessEnvironment.current["CC"], searchPath: ProcessEnvironment.current["PATH"] ?? "/usr/bin:/bin",
+        isExecutable: { access($0, X_OK) == 0 }
+    )
+
+    private static func build(into directory: TemporaryDirectory) throws -> CClient {
+        try CClient.build(.echo, sourceOption: repository + "/Benchmarks/c-client/status.c", into: directory.path)
+    }
+
+    /// Each request, whole or in pieces, one at a time or several in one write, gets one reply
+    /// of the size asked for, the same bytes as the thread echo's; on two connections at once.
+    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build echo.c"))
+    func eachRequestGetsOneReplyOfTheSizeAsked() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let program = try Self.build(into: directory)
+        let echo = try EchoProcess(program: program, path: directory.path + "/echo.sock", replySize: 93, log: directory.path + "/echo.log")
+        defer { echo.stop() }
+        let first = try MessageConnection(path: echo.path), second = try MessageConnection(path: echo.path)
+        defer {
+            first.close()
+            second.close()
+        }
+        let expected = EchoServer.reply(size: 93)
+        try first.send(Array(#"{"method":"#.utf8))
+        try first.send(Array(#""a"}"#.utf8) + [0])
+        #expect(try first.receive() + [0] == expected, "one reply, the thread echo's bytes")
+        try second.send(Array(#"{"method":"b"}"#.utf8) + [0] + Array(#"{"method":"c"}"#.utf8) + [0])
+        #expect(try second.receive() + [0] == expected)
+        #expect(try second.receive() + [0] == expected)
+        try echo.checkServing()
+    }
+
+    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build echo.c"))
+    func badArgumentsEndItWithTwo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let program = try Self.build(into: directory)
+        for arguments in [["3"], ["x", "93"], ["3", "0"], ["3", "93x"]] {
+            let child = try ChildProcess(program.path, arguments)
+            #expect(child.waitForExit() == 2, "\(arguments)")
+        }
+    }
+
+    /// Pinned, the calling thread and every thread of a process run on the one CPU; released,
+    /// each has its affinity from before again.
+    @Test func pinningHoldsEveryThreadOnOneCPUAndReleasesIt() throws {
+        let before = try CPUAffinity.of(thread: 0)
+        let cpu = try Pinning.firstAllowedCPU()
+        #expect(cpu == before.cpus.first)
+        let child = try ChildProcess("/bin/sleep", ["30"])
+        defer { child.stop(SIGKILL) }
+        let childBefore = try CPUAffinity.of(thread: child.pid)
+        let pinning = try Pinning([child.pid], on: cpu)
+        var released = false
+        defer { if !released { try? pinning.release() } }
+        #expect(try CPUAffinity.of(thread: 0).cpus == [cpu])
+        #expect(try CPUAffinity.of(thread: child.pid).cpus == [cpu])
+        try pinning.release()
+        released = true
+        #expect(try CPUAffinity.of(thread: 0) == before)
+        #expect(try CPUAffinity.of(thread: child.pid) == childBefore)
+    }
+
+    @Test func anAffinityIsItsCPUs() {
+        #expect(CPUAffinity(cpus: [0, 9, 1023, 1024, -1]).cpus == [0, 9, 1023])
+        #expect(CPUAffinity(cpus: []).cpus.isEmpty)
+    }
+}
