@@ -20,6 +20,8 @@ enum BenchGroup: String, CaseIterable {
     case countdowns
     /// Exit on idle behind systemd-socket-activate: no process left, the first swctl status.
     case exitidle
+    /// Start, Lap and Stop against one small append with `fdatasync`, the floor.
+    case transitions
     /// Lap on stopwatches holding 10, 1,000 and 10,000 laps: time per call.
     case laps
     /// A history of 1,000,000 intervals: `swctl report` over it, `swctl log --since today`;

@@ -46,6 +46,8 @@ struct BenchPlan {
     /// Lap calls timed per stopwatch size (10, 1,000, 10,000 laps), one of each in turn.
     let lapSamples: Int
     let lapSizes = [10, 1_000, 10_000]
+    /// Start, Lap and Stop calls timed, each (on as many stopwatches).
+    let transitionSamples: Int
     /// Timed runs of each floor of a big Lap (echo of its reply size, a file of its size).
     let lapFloorSamples: Int
     /// The long history (`report` over it, and `log --since today`) and the short one
@@ -86,6 +88,7 @@ struct BenchPlan {
         exitIdleCycles = smoke ? 2 : 20
         exitIdleWarmRuns = smoke ? 10 : 100
         lapSamples = smoke ? 60 : 2_000
+        transitionSamples = smoke ? 20 : 500
         lapFloorSamples = smoke ? 20 : 500
         historyIntervals = smoke ? 20_000 : 1_000_000
         historyCorrections = smoke ? 200 : 10_000

@@ -6,8 +6,9 @@ import LinuxSystem
 /// of a state file, in context switches: swbench's own thread saves a file of a countdown's
 /// size as the daemon saves one (`replaceAtomically`: write, fsync, rename, fsync the
 /// directory) and counts its switches, each `fsync` sleeping until the journal has
-/// committed; the floor of an expiry that is saved when it happens. And one append of a
-/// history line with `fdatasync`, in time.
+/// committed; the floor of an expiry that is saved when it happens. One append with
+/// `fdatasync`, in switches (the floor issue 30 judges an expiry against) and in time (a
+/// history line's).
 enum DurableWriteCost {
     /// Switches per save, over `count` saves in `directory`.
     static func switchesPerSave(count: Int, in directory: String, bytes: Int) throws(BenchError) -> Double {
@@ -25,6 +26,32 @@ enum DurableWriteCost {
                 try stopwatches.replaceAtomically("save.json", with: content, through: ".save.json.tmp")
             } catch {
                 throw BenchError("cannot save a file in \(directory): \(error)")
+            }
+        }
+        guard let after = ownSwitches() else { throw BenchError("cannot read /proc/thread-self/status") }
+        return Double(after - before) / Double(max(count, 1))
+    }
+
+    /// Switches per small append with `fdatasync`, over `count` appends to a file in
+    /// `directory`: the floor of an expiry that is one append when it happens (issue 30).
+    static func switchesPerAppend(count: Int, in directory: String, bytes: Int) throws(BenchError) -> Double {
+        var line = [UInt8](repeating: UInt8(ascii: " "), count: max(bytes, 1))
+        line[line.count - 1] = UInt8(ascii: "\n")
+        let path = directory + "/append-switches.jsonl"
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+        } catch {
+            throw BenchError("cannot open \(path): \(error)")
+        }
+        defer { file.close() }
+        guard let before = ownSwitches() else { throw BenchError("cannot read /proc/thread-self/status") }
+        for _ in 0..<count {
+            do {
+                try file.writeAll(line)
+                try file.dataSync()
+            } catch {
+                throw BenchError("cannot append to \(path): \(error)")
             }
         }
         guard let after = ownSwitches() else { throw BenchError("cannot read /proc/thread-self/status") }

@@ -61,8 +61,9 @@ enum Swbench {
         }
         measure(.expiry, [.expiryDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context, .countdowns) }
         measure(.phase, [.phaseDelay]) { () throws(BenchError) in try ExpiryBenchmark.run(context, .cycles) }
-        measure(.countdowns, [.countdownWakeups, .countdownTimers]) { () throws(BenchError) in try CountdownsBenchmark.run(context) }
+        measure(.countdowns, [.countdownWakeups, .expirySwitches, .countdownTimers]) { () throws(BenchError) in try CountdownsBenchmark.run(context) }
         measure(.exitidle, [.exitIdleProcesses, .exitIdleFirstStatus]) { () throws(BenchError) in try ExitIdleBenchmark.run(context) }
+        measure(.transitions, [.startCost, .lapCost, .stopCost]) { () throws(BenchError) in try TransitionsBenchmark.run(context) }
         measure(.laps, [.lapAt10, .lapAt1000, .lapAt10000]) { () throws(BenchError) in try LapsBenchmark.run(context) }
         measure(.history, [.historyReport, .memoryHistory, .historyLogToday, .memoryHistoryStalled, .historyReportDevices]) { () throws(BenchError) in
             try HistoryBenchmark.run(context)
