@@ -5,21 +5,27 @@
  * Unix socket as an open descriptor, so that clients may connect before it runs.
  *
  * argv[1] is that descriptor, argv[2] the reply's size, its NUL included. It serves until
- * a signal ends it. Exit 2 for bad arguments; 69 when epoll or accept fails. */
+ * a signal ends it, or swbench does. Exit 2 for bad arguments; 69 when epoll or accept
+ * fails. */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* Writes all of the reply; a client that cannot take it is closed. */
+/* Writes all of the reply, as the daemon does with send(MSG_NOSIGNAL): a client gone is
+ * an error, not a SIGPIPE. Clients are blocking: a reply is small and swbench reads it at
+ * once. -1 when the client is gone, and it is closed. */
 static int write_all(int fd, const char *bytes, size_t length) {
     while (length > 0) {
-        ssize_t written = write(fd, bytes, length);
+        ssize_t written = send(fd, bytes, length, MSG_NOSIGNAL);
         if (written < 0 && errno == EINTR) continue;
         if (written <= 0) return -1;
         bytes += written;
@@ -35,6 +41,12 @@ int main(int argc, char **argv) {
     if (*end || listener < 0 || listener > 65535) { fprintf(stderr, "bad descriptor %s\n", argv[1]); return 2; }
     long size = strtol(argv[2], &end, 10);
     if (*end || size < 1 || size > (1 << 24)) { fprintf(stderr, "bad reply size %s\n", argv[2]); return 2; }
+    /* Ends with swbench, even if swbench is killed. */
+    pid_t parent = getppid();
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) return 69;
+    /* A connection aborted between epoll_wait and accept4 must not block the loop. */
+    int flags = fcntl((int)listener, F_GETFL);
+    if (flags < 0 || fcntl((int)listener, F_SETFL, flags | O_NONBLOCK) < 0) { perror("listening descriptor"); return 2; }
     /* {"parameters":{"echo":"xxx…"}} and a NUL, as swbench's EchoServer.reply makes it. */
     static const char head[] = "{\"parameters\":{\"echo\":\"", tail[] = "\"}}";
     size_t fixed = sizeof head - 1 + sizeof tail - 1 + 1;

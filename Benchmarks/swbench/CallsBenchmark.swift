@@ -12,6 +12,36 @@ enum CallsBenchmark {
         _ = try control.stopwatch(.stopwatchd("Start", name: name))
         let request = VarlinkCall.stopwatchd("Get", name: name).message
         let replySize = try control.roundTrip(request).count + 1
+        let callFigures: [Figure]
+        do throws(BenchError) {
+            callFigures = try measureCalls(context, daemon: daemon, control: control, request: request, replySize: replySize)
+        } catch {
+            // Without their baseline these are not measured; swctl's figure stands.
+            context.progress("Get round trip and throughput not measured: \(error)")
+            callFigures = [.getRoundTrip, .getRoundTripUnpinned, .throughput, .getCPU].map { Figure($0, failure: error.description) }
+        }
+
+        let swctl: Figure
+        do throws(BenchError) {
+            let directory = try context.subdirectory("c-client")
+            let client = try CClient.build(sourceOption: context.options.cClientSource, into: directory)
+            context.progress("swctl status against the C client (\(client.isStatic ? "static" : "dynamic")) and /bin/true, \(context.plan.processRuns) runs each")
+            swctl = try SwctlMeasurement.run(
+                swctlPath: context.options.swctlPath, client: client, socketPath: daemon.socketPath, name: name, plan: context.plan,
+                directory: directory
+            )
+        } catch {
+            // Without its baseline the figure is not measured; the others stand.
+            context.progress("swctl status not measured: \(error)")
+            swctl = Figure(.swctlStatus, failure: error.description)
+        }
+        return callFigures + [swctl]
+    }
+
+    /// Round trip and throughput against the C echo, built and started here.
+    private static func measureCalls(
+        _ context: BenchContext, daemon: DaemonUnderTest, control: MessageConnection, request: [UInt8], replySize: Int
+    ) throws(BenchError) -> [Figure] {
         let directory = try context.subdirectory("echo")
         let echoProgram = try CClient.build(.echo, sourceOption: context.options.cClientSource, into: directory)
         let echo = try EchoProcess(program: echoProgram, path: directory + "/echo.sock", replySize: replySize, log: directory + "/echo.log")
@@ -37,21 +67,6 @@ enum CallsBenchmark {
             plan: context.plan
         )
         try echo.checkServing()
-
-        let swctl: Figure
-        do throws(BenchError) {
-            let directory = try context.subdirectory("c-client")
-            let client = try CClient.build(sourceOption: context.options.cClientSource, into: directory)
-            context.progress("swctl status against the C client (\(client.isStatic ? "static" : "dynamic")) and /bin/true, \(context.plan.processRuns) runs each")
-            swctl = try SwctlMeasurement.run(
-                swctlPath: context.options.swctlPath, client: client, socketPath: daemon.socketPath, name: name, plan: context.plan,
-                directory: directory
-            )
-        } catch {
-            // Without its baseline the figure is not measured; the others stand.
-            context.progress("swctl status not measured: \(error)")
-            swctl = Figure(.swctlStatus, failure: error.description)
-        }
-        return roundTrips + throughput + [swctl]
+        return roundTrips + throughput
     }
 }

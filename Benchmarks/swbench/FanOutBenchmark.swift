@@ -27,14 +27,25 @@ enum FanOutBenchmark {
             baseline: raw.statistics.delays.p99()
         )
         let cpu = Figure(.fanOutCPU, value: daemon.fanOut.cpuPercent, baseline: raw.cpuPercent)
-        // "Within 2 ms after its boundary": the p99 is the value, and no tick may be early.
-        let earliest = daemon.fanOut.statistics.accuracy.minimum ?? 0
+        // "Within 2 ms after its boundary", in microseconds: each tick's first receipt (an
+        // upper bound on when it left; its elapsed_ms is whole milliseconds), the p99 over
+        // the ticks. No tick may be early, by its receipt or by its elapsed time.
+        var firstReceipts = daemon.fanOut.statistics.firstReceiptDelays
+        var rawFirstReceipts = raw.statistics.firstReceiptDelays
+        let earliestReceipt = firstReceipts.minimum ?? 0
+        let earliestElapsed = daemon.fanOut.statistics.accuracy.minimum ?? 0
         let accuracy = Figure(
             .tickAccuracy,
-            value: daemon.fanOut.statistics.accuracy.p99() ?? .infinity,
-            baseline: raw.statistics.accuracy.p99(),
-            details: ["minimum_ms": JSONReport.number(earliest)],
-            otherConditionsMet: earliest >= 0
+            value: firstReceipts.p99() ?? .infinity,
+            baseline: rawFirstReceipts.p99(),
+            details: [
+                "first_receipt_min_us": JSONReport.number(earliestReceipt),
+                "first_receipt_p50_us": JSONReport.number(firstReceipts.median() ?? 0),
+                "ticks_received": .int(Int64(firstReceipts.count)),
+                "elapsed_minus_boundary_min_ms": JSONReport.number(earliestElapsed),
+                "elapsed_minus_boundary_p99_ms": JSONReport.number(daemon.fanOut.statistics.accuracy.p99() ?? 0),
+            ],
+            otherConditionsMet: earliestReceipt >= 0 && earliestElapsed >= 0
         )
         let memory = Figure(
             .memoryWatchers,

@@ -38,6 +38,12 @@ struct Figure {
         return value / baseline
     }
 
+    /// Whether the figure has a target at all (not one only reported beside the others).
+    var isJudged: Bool {
+        if case .reported = kind.target { return false }
+        return true
+    }
+
     var isMet: Bool {
         guard let value, otherConditionsMet else { return false }
         return kind.target.isMet(value: value, baseline: baseline)

@@ -25,7 +25,8 @@ enum JSONReport {
         object["baseline"] = figure.baseline.map(number) ?? .null
         object["baseline_is"] = figure.kind.baselineName.map { .string($0) } ?? .null
         object["ratio"] = figure.ratio.map(number) ?? .null
-        object["met"] = .bool(figure.isMet)
+        // null for a figure only reported: it has nothing to meet.
+        object["met"] = figure.isJudged ? .bool(figure.isMet) : .null
         if let failure = figure.failure { object["failure"] = .string(failure) }
         if !figure.details.isEmpty { object["details"] = .object(figure.details) }
         return .object(object)

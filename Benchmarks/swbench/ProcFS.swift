@@ -29,6 +29,16 @@ enum ProcFS {
         return (user + system) / ticksPerSecond
     }
 
+    /// The CPU time `pid` has used, all its threads (ended ones too), in seconds to the
+    /// nanosecond: the scheduler's own sum (its CPU-time clock), where /proc/PID/stat gives
+    /// clock ticks.
+    static func preciseCPUSeconds(of pid: pid_t) -> Double? {
+        var clock = clockid_t()
+        var time = timespec()
+        guard clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &time) == 0 else { return nil }
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     /// The threads of `pid`.
     static func threadIDs(of pid: pid_t) -> [pid_t] {
         ((try? FileSystem.entries(of: "/proc/\(pid)/task")) ?? []).compactMap { pid_t($0) }

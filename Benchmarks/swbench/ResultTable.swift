@@ -26,7 +26,7 @@ enum ResultTable {
     }
 
     private static func met(_ figure: Figure) -> String {
-        if case .reported = figure.kind.target { return "—" }
+        guard figure.isJudged else { return "—" }
         return figure.isMet ? "yes" : "NO"
     }
 }

@@ -18,10 +18,15 @@ struct TickStatistics {
     var accuracy = Samples()
     /// The longest delay of each tick (1…ticks), in milliseconds: one slow tick shows here.
     private(set) var slowestDelayOfTick: [Double]
+    /// The shortest delay of each tick (1…ticks), in milliseconds (infinite for a tick no
+    /// watcher got): the first receipt, an upper bound on when the tick left, which its
+    /// `elapsed_ms` (whole milliseconds) cannot tell to the microsecond.
+    private(set) var earliestDelayOfTick: [Double]
 
     init(_ deliveries: [Delivery], watchers: Int, ticks: Int, tick: Duration, origin: Duration) {
         expected = watchers * ticks
         slowestDelayOfTick = [Double](repeating: 0, count: ticks)
+        earliestDelayOfTick = [Double](repeating: .infinity, count: ticks)
         let tickMs = tick.milliseconds
         var seen = [Bool](repeating: false, count: watchers * (ticks + 1))
         for delivery in deliveries {
@@ -41,9 +46,20 @@ struct TickStatistics {
             delivered += 1
             let delay = (delivery.received - (origin + tick * k)).inMilliseconds
             delays.append(delay)
-            if k >= 1 { slowestDelayOfTick[k - 1] = max(slowestDelayOfTick[k - 1], delay) }
+            if k >= 1 {
+                slowestDelayOfTick[k - 1] = max(slowestDelayOfTick[k - 1], delay)
+                earliestDelayOfTick[k - 1] = min(earliestDelayOfTick[k - 1], delay)
+            }
             accuracy.append(Double(stopwatch.elapsedMs - Int64(k) * tickMs))
         }
+    }
+
+    /// Each tick's first receipt after its boundary, in microseconds: the tick accuracy
+    /// (issue 30: in microseconds, where `elapsed_ms − boundary` is whole milliseconds).
+    var firstReceiptDelays: Samples {
+        var samples = Samples()
+        for delay in earliestDelayOfTick where delay.isFinite { samples.append(delay * 1_000) }
+        return samples
     }
 
     var deliveredPercent: Double {

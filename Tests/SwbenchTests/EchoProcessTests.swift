@@ -19,7 +19,8 @@ struct EchoProcessTests {
     }
 
     /// Each request, whole or in pieces, one at a time or several in one write, gets one reply
-    /// of the size asked for, the same bytes as the thread echo's; on two connections at once.
+    /// of the size asked for, the same bytes as the thread echo's, and nothing more; on two
+    /// connections at once.
     @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build echo.c"))
     func eachRequestGetsOneReplyOfTheSizeAsked() throws {
         let directory = try TemporaryDirectory()
@@ -33,12 +34,19 @@ struct EchoProcessTests {
             second.close()
         }
         let expected = EchoServer.reply(size: 93)
+        // Half a request: no reply while the echo holds it (and, having waited, the other
+        // half arrives in a read of its own).
         try first.send(Array(#"{"method":"#.utf8))
+        #expect(try !first.descriptor.poll(timeout: .milliseconds(100)), "no reply to half a request")
         try first.send(Array(#""a"}"#.utf8) + [0])
         #expect(try first.receive() + [0] == expected, "one reply, the thread echo's bytes")
         try second.send(Array(#"{"method":"b"}"#.utf8) + [0] + Array(#"{"method":"c"}"#.utf8) + [0])
         #expect(try second.receive() + [0] == expected)
         #expect(try second.receive() + [0] == expected)
+        for connection in [first, second] {
+            #expect(!connection.hasPendingBytes)
+            #expect(try !connection.descriptor.poll(timeout: .milliseconds(100)), "no reply more than the requests")
+        }
         try echo.checkServing()
     }
 
@@ -53,24 +61,32 @@ struct EchoProcessTests {
         }
     }
 
-    /// Pinned, the calling thread and every thread of a process run on the one CPU; released,
-    /// each has its affinity from before again.
-    @Test func pinningHoldsEveryThreadOnOneCPUAndReleasesIt() throws {
+    private static let allowsSeveralCPUs = ((try? CPUAffinity.of(thread: 0))?.cpus.count ?? 0) > 1
+
+    /// Pinned, the calling thread and every thread of a process (this one, which has many) run
+    /// on the one CPU; released, each has its affinity from before again.
+    @Test(.enabled(if: allowsSeveralCPUs, "one CPU allowed: pinned and not would be the same"))
+    func pinningHoldsEveryThreadOnOneCPUAndReleasesIt() throws {
+        let process = getpid()
         let before = try CPUAffinity.of(thread: 0)
+        let processBefore = try CPUAffinity.of(thread: process)
         let cpu = try Pinning.firstAllowedCPU()
         #expect(cpu == before.cpus.first)
-        let child = try ChildProcess("/bin/sleep", ["30"])
-        defer { child.stop(SIGKILL) }
-        let childBefore = try CPUAffinity.of(thread: child.pid)
-        let pinning = try Pinning([child.pid], on: cpu)
+        let threads = ProcFS.threadIDs(of: process)
+        #expect(threads.count > 1)
+        let pinning = try Pinning([process], on: cpu)
         var released = false
         defer { if !released { try? pinning.release() } }
         #expect(try CPUAffinity.of(thread: 0).cpus == [cpu])
-        #expect(try CPUAffinity.of(thread: child.pid).cpus == [cpu])
+        for thread in ProcFS.threadIDs(of: process) {
+            #expect(try CPUAffinity.of(thread: thread).cpus == [cpu], "thread \(thread)")
+        }
         try pinning.release()
         released = true
         #expect(try CPUAffinity.of(thread: 0) == before)
-        #expect(try CPUAffinity.of(thread: child.pid) == childBefore)
+        for thread in ProcFS.threadIDs(of: process) {
+            #expect(try CPUAffinity.of(thread: thread) == processBefore, "thread \(thread)")
+        }
     }
 
     @Test func anAffinityIsItsCPUs() {
