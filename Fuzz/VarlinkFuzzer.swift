@@ -130,6 +130,7 @@ private func sameBytes(_ message: [UInt8], _ segment: UnsafeRawBufferPointer.Sub
 // MARK: - Messages
 
 private func checkMessage(_ message: [UInt8], reducedDepth: Int) {
+    checkScannedCall(message)
     let value: JSONValue
     do {
         value = try JSONParser.parse(message)
@@ -256,5 +257,31 @@ private func checkStopwatch(_ value: JSONValue) {
         guard (try? Stopwatch(json: encoded)) == stopwatch else {
             fatalError("Stopwatch round trip changed it: \(value.text) → \(encoded.text)")
         }
+    }
+    // Written without a tree, the same bytes as through one (a plain Get's reply).
+    var direct: [UInt8] = []
+    stopwatch.writeJSON(into: &direct)
+    guard direct == stopwatch.json.serialized else {
+        fatalError("Stopwatch.writeJSON differs from json.serialized: \(String(decoding: direct, as: UTF8.self)) against \(stopwatch.json.text)")
+    }
+    guard stopwatch.getReplyMessage == VarlinkReply(parameters: ["stopwatch": stopwatch.json]).message else {
+        fatalError("Stopwatch.getReplyMessage differs from the reply made through trees: \(stopwatch.json.text)")
+    }
+}
+
+/// A call the scanner reads (`VarlinkCallScanner`) is the call the full parser reads from the
+/// same bytes: the same method, at most a `name` string as its parameter, neither `more` nor
+/// `oneway`.
+private func checkScannedCall(_ message: [UInt8]) {
+    guard let scanned = VarlinkCallScanner.scan(message) else { return }
+    let call: VarlinkCall
+    do {
+        call = try VarlinkCall(message: message)
+    } catch {
+        fatalError("the scanner read \(scanned) where the parser refuses: \(error); \(String(decoding: message, as: UTF8.self))")
+    }
+    let parameters: JSONObject = scanned.name.map { ["name": .string($0)] } ?? [:]
+    guard call.method == scanned.method, call.parameters == parameters, !call.more, !call.oneway else {
+        fatalError("the scanner read \(scanned) where the parser reads \(call.json.text)")
     }
 }

@@ -36,6 +36,7 @@ sources=(
     Sources/Varlink/JSONValue.swift
     Sources/Varlink/JSONValue+Writing.swift
     Sources/Varlink/VarlinkCall.swift
+    Sources/Varlink/VarlinkCallScanner.swift
     Sources/Varlink/VarlinkReply.swift
     Sources/Varlink/VarlinkError.swift
     Sources/Varlink/MalformedMessage.swift

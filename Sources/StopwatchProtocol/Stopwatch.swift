@@ -130,6 +130,49 @@ public struct Stopwatch: Equatable, Sendable {
         return .object(object)
     }
 
+    /// The same bytes as `json.serialized`, written straight into `bytes` without a tree
+    /// (issue 30: a `Get` answered without one). A cycle, rare, is written through its tree.
+    package func writeJSON(into bytes: inout [UInt8]) {
+        bytes.append(contentsOf: #"{"name":"#.utf8)
+        JSONValue.writeString(name, into: &bytes)
+        bytes.append(contentsOf: #","state":"#.utf8)
+        JSONValue.writeString(state.rawValue, into: &bytes)
+        bytes.append(contentsOf: #","elapsed_ms":"#.utf8)
+        JSONValue.writeInteger(elapsedMs, into: &bytes)
+        bytes.append(contentsOf: #","laps_ms":["#.utf8)
+        for (index, lap) in lapsMs.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.writeInteger(lap, into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        if let targetMs {
+            bytes.append(contentsOf: #","target_ms":"#.utf8)
+            JSONValue.writeInteger(targetMs, into: &bytes)
+        }
+        if !countsSleep { bytes.append(contentsOf: #","counts_sleep":false"#.utf8) }
+        if let note {
+            bytes.append(contentsOf: #","note":"#.utf8)
+            JSONValue.writeString(note, into: &bytes)
+        }
+        if let cycle {
+            bytes.append(contentsOf: #","cycle":"#.utf8)
+            cycle.json.write(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// The reply to a `Get` of this stopwatch as it goes on the wire, its NUL included: the
+    /// bytes of `VarlinkReply(parameters: ["stopwatch": json]).message`, without the trees.
+    package var getReplyMessage: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128 + 8 * lapsMs.count)
+        bytes.append(contentsOf: #"{"parameters":{"stopwatch":"#.utf8)
+        writeJSON(into: &bytes)
+        bytes.append(contentsOf: "}}".utf8)
+        bytes.append(0)
+        return bytes
+    }
+
     /// Reads a `Stopwatch` object; throws when a field is missing or of the wrong type.
     package init(json: JSONValue) throws(MalformedMessage) {
         guard case .object(let object) = json else { throw MalformedMessage("a Stopwatch is not an object") }

@@ -5,14 +5,22 @@ package struct VarlinkInterface {
     /// or a thrown error, which the caller gets as an error reply.
     package typealias Method = (VarlinkCall) throws(VarlinkError) -> VarlinkAnswer
 
+    /// Answers a plain call of a method (`VarlinkCallScanner`: at most a `name` parameter,
+    /// given here) without its parse tree: the whole reply message, its NUL included; nil
+    /// to leave the call to `methods`, which must answer the same bytes the same way.
+    package typealias PlainMethod = (_ name: String?) -> [UInt8]?
+
     package let name: String
     package let description: String
     /// By member name: `Get` for `io.stopwatchd.Get`.
     package var methods: [String: Method]
+    /// By member name, the methods that answer a plain call without its parse tree.
+    package var plainMethods: [String: PlainMethod]
 
-    package init(name: String, description: String, methods: [String: Method] = [:]) {
+    package init(name: String, description: String, methods: [String: Method] = [:], plainMethods: [String: PlainMethod] = [:]) {
         self.name = name
         self.description = description
         self.methods = methods
+        self.plainMethods = plainMethods
     }
 }

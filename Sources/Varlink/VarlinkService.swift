@@ -22,6 +22,8 @@ package final class VarlinkService {
     private let info: Info
     /// In registration order, org.varlink.service first: the order GetInfo lists them in.
     private var interfaces: [VarlinkInterface] = []
+    /// The interfaces' `plainMethods`, by fully qualified method.
+    private var plainMethods: [String: VarlinkInterface.PlainMethod] = [:]
 
     package init(info: Info) {
         self.info = info
@@ -44,6 +46,10 @@ package final class VarlinkService {
         } else {
             interfaces.append(interface)
         }
+        plainMethods = [:]
+        for registered in interfaces {
+            for (member, method) in registered.plainMethods { plainMethods[registered.name + "." + member] = method }
+        }
     }
 
     /// What a connection does with one message it received.
@@ -61,6 +67,12 @@ package final class VarlinkService {
     /// The response to one message (without its NUL): the reply or error encoded, nothing
     /// for a oneway call, or the stream of a call made with `more`.
     package func respond(to message: [UInt8]) -> Response {
+        // A plain call of a method that answers one without its tree (a status bar's Get).
+        if !plainMethods.isEmpty, let plain = VarlinkCallScanner.scan(message), let method = plainMethods[plain.method],
+            let reply = method(plain.name)
+        {
+            return .message(reply)
+        }
         let call: VarlinkCall
         do {
             call = try VarlinkCall(message: message)

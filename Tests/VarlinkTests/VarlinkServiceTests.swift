@@ -113,3 +113,46 @@ struct VarlinkServiceTests {
         #expect(reason == "a call must be a JSON object")
     }
 }
+
+/// A method that answers plain calls without their trees: it answers those it takes, and
+/// leaves to its full method those it declines and every call of another shape.
+@Suite("varlink service: plain methods")
+struct VarlinkServicePlainMethodTests {
+    static func service() -> VarlinkService {
+        let service = VarlinkService(info: .init(vendor: "Example", product: "pingd", version: "1.0", url: "https://example.org"))
+        service.register(VarlinkInterface(
+            name: "org.example.ping", description: VarlinkServiceTests.description,
+            methods: ["Ping": { _ in .reply(["text": .string("full")]) }],
+            plainMethods: ["Ping": { name in name == "decline" ? nil : Array("plain \(name ?? "-")".utf8) + [0] }]
+        ))
+        return service
+    }
+
+    private func respond(_ service: VarlinkService, _ text: String) -> [UInt8]? {
+        if case .message(let bytes) = service.respond(to: Array(text.utf8)) { return bytes }
+        return nil
+    }
+
+    @Test func plainCallsAnsweredByThePlainMethodTheRestByTheFullOne() {
+        let service = Self.service()
+        let full = VarlinkReply(parameters: ["text": .string("full")]).message
+        #expect(respond(service, #"{"method":"org.example.ping.Ping","parameters":{"name":"a"}}"#) == Array("plain a".utf8) + [0])
+        #expect(respond(service, #"{"method":"org.example.ping.Ping"}"#) == Array("plain -".utf8) + [0])
+        #expect(respond(service, #"{"method":"org.example.ping.Ping","parameters":{"name":"decline"}}"#) == full)
+        #expect(respond(service, #"{"method":"org.example.ping.Ping","parameters":{"text":"a"}}"#) == full)
+        #expect(respond(service, #"{"method":"org.example.ping.Ping","parameters":{"name":"a\u0062"}}"#) == full)
+        // Oneway: no reply at all, never the plain method's.
+        if case .nothing = service.respond(to: Array(#"{"method":"org.example.ping.Ping","oneway":true}"#.utf8)) {} else {
+            Issue.record("a oneway call was answered")
+        }
+    }
+
+    @Test func registeringAnInterfaceAgainReplacesItsPlainMethods() {
+        let service = Self.service()
+        service.register(VarlinkInterface(
+            name: "org.example.ping", description: VarlinkServiceTests.description,
+            methods: ["Ping": { _ in .reply(["text": .string("full")]) }]
+        ))
+        #expect(respond(service, #"{"method":"org.example.ping.Ping","parameters":{"name":"a"}}"#) == VarlinkReply(parameters: ["text": .string("full")]).message)
+    }
+}

@@ -135,7 +135,14 @@ final class StopwatchService {
     /// The interface, each method a handler. The handlers hold the service: registered, it
     /// lives as long as the `VarlinkService`.
     var interface: VarlinkInterface {
-        VarlinkInterface(name: StopwatchdInterface.name, description: StopwatchdInterface.description, methods: [
+        VarlinkInterface(name: StopwatchdInterface.name, description: StopwatchdInterface.description, methods: self.methods, plainMethods: [
+            // A status bar's Get, answered without the call's tree or the reply's.
+            "Get": { name in self.plainGet(name) },
+        ])
+    }
+
+    private var methods: [String: VarlinkInterface.Method] {
+        [
             "Start": { call throws(VarlinkError) in try self.transition(.start, call) },
             "Toggle": { call throws(VarlinkError) in try self.transition(.toggle, call) },
             "Stop": { call throws(VarlinkError) in try self.transition(.stop, call) },
@@ -178,7 +185,7 @@ final class StopwatchService {
                 guard let history = self.history else { throw .methodNotFound(call.method) }
                 return .reply(["devices": .array(try history.devices().map(\.json))])
             },
-        ])
+        ]
     }
 
     /// The history's corrections (`IntervalCorrections`), for a call; none without a history.
@@ -615,6 +622,15 @@ final class StopwatchService {
     private func get(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {
         let name = try name(in: call)
         return reply(name, registry.created(name)?.state.current ?? .stopped)
+    }
+
+    /// `get` of a plain call, its reply's bytes written straight from the stopwatch; nil for
+    /// a name that is not valid, whose error `get` answers.
+    private func plainGet(_ given: String?) -> [UInt8]? {
+        let name = given ?? StopwatchName.defaultName
+        guard StopwatchName.isValid(name) else { return nil }
+        let snapshot = registry.created(name)?.state.current ?? .stopped
+        return Stopwatch(name: name, snapshot: snapshot, at: clock.instant()).getReplyMessage
     }
 
     private func list() -> VarlinkAnswer {
