@@ -173,6 +173,22 @@ public struct Stopwatch: Equatable, Sendable {
         return bytes
     }
 
+    /// The reply to a `List` of `stopwatches` as it goes on the wire, its NUL included: the
+    /// bytes of `VarlinkReply(parameters: ["stopwatches": [json, …]]).message`, without the
+    /// trees.
+    package static func listReplyMessage(_ stopwatches: [Stopwatch]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32 + 96 * stopwatches.count)
+        bytes.append(contentsOf: #"{"parameters":{"stopwatches":["#.utf8)
+        for (index, stopwatch) in stopwatches.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            stopwatch.writeJSON(into: &bytes)
+        }
+        bytes.append(contentsOf: "]}}".utf8)
+        bytes.append(0)
+        return bytes
+    }
+
     /// Reads a `Stopwatch` object; throws when a field is missing or of the wrong type.
     package init(json: JSONValue) throws(MalformedMessage) {
         guard case .object(let object) = json else { throw MalformedMessage("a Stopwatch is not an object") }

@@ -27,4 +27,21 @@ struct StopwatchWritingTests {
         #expect(String(decoding: direct, as: UTF8.self) == stopwatch.json.text)
         #expect(stopwatch.getReplyMessage == VarlinkReply(parameters: ["stopwatch": stopwatch.json]).message)
     }
+
+    @Test("a Watch reply, with and without continues, for every event", arguments: WatchEvent.allCases)
+    func watchReplies(_ event: WatchEvent) {
+        for stopwatch in Self.stopwatches {
+            let update = WatchUpdate(stopwatch: stopwatch, event: event)
+            for continues in [true, false] {
+                #expect(update.replyMessage(continues: continues) == VarlinkReply(parameters: update.parameters, continues: continues).message)
+            }
+        }
+    }
+
+    @Test func listReplies() {
+        for count in [0, 1, Self.stopwatches.count] {
+            let listed = Array(Self.stopwatches.prefix(count))
+            #expect(Stopwatch.listReplyMessage(listed) == VarlinkReply(parameters: ["stopwatches": .array(listed.map(\.json))]).message)
+        }
+    }
 }

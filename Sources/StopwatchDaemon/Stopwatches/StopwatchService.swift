@@ -138,6 +138,8 @@ final class StopwatchService {
         VarlinkInterface(name: StopwatchdInterface.name, description: StopwatchdInterface.description, methods: self.methods, plainMethods: [
             // A status bar's Get, answered without the call's tree or the reply's.
             "Get": { name in self.plainGet(name) },
+            // List takes no parameters: a name given is ignored, as the full method does.
+            "List": { _ in Stopwatch.listReplyMessage(self.listed()) },
         ])
     }
 
@@ -634,11 +636,13 @@ final class StopwatchService {
     }
 
     private func list() -> VarlinkAnswer {
+        .reply(["stopwatches": .array(listed().map(\.json))])
+    }
+
+    /// Every stopwatch, by name, as `List` replies with them.
+    private func listed() -> [Stopwatch] {
         let now = clock.instant()
-        let stopwatches = registry.createdStopwatches.map {
-            Stopwatch(name: $0.name, snapshot: $0.useCase.state.current, at: now).json
-        }
-        return .reply(["stopwatches": .array(stopwatches)])
+        return registry.createdStopwatches.map { Stopwatch(name: $0.name, snapshot: $0.useCase.state.current, at: now) }
     }
 
     private func remove(_ call: VarlinkCall) throws(VarlinkError) -> VarlinkAnswer {

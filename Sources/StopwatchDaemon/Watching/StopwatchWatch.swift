@@ -66,7 +66,7 @@ final class StopwatchWatch: VarlinkReplyStream {
         guard sentFirst else {
             sentFirst = true
             let update = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: snapshot, at: context.clock.instant()), event: .current)
-            return .message(VarlinkReply(parameters: update.parameters, continues: true).message)
+            return .message(update.replyMessage(continues: true))
         }
         return .message(context.replies.message(for: name, snapshot, event))
     }

@@ -17,7 +17,7 @@ final class WatchReplyCache {
         // Where the snapshot was taken: the clock reading at which it was this state.
         let takenAt = (snapshot.origin ?? .zero) + snapshot.state.elapsed
         let update = WatchUpdate(stopwatch: Stopwatch(name: name, snapshot: snapshot, at: takenAt), event: event)
-        let message = VarlinkReply(parameters: update.parameters, continues: true).message
+        let message = update.replyMessage(continues: true)
         last = (name, snapshot, event, message)
         return message
     }
