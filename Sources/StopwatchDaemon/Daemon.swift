@@ -228,6 +228,8 @@ package enum Daemon {
                 entrance.listener.removeOwnedSocket()
                 throw DaemonStartError("cannot wait for clients on \(entrance.listener.name): \(error)")
             }
+            // STATUS= updates wait in the loop too, not on a dispatch timer.
+            core.queue.sync { status.useTimers(LoopTimerFactory(loop: loop, logger: logger), now: core.clock.now) }
             let hooks = HookRunner.start(
                 directory: entrance.hookDirectory, options: options, outbox: outbox, socketPath: entrance.listener.path, logger: logger
             )
