@@ -267,6 +267,10 @@ private func checkStopwatch(_ value: JSONValue) {
     guard stopwatch.getReplyMessage == VarlinkReply(parameters: ["stopwatch": stopwatch.json]).message else {
         fatalError("Stopwatch.getReplyMessage differs from the reply made through trees: \(stopwatch.json.text)")
     }
+    let listed = [stopwatch, stopwatch]
+    guard Stopwatch.listReplyMessage(listed) == VarlinkReply(parameters: ["stopwatches": .array(listed.map(\.json))]).message else {
+        fatalError("Stopwatch.listReplyMessage differs from the reply made through trees: \(stopwatch.json.text)")
+    }
 }
 
 /// A call the scanner reads (`VarlinkCallScanner`) is the call the full parser reads from the

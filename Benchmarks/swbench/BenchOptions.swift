@@ -30,8 +30,9 @@ struct BenchOptions {
                              the C baseline of swctl status (default:
                              Benchmarks/c-client/status.c here, else in the
                              repository two levels above swbench); the raw
-                             fan-out's, raw-fanout.c, is looked for beside it,
-                             then in those places
+                             fan-out's (raw-fanout.c) and the calls' echo
+                             (echo.c) are looked for beside it, then in those
+                             places
         """
 
     /// Reads the arguments (without the program name); nil for `--help`.

@@ -24,7 +24,7 @@ struct StopwatchWritingTests {
     func writtenAsTheTreeSerializes(_ stopwatch: Stopwatch) {
         var direct: [UInt8] = []
         stopwatch.writeJSON(into: &direct)
-        #expect(String(decoding: direct, as: UTF8.self) == stopwatch.json.text)
+        #expect(direct == stopwatch.json.serialized, "\(String(decoding: direct, as: UTF8.self)) against \(stopwatch.json.text)")
         #expect(stopwatch.getReplyMessage == VarlinkReply(parameters: ["stopwatch": stopwatch.json]).message)
     }
 

@@ -83,7 +83,7 @@ final class LoopTimer: TickTimer, @unchecked Sendable {
 }
 
 /// Makes `LoopTimer`s on `clock` in the serving loop, for timers made and cancelled on the
-/// loop's queue only (the `ExpiryScheduler`'s); should that fail (out of descriptors, or
+/// loop's queue only (the `ExpiryScheduler`'s, the `StatusReporter`'s); should that fail (out of descriptors, or
 /// epoll's watches), a `BootTimerFactory`'s timer, a dispatch read source, logged.
 struct LoopTimerFactory: TickTimerFactory {
     let loop: ServingLoop

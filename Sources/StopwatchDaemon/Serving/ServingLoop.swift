@@ -18,8 +18,8 @@ import LinuxSystem
 /// owner wants, and changing that is one `epoll_ctl`. Each has a token never used again,
 /// so an event for a socket removed since (its number perhaps reused) is dropped.
 /// Deadlines share one `timerfd` armed for the nearest (`Deadlines`). Other timers may be
-/// registered as sockets are (`LoopTimer`: the countdowns' expiries), so that they too run
-/// on this thread.
+/// registered as sockets are (`LoopTimer`: the countdowns' expiries, the `STATUS=` update),
+/// so that they too run on this thread.
 ///
 /// `@unchecked Sendable` is safe here: `registrations`, `nextToken`, `deadlines`,
 /// `armedDeadline`, `isStopped` and `onFailure` are read and written only on `queue` (serial); the
@@ -157,8 +157,8 @@ final class ServingLoop: @unchecked Sendable {
     }
 
     /// Ends the waiting thread, which closes the descriptors. Call on `queue`, after removing
-    /// every socket; timers still registered (the countdowns' `LoopTimer`s, kept for the
-    /// daemon's life) fire no more: the daemon is stopping. It does not wait for the thread,
+    /// every socket; timers still registered (the countdowns' and `STATUS=`'s `LoopTimer`s,
+    /// kept for the daemon's life) fire no more: the daemon is stopping. It does not wait for the thread,
     /// which may be waiting for the queue.
     func stop() {
         guard !isStopped else { return }

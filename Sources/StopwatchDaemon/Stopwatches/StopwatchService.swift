@@ -68,8 +68,8 @@ final class StopwatchService {
         OpenIntervalsSchedule(queue: queue, timers: openIntervalsTimers, clock: clock) { [weak self] in self?.writeOpenIntervals() }
     }
     /// The counting stopwatches, each as of its last change, with its interval's id: what
-    /// `open.json` lists. Kept by every change (`record`, `remove`; made whole at start,
-    /// `publishOpenIntervals`), so that a write takes it as it is (a dictionary's copy, shared
+    /// `open.json` lists. Kept by every change (`record`, `remove`; made whole at start by
+    /// `resumeCountdowns`, `countAllAgain`), so that a write takes it as it is (a dictionary's copy, shared
     /// until the next change), not by reading every stopwatch on this queue: a thousand
     /// took milliseconds, which a phase change due then waited for.
     private var counting: [StopwatchKey: CountingStopwatch] = [:]
@@ -253,9 +253,9 @@ final class StopwatchService {
             let named = recorded.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (recorded.count > 3 ? " and \(recorded.count - 3) more" : "")
             logger.info("\(recorded.count) expir\(recorded.count == 1 ? "y" : "ies") told before stopwatchd stopped, not yet saved, recorded now without telling again: \(named)")
         }
-        // By name, so that expiries at one instant are told in the same order at every start
-        // (the scheduler breaks ties by the order of scheduling); only those with an expiry,
-        // or one scheduled, are sorted: an update changes nothing for the others.
+        // By name, so that the scheduler is given them in the same order at every start, and
+        // expiries at one instant are told in the same order each time; only those with an
+        // expiry, or one scheduled, are sorted: an update changes nothing for the others.
         let scheduling = registry.createdInAnyOrder
             .map { (key: StopwatchKey($0.name), name: $0.name, snapshot: $0.useCase.state.current) }
             .filter { $0.snapshot.expiry != nil || expiries.instant(of: $0.name) != nil }
