@@ -35,25 +35,10 @@ enum DurableWriteCost {
     /// Switches per small append with `fdatasync`, over `count` appends to a file in
     /// `directory`: the floor of an expiry that is one append when it happens (issue 30).
     static func switchesPerAppend(count: Int, in directory: String, bytes: Int) throws(BenchError) -> Double {
-        var line = [UInt8](repeating: UInt8(ascii: " "), count: max(bytes, 1))
-        line[line.count - 1] = UInt8(ascii: "\n")
-        let path = directory + "/append-switches.jsonl"
-        let file: FileDescriptor
-        do {
-            file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
-        } catch {
-            throw BenchError("cannot open \(path): \(error)")
-        }
+        let file = try AppendFloor(path: directory + "/append-switches.jsonl", bytes: bytes)
         defer { file.close() }
         guard let before = ownSwitches() else { throw BenchError("cannot read /proc/thread-self/status") }
-        for _ in 0..<count {
-            do {
-                try file.writeAll(line)
-                try file.dataSync()
-            } catch {
-                throw BenchError("cannot append to \(path): \(error)")
-            }
-        }
+        for _ in 0..<count { _ = try file.append() }
         guard let after = ownSwitches() else { throw BenchError("cannot read /proc/thread-self/status") }
         return Double(after - before) / Double(max(count, 1))
     }
@@ -62,21 +47,39 @@ enum DurableWriteCost {
     /// appends `spacing` apart to a file in `directory`: the floor of a phase change, whose
     /// interval is in the history (one such append) before it is told.
     static func appendTimes(count: Int, in directory: String, bytes: Int, spacing: Duration) throws(BenchError) -> Samples {
-        var line = [UInt8](repeating: UInt8(ascii: " "), count: max(bytes, 1))
-        line[line.count - 1] = UInt8(ascii: "\n")
-        let path = directory + "/append-floor.jsonl"
-        let file: FileDescriptor
-        do {
-            file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
-        } catch {
-            throw BenchError("cannot open \(path): \(error)")
-        }
+        let file = try AppendFloor(path: directory + "/append-floor.jsonl", bytes: bytes)
         defer { file.close() }
         var times = Samples()
         var next = Now.boot()
         for _ in 0..<count {
             Now.sleep(until: next)
             next += spacing
+            times.append(try file.append().inMilliseconds)
+        }
+        return times
+    }
+
+    /// The floor of a durable transition: a file appended to, one line of `bytes` at a time,
+    /// each made durable with `fdatasync` before the next.
+    struct AppendFloor {
+        let path: String
+        private let file: FileDescriptor
+        private let line: [UInt8]
+
+        init(path: String, bytes: Int) throws(BenchError) {
+            var line = [UInt8](repeating: UInt8(ascii: " "), count: max(bytes, 1))
+            line[line.count - 1] = UInt8(ascii: "\n")
+            self.line = line
+            self.path = path
+            do {
+                file = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+            } catch {
+                throw BenchError("cannot open \(path): \(error)")
+            }
+        }
+
+        /// Appends the line and flushes it; how long that took.
+        func append() throws(BenchError) -> Duration {
             let start = Now.boot()
             do {
                 try file.writeAll(line)
@@ -84,9 +87,12 @@ enum DurableWriteCost {
             } catch {
                 throw BenchError("cannot append to \(path): \(error)")
             }
-            times.append((Now.boot() - start).inMilliseconds)
+            return Now.boot() - start
         }
-        return times
+
+        func close() {
+            file.close()
+        }
     }
 
     /// Voluntary plus involuntary context switches of the calling thread.

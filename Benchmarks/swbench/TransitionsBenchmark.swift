@@ -25,26 +25,10 @@ enum TransitionsBenchmark {
             _ = try connection.stopwatch(.stopwatchd("Start", name: name))
             _ = try connection.stopwatch(.stopwatchd("Stop", name: name))
         }
-        let floorPath = try context.subdirectory("transitions-floor") + "/floor.jsonl"
-        let floor: FileDescriptor
-        do {
-            floor = try FileDescriptor.open(floorPath, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
-        } catch {
-            throw BenchError("cannot open \(floorPath): \(error)")
-        }
+        let floor = try DurableWriteCost.AppendFloor(
+            path: try context.subdirectory("transitions-floor") + "/floor.jsonl", bytes: floorLineBytes
+        )
         defer { floor.close() }
-        var line = [UInt8](repeating: UInt8(ascii: " "), count: floorLineBytes)
-        line[line.count - 1] = UInt8(ascii: "\n")
-        func append() throws(BenchError) -> Double {
-            let start = Now.boot()
-            do {
-                try floor.writeAll(line)
-                try floor.dataSync()
-            } catch {
-                throw BenchError("cannot append to \(floorPath): \(error)")
-            }
-            return (Now.boot() - start).inMilliseconds
-        }
 
         let methods = ["Start", "Lap", "Stop"]
         var times = methods.map { _ in Samples() }, floorTimes = Samples()
@@ -58,7 +42,7 @@ enum TransitionsBenchmark {
                 guard !reply.starts(with: #"{"error""#.utf8) else {
                     throw BenchError("\(method) on \(name) replied \(String(decoding: reply.prefix(200), as: UTF8.self))")
                 }
-                floorTimes.append(try append())
+                floorTimes.append(try floor.append().inMilliseconds)
             }
         }
         let floorMedian = floorTimes.median()

@@ -8,24 +8,14 @@ import Varlink
 /// The baseline of calls (`Benchmarks/c-client/echo.c`) in a process of its own, and the
 /// pinning of a round trip to one CPU.
 struct EchoProcessTests {
-    private static let repository = FileSystem.directoryName(of: FileSystem.directoryName(of: FileSystem.directoryName(of: #filePath)))
-    private static let compiler = CClient.compilerCommand(
-        cc: ProcessEnvironment.current["CC"], searchPath: ProcessEnvironment.current["PATH"] ?? "/usr/bin:/bin",
-        isExecutable: { access($0, X_OK) == 0 }
-    )
-
-    private static func build(into directory: TemporaryDirectory) throws -> CClient {
-        try CClient.build(.echo, sourceOption: repository + "/Benchmarks/c-client/status.c", into: directory.path)
-    }
-
     /// Each request, whole or in pieces, one at a time or several in one write, gets one reply
     /// of the size asked for, the same bytes as the thread echo's, and nothing more; on two
     /// connections at once.
-    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build echo.c"))
+    @Test(.enabled(if: CPrograms.compiler != nil, "no C compiler (cc, or $CC) to build echo.c"))
     func eachRequestGetsOneReplyOfTheSizeAsked() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let program = try Self.build(into: directory)
+        let program = try CPrograms.build(.echo, into: directory)
         let echo = try EchoProcess(program: program, path: directory.path + "/echo.sock", replySize: 93, log: directory.path + "/echo.log")
         defer { echo.stop() }
         let first = try MessageConnection(path: echo.path), second = try MessageConnection(path: echo.path)
@@ -50,11 +40,11 @@ struct EchoProcessTests {
         try echo.checkServing()
     }
 
-    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build echo.c"))
+    @Test(.enabled(if: CPrograms.compiler != nil, "no C compiler (cc, or $CC) to build echo.c"))
     func badArgumentsEndItWithTwo() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let program = try Self.build(into: directory)
+        let program = try CPrograms.build(.echo, into: directory)
         for arguments in [["3"], ["x", "93"], ["3", "0"], ["3", "93x"]] {
             let child = try ChildProcess(program.path, arguments)
             #expect(child.waitForExit() == 2, "\(arguments)")

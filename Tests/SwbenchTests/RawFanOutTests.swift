@@ -9,17 +9,6 @@ import Varlink
 /// swbench hands it, where its source is looked for, and the program itself, built and run
 /// as swbench does.
 struct RawFanOutTests {
-    private static let repository = FileSystem.directoryName(of: FileSystem.directoryName(of: FileSystem.directoryName(of: #filePath)))
-    private static let compiler = CClient.compilerCommand(
-        cc: ProcessEnvironment.current["CC"], searchPath: ProcessEnvironment.current["PATH"] ?? "/usr/bin:/bin",
-        isExecutable: { access($0, X_OK) == 0 }
-    )
-
-    /// raw-fanout.c built as swbench builds it, found beside status.c as `--c-client-source`.
-    private static func build(into directory: TemporaryDirectory) throws -> CClient {
-        try CClient.build(.rawFanOut, sourceOption: repository + "/Benchmarks/c-client/status.c", into: directory.path)
-    }
-
     @Test func thePlanHoldsEachReplyInTheOrderSent() {
         let sockets = [FileDescriptor(rawValue: 7), FileDescriptor(rawValue: 1_000)]
         let messages: [[UInt8]] = [Array("first\0".utf8), Array("second!\0".utf8)]
@@ -49,11 +38,11 @@ struct RawFanOutTests {
 
     /// Built and run as swbench does: three replies at three instants, each read whole on its
     /// own socket no earlier than its instant.
-    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
+    @Test(.enabled(if: CPrograms.compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
     func theProgramWritesEachReplyAtItsInstant() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let program = try Self.build(into: directory)
+        let program = try CPrograms.build(.rawFanOut, into: directory)
         let start = Now.boot()
         let instants: [Duration] = [.milliseconds(40), .milliseconds(20), .milliseconds(30)].map { start + $0 }
         let targets: [Duration] = [.seconds(1), .seconds(2), .seconds(3)]
@@ -63,11 +52,11 @@ struct RawFanOutTests {
     }
 
     /// Each socket gets its own reply, whole, and nothing else.
-    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
+    @Test(.enabled(if: CPrograms.compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
     func eachSocketGetsItsOwnReply() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let program = try Self.build(into: directory)
+        let program = try CPrograms.build(.rawFanOut, into: directory)
         var senders: [FileDescriptor] = [], receivers: [FileDescriptor] = []
         defer { (senders + receivers).forEach { $0.close() } }
         for _ in 0..<3 {
@@ -98,11 +87,11 @@ struct RawFanOutTests {
         }
     }
 
-    @Test(.enabled(if: compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
+    @Test(.enabled(if: CPrograms.compiler != nil, "no C compiler (cc, or $CC) to build raw-fanout.c"))
     func aBadPlanIsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let program = try Self.build(into: directory)
+        let program = try CPrograms.build(.rawFanOut, into: directory)
         var pair: [CInt] = [0, 0]
         try #require(socketpair(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue) | CInt(SOCK_NONBLOCK.rawValue), 0, &pair) == 0)
         let sender = FileDescriptor(rawValue: pair[0]), receiver = FileDescriptor(rawValue: pair[1])
