@@ -96,7 +96,7 @@ struct CClient {
             }
             if status == 0 { return CClient(path: output, isStatic: isStatic, source: source, compiler: compiler) }
         }
-        let message = ((try? FileSystem.contents(of: log, limit: 2_000)) ?? []).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+        let message = ChildProcess.logText(at: log)
         throw BenchError("\(compiler.joined(separator: " ")) could not build \(source), static or not: \(message)")
     }
 

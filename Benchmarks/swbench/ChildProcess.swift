@@ -83,4 +83,10 @@ final class ChildProcess {
         let status = child.waitForExit()
         return (Now.boot() - start, status)
     }
+
+    /// The start of what a child wrote to `path` (its output or error file), for a message
+    /// saying why it failed; empty when there is none.
+    static func logText(at path: String) -> String {
+        ((try? FileSystem.contents(of: path, limit: 2_000)) ?? []).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+    }
 }

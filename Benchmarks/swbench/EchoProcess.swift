@@ -37,7 +37,7 @@ final class EchoProcess {
     func checkServing() throws(BenchError) {
         guard !child.isRunning else { return }
         let status = child.waitForExit()
-        let message = ((try? FileSystem.contents(of: log, limit: 2_000)) ?? []).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+        let message = ChildProcess.logText(at: log)
         throw BenchError("the C echo server ended (status \(status)): \(message)")
     }
 

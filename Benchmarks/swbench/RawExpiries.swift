@@ -42,7 +42,7 @@ enum RawExpiries {
         let shifted = instants.map { $0 + shift }
         let order = instants.indices.sorted { instants[$0] < instants[$1] }
         let messages = instants.indices.map { index in
-            VarlinkReply(parameters: kind.update(index, target: targets[index]).parameters, continues: true).message
+            kind.update(index, target: targets[index]).replyMessage(continues: true)
         }
         let reader = WatcherReader(receivers)
         let deadline = (shifted.max() ?? Now.boot()) + .seconds(1)
@@ -81,9 +81,7 @@ enum RawExpiries {
             let harvest = reader.finish(at: deadline)
             let status = child.stop(SIGKILL, grace: .zero)
             guard status == 0 else {
-                let log = ((try? FileSystem.contents(of: logPath, limit: 2_000)) ?? []).withUnsafeBufferPointer {
-                    String(decoding: $0, as: UTF8.self)
-                }
+                let log = ChildProcess.logText(at: logPath)
                 throw BenchError("\(program.path) ended with status \(status): \(log)")
             }
             return DaemonExpiries.delays(of: harvest.deliveries, instants: shifted, event: kind.event)
