@@ -1,0 +1,98 @@
+import StopwatchProtocol
+import Varlink
+
+/// WORK IN PROGRESS (issue 30, "every transition is one append"): not used yet.
+///
+/// A stopwatch's transitions since its snapshot file, one line each: the record as the
+/// snapshot holds it (`StopwatchRecord`), but of its laps only those from `laps_from` on, and
+/// a sequence number (`journal_seq`) one above the line before. A transition appends its line
+/// and `fdatasync`s it: one flush, where replacing the snapshot costs two and writes every
+/// lap. The snapshot records the sequence number it holds; lines at or below it are older
+/// than it (a crash between rewriting the snapshot and emptying the journal) and skipped.
+///
+/// This type is the format and its replay, without files: the store appends and truncates,
+/// the reader replays.
+enum StopwatchJournal {
+    static let sequenceKey = "journal_seq"
+    static let lapsFromKey = "laps_from"
+
+    /// `record`'s line for sequence number `sequence`, holding its laps from `lapsFrom` on,
+    /// its newline included.
+    static func line(_ record: StopwatchRecord, sequence: Int64, lapsFrom: Int) -> [UInt8] {
+        precondition(lapsFrom >= 0 && lapsFrom <= record.laps.count, "laps_from beyond the laps")
+        var tail = record
+        tail.laps = Array(record.laps[lapsFrom...])
+        guard case .object(var object) = tail.json else { preconditionFailure("a record is an object") }
+        object[sequenceKey] = .int(sequence)
+        object[lapsFromKey] = .int(Int64(lapsFrom))
+        var bytes = JSONValue.object(object).serialized
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    /// What replaying `journal` over `snapshot` (which holds sequence number `snapshotSequence`)
+    /// gives: the record after the last good line, its sequence number, and how many bytes of
+    /// `journal` those lines fill (the rest is cut: a torn last line, or from the first line
+    /// that is not the next transition of this stopwatch, which `problem` names).
+    struct Replay: Equatable {
+        var record: StopwatchRecord
+        var sequence: Int64
+        var goodBytes: Int
+        var problem: String?
+    }
+
+    static func replay(_ journal: [UInt8], over snapshot: StopwatchRecord, snapshotSequence: Int64, maximumLaps: Int) -> Replay {
+        var replay = Replay(record: snapshot, sequence: snapshotSequence, goodBytes: 0, problem: nil)
+        var start = 0
+        while start < journal.count {
+            guard let newline = journal[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+                replay.problem = "a torn last line (\(journal.count - start) bytes), cut"
+                return replay
+            }
+            let bytes = Array(journal[start..<newline])
+            switch apply(bytes, to: replay, snapshotSequence: snapshotSequence, maximumLaps: maximumLaps) {
+            case .skipped: break
+            case .applied(let record, let sequence):
+                replay.record = record
+                replay.sequence = sequence
+            case .refused(let reason):
+                replay.problem = "line at byte \(start): \(reason); it and what follows are cut"
+                return replay
+            }
+            start = newline + 1
+            replay.goodBytes = start
+        }
+        return replay
+    }
+
+    private enum Outcome {
+        case skipped
+        case applied(StopwatchRecord, Int64)
+        case refused(String)
+    }
+
+    private static func apply(_ bytes: [UInt8], to replay: Replay, snapshotSequence: Int64, maximumLaps: Int) -> Outcome {
+        guard let json = try? JSONParser.parse(bytes), case .object(var object) = json else { return .refused("not a JSON object") }
+        guard case .int(let sequence)? = object[sequenceKey] else { return .refused("no \(sequenceKey)") }
+        // Older than the snapshot, before any line applied: the snapshot holds it already.
+        if replay.sequence == snapshotSequence, sequence <= snapshotSequence { return .skipped }
+        guard sequence == replay.sequence &+ 1 else { return .refused("\(sequenceKey) \(sequence) where \(replay.sequence &+ 1) is next") }
+        guard case .int(let lapsFrom)? = object[lapsFromKey], lapsFrom >= 0, lapsFrom <= Int64(replay.record.laps.count) else {
+            return .refused("no \(lapsFromKey) within the \(replay.record.laps.count) laps held")
+        }
+        object[sequenceKey] = nil
+        object[lapsFromKey] = nil
+        let tail: StopwatchRecord
+        do {
+            tail = try StopwatchRecord(json: .object(object))
+        } catch {
+            return .refused(error.reason)
+        }
+        guard tail.name.utf8.elementsEqual(replay.record.name.utf8) else { return .refused("the line is of stopwatch '\(tail.name)'") }
+        let keptLaps = Int(lapsFrom)
+        guard keptLaps + tail.laps.count <= maximumLaps else { return .refused("more than \(maximumLaps) laps") }
+        var record = tail
+        record.laps = Array(replay.record.laps[..<keptLaps]) + tail.laps
+        return .applied(record, sequence)
+    }
+}

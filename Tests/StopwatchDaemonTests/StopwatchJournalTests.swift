@@ -1,0 +1,91 @@
+import StopWatchCore
+import Testing
+import Varlink
+
+@testable import StopwatchDaemon
+
+/// WORK IN PROGRESS (issue 30): the journal's format and its replay over a snapshot, without
+/// files: lines in order applied, older ones skipped, a torn or foreign line cut with what
+/// follows.
+@Suite("stopwatch journal (format and replay)")
+struct StopwatchJournalTests {
+    let saved = ClockReading(boot: .seconds(1000), wall: .seconds(1_790_000_000), bootID: "boot")
+
+    /// The stopwatch after `laps` laps, one a second from a start at 900 s, counting.
+    func record(laps: Int, name: String = "work") throws -> StopwatchRecord {
+        var snapshot = try StopWatchSnapshot.stopped.applying(.start, at: .seconds(900))
+        for lap in 0..<laps { snapshot = try snapshot.applying(.lap, at: .seconds(901 + Int64(lap))) }
+        return StopwatchRecord(name: name, snapshot: snapshot, at: saved)
+    }
+
+    @Test func linesAppliedInOrderGiveTheRecordWithEveryLap() throws {
+        let snapshot = try record(laps: 2)
+        let after3 = try record(laps: 3), after5 = try record(laps: 5)
+        let journal = StopwatchJournal.line(after3, sequence: 8, lapsFrom: 2) + StopwatchJournal.line(after5, sequence: 9, lapsFrom: 3)
+        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 7, maximumLaps: 100)
+        #expect(replay.record == after5)
+        #expect(replay.sequence == 9)
+        #expect(replay.goodBytes == journal.count)
+        #expect(replay.problem == nil)
+    }
+
+    @Test func aLineHoldsOnlyTheLapsFromItsStart() throws {
+        let line = StopwatchJournal.line(try record(laps: 1_000), sequence: 1, lapsFrom: 999)
+        #expect(line.count < 600, "one lap, not a thousand: \(line.count) bytes")
+    }
+
+    @Test func linesTheSnapshotHoldsAreSkipped() throws {
+        let after3 = try record(laps: 3), after4 = try record(laps: 4)
+        let journal = StopwatchJournal.line(after3, sequence: 3, lapsFrom: 2) + StopwatchJournal.line(after4, sequence: 4, lapsFrom: 3)
+        // A crash after the snapshot of 4 was written, before the journal was emptied.
+        let replay = StopwatchJournal.replay(journal, over: after4, snapshotSequence: 4, maximumLaps: 100)
+        #expect(replay.record == after4 && replay.sequence == 4 && replay.problem == nil)
+    }
+
+    @Test func aTornLastLineIsCutAndTheRestStands() throws {
+        let snapshot = try record(laps: 1), after2 = try record(laps: 2)
+        let whole = StopwatchJournal.line(after2, sequence: 2, lapsFrom: 1)
+        let torn = Array(StopwatchJournal.line(try record(laps: 3), sequence: 3, lapsFrom: 2).dropLast(5))
+        let replay = StopwatchJournal.replay(whole + torn, over: snapshot, snapshotSequence: 1, maximumLaps: 100)
+        #expect(replay.record == after2 && replay.sequence == 2)
+        #expect(replay.goodBytes == whole.count)
+        #expect(replay.problem?.contains("torn") == true)
+    }
+
+    @Test(
+        "a line that is not the next transition of this stopwatch is cut with what follows",
+        arguments: ["gap", "another", "laps_from", "garbage", "too many laps", "out of order"]
+    )
+    func foreignLinesAreCut(_ kind: String) throws {
+        let snapshot = try record(laps: 2)
+        let good = StopwatchJournal.line(try record(laps: 3), sequence: 6, lapsFrom: 2)
+        let bad: [UInt8] = switch kind {
+        case "gap": StopwatchJournal.line(try record(laps: 4), sequence: 8, lapsFrom: 3)
+        case "another": StopwatchJournal.line(try record(laps: 4, name: "tea"), sequence: 7, lapsFrom: 3)
+        case "laps_from":
+            Array(String(decoding: StopwatchJournal.line(try record(laps: 4), sequence: 7, lapsFrom: 3), as: UTF8.self)
+                .replacingOccurrences("\"laps_from\":3", "\"laps_from\":9").utf8)
+        case "garbage": Array("{\"journal_seq\":7,\n".utf8)
+        case "too many laps": StopwatchJournal.line(try record(laps: 4), sequence: 7, lapsFrom: 0)
+        default: StopwatchJournal.line(try record(laps: 4), sequence: 5, lapsFrom: 3)
+        }
+        let after = StopwatchJournal.line(try record(laps: 5), sequence: 8, lapsFrom: 4)
+        let replay = StopwatchJournal.replay(good + bad + after, over: snapshot, snapshotSequence: 5, maximumLaps: kind == "too many laps" ? 3 : 100)
+        #expect(replay.sequence == 6, "\(replay)")
+        #expect(replay.record == (try record(laps: 3)))
+        #expect(replay.goodBytes == good.count)
+        #expect(replay.problem != nil)
+    }
+}
+
+extension String {
+    /// `self` with every `target` replaced (no Foundation here).
+    fileprivate func replacingOccurrences(_ target: String, _ replacement: String) -> String {
+        var result = "", rest = Substring(self)
+        while let range = rest.range(of: target) {
+            result += rest[..<range.lowerBound] + replacement
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
+    }
+}
