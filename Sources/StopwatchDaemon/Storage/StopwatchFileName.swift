@@ -61,6 +61,10 @@ enum StopwatchFileName {
 
     static func temporary(of name: String) -> String { ".\(encoded(name)).json.tmp" }
 
+    /// The journal of `name`'s transitions since its file (`StopwatchJournal`): hidden, as a
+    /// temporary file is, and not a `.tmp`: it is not a leftover while its file is there.
+    static func journal(of name: String) -> String { ".\(encoded(name)).journal" }
+
     /// Whether `file` is a temporary file: a leftover once no write is under way.
     static func isTemporary(_ file: String) -> Bool {
         file.hasPrefix(".") && file.hasSuffix(".tmp")
