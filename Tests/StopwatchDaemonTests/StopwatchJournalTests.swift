@@ -18,15 +18,30 @@ struct StopwatchJournalTests {
         return StopwatchRecord(name: name, snapshot: snapshot, at: saved)
     }
 
+    /// `record` as a replay gives it after line `sequence`.
+    func sequenced(_ record: StopwatchRecord, _ sequence: Int64) -> StopwatchRecord {
+        var record = record
+        record.journalSequence = sequence
+        return record
+    }
+
     @Test func linesAppliedInOrderGiveTheRecordWithEveryLap() throws {
         let snapshot = try record(laps: 2)
         let after3 = try record(laps: 3), after5 = try record(laps: 5)
         let journal = StopwatchJournal.line(after3, sequence: 8, lapsFrom: 2) + StopwatchJournal.line(after5, sequence: 9, lapsFrom: 3)
         let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 7, maximumLaps: 100)
-        #expect(replay.record == after5)
+        #expect(replay.record == sequenced(after5, 9))
         #expect(replay.sequence == 9)
         #expect(replay.goodBytes == journal.count)
         #expect(replay.problem == nil)
+    }
+
+    @Test func theSnapshotKeepsItsSequenceNumber() throws {
+        let snapshot = sequenced(try record(laps: 3), 41)
+        let reread = try StopwatchRecord(json: JSONParser.parse(snapshot.serialized))
+        #expect(reread.journalSequence == 41)
+        #expect(try StopwatchRecord(json: JSONParser.parse(try record(laps: 3).serialized)).journalSequence == 0)
+        #expect(!String(decoding: try record(laps: 3).serialized, as: UTF8.self).contains("journal_seq"), "absent when 0: files as before")
     }
 
     @Test func aLineHoldsOnlyTheLapsFromItsStart() throws {
@@ -38,8 +53,9 @@ struct StopwatchJournalTests {
         let after3 = try record(laps: 3), after4 = try record(laps: 4)
         let journal = StopwatchJournal.line(after3, sequence: 3, lapsFrom: 2) + StopwatchJournal.line(after4, sequence: 4, lapsFrom: 3)
         // A crash after the snapshot of 4 was written, before the journal was emptied.
-        let replay = StopwatchJournal.replay(journal, over: after4, snapshotSequence: 4, maximumLaps: 100)
-        #expect(replay.record == after4 && replay.sequence == 4 && replay.problem == nil)
+        let snapshot = sequenced(after4, 4)
+        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 4, maximumLaps: 100)
+        #expect(replay.record == snapshot && replay.sequence == 4 && replay.problem == nil)
     }
 
     @Test func aTornLastLineIsCutAndTheRestStands() throws {
@@ -47,7 +63,7 @@ struct StopwatchJournalTests {
         let whole = StopwatchJournal.line(after2, sequence: 2, lapsFrom: 1)
         let torn = Array(StopwatchJournal.line(try record(laps: 3), sequence: 3, lapsFrom: 2).dropLast(5))
         let replay = StopwatchJournal.replay(whole + torn, over: snapshot, snapshotSequence: 1, maximumLaps: 100)
-        #expect(replay.record == after2 && replay.sequence == 2)
+        #expect(replay.record == sequenced(after2, 2) && replay.sequence == 2)
         #expect(replay.goodBytes == whole.count)
         #expect(replay.problem?.contains("torn") == true)
     }
@@ -72,7 +88,7 @@ struct StopwatchJournalTests {
         let after = StopwatchJournal.line(try record(laps: 5), sequence: 8, lapsFrom: 4)
         let replay = StopwatchJournal.replay(good + bad + after, over: snapshot, snapshotSequence: 5, maximumLaps: kind == "too many laps" ? 3 : 100)
         #expect(replay.sequence == 6, "\(replay)")
-        #expect(replay.record == (try record(laps: 3)))
+        #expect(replay.record == sequenced(try record(laps: 3), 6))
         #expect(replay.goodBytes == good.count)
         #expect(replay.problem != nil)
     }

@@ -80,6 +80,7 @@ enum StopwatchJournal {
         guard case .int(let lapsFrom)? = object[lapsFromKey], lapsFrom >= 0, lapsFrom <= Int64(replay.record.laps.count) else {
             return .refused("no \(lapsFromKey) within the \(replay.record.laps.count) laps held")
         }
+        // The line's own sequence number is not the record's field of that name.
         object[sequenceKey] = nil
         object[lapsFromKey] = nil
         let tail: StopwatchRecord
@@ -93,6 +94,7 @@ enum StopwatchJournal {
         guard keptLaps + tail.laps.count <= maximumLaps else { return .refused("more than \(maximumLaps) laps") }
         var record = tail
         record.laps = Array(replay.record.laps[..<keptLaps]) + tail.laps
+        record.journalSequence = sequence
         return .applied(record, sequence)
     }
 }

@@ -92,6 +92,9 @@ package struct StopwatchRecord: Equatable, Sendable {
     /// A countdown's cycle, and its snoozes (the core's; both need `target`).
     package var cycle: StopWatchCycle?
     package var snooze: StopWatchSnooze?
+    /// The journal's sequence number this record holds (`StopwatchJournal`): its lines up to
+    /// it are older than the record. 0: none (absent from the file).
+    package var journalSequence: Int64 = 0
 
     /// The record of `snapshot` at `now`.
     package init(name: String, snapshot: StopWatchSnapshot, at now: ClockReading) {
@@ -306,6 +309,7 @@ package struct StopwatchRecord: Equatable, Sendable {
             if let latestLapBoot { object["lap_boot_ns"] = .int(latestLapBoot.nanoseconds) }
         }
         if !countsSleep { object["counts_sleep"] = .bool(false) }
+        if journalSequence > 0 { object[StopwatchJournal.sequenceKey] = .int(journalSequence) }
         if let latestTransitionBoot { object["transition_boot_ns"] = .int(latestTransitionBoot.nanoseconds) }
         if let latestTransitionAwake { object["transition_awake_ns"] = .int(latestTransitionAwake.nanoseconds) }
         if let latestTransitionWall { object["transition_wall_ns"] = .int(latestTransitionWall.nanoseconds) }
@@ -473,6 +477,11 @@ package struct StopwatchRecord: Equatable, Sendable {
         case nil, .null?: break
         case .bool(let counts)?: countsSleep = counts
         default: throw MalformedMessage("counts_sleep is not true or false")
+        }
+        switch object[StopwatchJournal.sequenceKey] {
+        case nil, .null?: break
+        case .int(let sequence)? where sequence >= 0: journalSequence = sequence
+        default: throw MalformedMessage("\(StopwatchJournal.sequenceKey) is not a non-negative integer")
         }
         if state != .counting {
             switch object["boot_id"] {
