@@ -1,6 +1,7 @@
 import Glibc
 import LinuxSystem
 import Testing
+import StopWatchCore
 import TestSupport
 
 @testable import StopwatchDaemon
@@ -47,5 +48,59 @@ struct StopwatchJournalFileTests {
         #expect(throws: Errno.self) { try StopwatchJournalFile.contents(of: file, in: directory, limit: 100) }
         #expect(throws: Errno.self) { try StopwatchJournalFile.empty(file, in: directory) }
         #expect(access(folder.path + "/elsewhere", F_OK) != 0, "nothing made through the link")
+    }
+}
+
+/// WORK IN PROGRESS (issue 30): the reader replays a stopwatch's journal over its file at
+/// start, cuts a torn tail, and moves aside a journal without its file.
+@Suite("stopwatch files read with their journals")
+struct StopwatchJournalReadingTests {
+    let folder: TemporaryFolder
+    let directory: DirectoryDescriptor
+    let saved = ClockReading(boot: .seconds(1000), wall: .seconds(1_790_000_000), bootID: "boot")
+    let logged = Locked<[String]>([])
+
+    init() throws {
+        folder = try TemporaryFolder(prefix: "journal-read")
+        directory = try DirectoryDescriptor.open(folder.path)
+    }
+
+    func record(laps: Int, name: String = "work") throws -> StopwatchRecord {
+        var snapshot = try StopWatchSnapshot.stopped.applying(.start, at: .seconds(900))
+        for lap in 0..<laps { snapshot = try snapshot.applying(.lap, at: .seconds(901 + Int64(lap))) }
+        return StopwatchRecord(name: name, snapshot: snapshot, at: saved)
+    }
+
+    func readAll() throws -> [StopwatchFileReader.Restored] {
+        let logged = self.logged
+        let reader = StopwatchFileReader(directory: folder.path, maximumLaps: 100, logger: Logger(minimumLevel: .info, journald: false) { line in
+            logged.withLock { $0.append(line) }
+        })
+        return try reader.readAll(in: directory, removingLeftovers: true, at: saved)
+    }
+
+    @Test func theJournalsLinesAreReplayedAndATornTailCut() throws {
+        defer { directory.close() }
+        var snapshot = try record(laps: 2)
+        snapshot.journalSequence = 3
+        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
+        let journal = StopwatchFileName.journal(of: "work")
+        let good = StopwatchJournal.line(try record(laps: 3), sequence: 4, lapsFrom: 2) + StopwatchJournal.line(try record(laps: 4), sequence: 5, lapsFrom: 3)
+        _ = try StopwatchJournalFile.append(good + Array(#"{"format":1,"na"#.utf8), to: journal, in: directory)
+        let restored = try readAll()
+        #expect(restored.count == 1)
+        #expect(restored.first?.snapshot.laps.count == 4)
+        #expect(restored.first?.journalSequence == 5)
+        #expect(try StopwatchJournalFile.contents(of: journal, in: directory, limit: 1 << 20) == good, "the torn tail cut")
+        #expect(logged.withLock { $0 }.contains { $0.contains("torn") })
+    }
+
+    @Test func aJournalWithoutItsFileIsMovedAside() throws {
+        defer { directory.close() }
+        let journal = StopwatchFileName.journal(of: "gone")
+        _ = try StopwatchJournalFile.append(StopwatchJournal.line(try record(laps: 1, name: "gone"), sequence: 1, lapsFrom: 0), to: journal, in: directory)
+        #expect(try readAll().isEmpty)
+        #expect(try directory.status(of: journal) == nil)
+        #expect(try directory.entries().contains { $0.hasPrefix(journal + ".corrupt-") })
     }
 }

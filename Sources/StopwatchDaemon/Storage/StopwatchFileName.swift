@@ -65,6 +65,11 @@ enum StopwatchFileName {
     /// temporary file is, and not a `.tmp`: it is not a leftover while its file is there.
     static func journal(of name: String) -> String { ".\(encoded(name)).journal" }
 
+    /// Whether `file` is named as a journal is.
+    static func isJournal(_ file: String) -> Bool {
+        file.hasPrefix(".") && file.hasSuffix(".journal")
+    }
+
     /// Whether `file` is a temporary file: a leftover once no write is under way.
     static func isTemporary(_ file: String) -> Bool {
         file.hasPrefix(".") && file.hasSuffix(".tmp")

@@ -1,3 +1,4 @@
+import Glibc
 import LinuxSystem
 import StopWatchCore
 import StopwatchProtocol
@@ -12,11 +13,14 @@ struct StopwatchFileReader {
     let directory: String
     /// The largest file read; anything longer is bad content.
     let maximumFileSize: Int
+    /// The most laps a stopwatch holds, after its journal too.
+    let maximumLaps: Int
     let logger: Logger
 
     init(directory: String, maximumLaps: Int, logger: Logger) {
         self.directory = directory
         self.maximumFileSize = Self.maximumFileSize(maximumLaps: maximumLaps)
+        self.maximumLaps = maximumLaps
         self.logger = logger
     }
 
@@ -34,7 +38,10 @@ struct StopwatchFileReader {
 
     /// A stopwatch read, and the file of an earlier release it was read from (a long name's,
     /// hashed with FNV-1a: `StopwatchFileName.legacyOf`), which its next save replaces.
-    typealias Restored = (name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool, legacyFile: String?, intervalID: String?, ignoredIntervalID: String?)
+    typealias Restored = (
+        name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool, legacyFile: String?, intervalID: String?, ignoredIntervalID: String?,
+        journalSequence: Int64
+    )
 
     /// Every stopwatch in `stopwatches`, by name, as it is at `now`. Temporary files, the
     /// leftovers of a crash mid-write, are removed when `removingLeftovers` (only a daemon
@@ -60,10 +67,16 @@ struct StopwatchFileReader {
                 continue
             }
             guard StopwatchFileName.isStopwatchFile(file) else { continue }
-            switch try read(file, in: stopwatches, at: now) {
+            switch try read(file, in: stopwatches, cuttingJournals: removingLeftovers, at: now) {
             case .success(let stopwatch): restored.append(stopwatch)
             case .failure(let badContent): moveAside(file, because: badContent.reason, in: stopwatches, at: now)
             }
+        }
+        // A journal without its stopwatch's file (moved aside, or removed by hand): moved aside
+        // too, never replayed over another.
+        let journals = Set(restored.filter { $0.legacyFile == nil }.map { StopwatchFileName.journal(of: $0.name) })
+        for file in files where StopwatchFileName.isJournal(file) && !journals.contains(file) && removingLeftovers {
+            moveAside(file, because: "a journal without its stopwatch's file", in: stopwatches, at: now)
         }
         let current = Set(restored.filter { $0.legacyFile == nil }.map { StopwatchKey($0.name) })
         return restored.filter { stopwatch in
@@ -106,6 +119,7 @@ struct StopwatchFileReader {
     private func read(
         _ file: String,
         in stopwatches: DirectoryDescriptor,
+        cuttingJournals: Bool,
         at now: ClockReading
     ) throws(DaemonStartError) -> Result<Restored, BadContent> {
         func unreadable(_ error: Errno) -> DaemonStartError {
@@ -137,18 +151,64 @@ struct StopwatchFileReader {
         } catch {
             throw unreadable(error)
         }
+        var record: StopwatchRecord
+        let isLegacy: Bool
         do {
-            let record = try StopwatchRecord(json: try JSONParser.parse(bytes))
+            record = try StopwatchRecord(json: try JSONParser.parse(bytes))
             // By bytes: the file of "café" in NFD must not load as the NFC one's.
-            let isLegacy = StopwatchFileName.legacyOf(record.name)?.utf8.elementsEqual(file.utf8) ?? false
+            isLegacy = StopwatchFileName.legacyOf(record.name)?.utf8.elementsEqual(file.utf8) ?? false
             guard isLegacy || StopwatchFileName.of(record.name).utf8.elementsEqual(file.utf8) else {
                 throw MalformedMessage("it holds stopwatch '\(record.name)'")
             }
             try record.checkRange(at: now)
-            return .success((record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now), isLegacy ? file : nil, record.intervalID, record.ignoredIntervalID))
         } catch {
             return .failure(BadContent(reason: "\(error)"))
         }
+        // An earlier release's file has no journal.
+        if !isLegacy { record = try replayJournal(over: record, in: stopwatches, cutting: cuttingJournals, at: now) }
+        return .success((
+            record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now), isLegacy ? file : nil, record.intervalID,
+            record.ignoredIntervalID, record.journalSequence
+        ))
+    }
+
+    /// The most bytes of a journal read: far beyond what the store lets one grow to before it
+    /// writes the snapshot again; a longer one is not this daemon's.
+    static let maximumJournalSize = 16 << 20
+
+    /// `record` with the lines of its journal applied (`StopwatchJournal`). A torn or foreign
+    /// tail is logged, and cut when `cutting` (the lock is held); a journal that is not a
+    /// regular file, or larger than any the store writes, is moved aside and the file's
+    /// record stands. A journal that cannot be read (EACCES, EIO) stops the start, as its
+    /// file would.
+    private func replayJournal(
+        over record: StopwatchRecord, in stopwatches: DirectoryDescriptor, cutting: Bool, at now: ClockReading
+    ) throws(DaemonStartError) -> StopwatchRecord {
+        let file = StopwatchFileName.journal(of: record.name)
+        let bytes: [UInt8]?
+        do {
+            bytes = try StopwatchJournalFile.contents(of: file, in: stopwatches, limit: Self.maximumJournalSize)
+        } catch where error == Errno(EINVAL) || error == .fileTooLarge || error == .tooManyLinks || error == .noDeviceOrAddress
+            || error == Errno(EISDIR)
+        {
+            if cutting { moveAside(file, because: "it is not a journal stopwatchd writes (\(error))", in: stopwatches, at: now) }
+            return record
+        } catch {
+            throw DaemonStartError("cannot read the journal \(directory)/\(file): \(error); it is left as it is: fix its permissions (or move it away) and start again")
+        }
+        guard let bytes, !bytes.isEmpty else { return record }
+        let replay = StopwatchJournal.replay(bytes, over: record, snapshotSequence: record.journalSequence, maximumLaps: maximumLaps)
+        if let problem = replay.problem {
+            logger.warning("stopwatch '\(record.name)': its journal \(directory)/\(file) has \(problem)")
+            if cutting { try? StopwatchJournalFile.cut(file, to: replay.goodBytes, in: stopwatches) }
+        }
+        do {
+            try replay.record.checkRange(at: now)
+        } catch {
+            logger.warning("stopwatch '\(record.name)': its journal \(directory)/\(file) ends out of range (\(error)); its file's record stands")
+            return record
+        }
+        return replay.record
     }
 
     /// Renames `file` to `<file>.corrupt-<time>`, out of the way of the stopwatch's next save.
