@@ -72,6 +72,30 @@ final class StateStore: @unchecked Sendable {
     /// (`otherStopwatch`; a long name with many laps would parse its whole file at each
     /// lap). A failed save, or a removal, forgets the name: the next save checks again.
     private var ownedLongNameFiles: Set<StopwatchKey> = []
+    /// WORK IN PROGRESS (issue 30): each stopwatch's journal (`StopwatchJournal`) as this
+    /// store knows it, for a stopwatch whose file it read or wrote (not a long name's, which
+    /// is written whole each time).
+    private var journals: [StopwatchKey: Journal] = [:]
+    /// The journals of the batch handed to `writer`, set once it is learnt to be written.
+    private var handedOverJournals: [StopwatchKey: Journal] = [:]
+
+    /// What the store knows of one stopwatch's journal.
+    struct Journal: Equatable {
+        /// The highest sequence number given to a write, durable or perhaps: a snapshot is
+        /// given a number above it, so that it outnumbers every line ever appended.
+        var sequence: Int64
+        /// The laps the last durable write holds (a line holds those from their count on).
+        var laps: [Duration]
+        /// The journal's size.
+        var size: Int64
+        /// Whether the next transition may be appended: the last write is known durable, and
+        /// the journal ends with a whole line of this stopwatch (else the next write is a
+        /// snapshot, and the journal is emptied after it).
+        var canAppend: Bool
+    }
+
+    /// Past this size the next write is a snapshot, and the journal is emptied.
+    static let journalCompactionSize: Int64 = 64 * 1024
 
     /// Whether a change failed to be written and waits for another try: a daemon that exits
     /// now would lose it. (Those waiting for their turn, `saveSoon`, are written at exit.)
@@ -165,6 +189,12 @@ final class StateStore: @unchecked Sendable {
         for stopwatch in restored where stopwatch.legacyFile == nil && StopwatchFileName.legacyOf(stopwatch.name) != nil {
             ownedLongNameFiles.insert(StopwatchKey(stopwatch.name))
         }
+        for stopwatch in restored where stopwatch.legacyFile == nil && StopwatchFileName.legacyOf(stopwatch.name) == nil {
+            journals[StopwatchKey(stopwatch.name)] = Journal(
+                sequence: stopwatch.journalSequence, laps: stopwatch.snapshot.laps, size: stopwatch.journal.size,
+                canAppend: stopwatch.journal.isClean && isLocked
+            )
+        }
         let restamped = restored.filter(\.wallOriginIsStale)
         if isLocked, !restamped.isEmpty {
             // What `WallClockStepWatch` does for a running daemon, for a step while none ran.
@@ -197,9 +227,22 @@ final class StateStore: @unchecked Sendable {
     }
 
     /// `name`'s file as `replaceAtomically` of several writes it: its name, its bytes, and the
-    /// temporary file it is written through.
-    private func file(_ name: String, _ snapshot: StopWatchSnapshot, at now: ClockReading) -> (name: String, bytes: [UInt8], temporaryName: String) {
-        (StopwatchFileName.of(name), record(name, snapshot, at: now).serialized, StopwatchFileName.temporary(of: name))
+    /// temporary file it is written through. A snapshot: numbered above every line of its
+    /// journal (the number taken now, whatever becomes of the batch), and what its journal
+    /// is once the batch is written put in `written`.
+    private func file(
+        _ name: String, _ snapshot: StopWatchSnapshot, at now: ClockReading, journals written: inout [StopwatchKey: Journal]
+    ) -> (name: String, bytes: [UInt8], temporaryName: String) {
+        var record = record(name, snapshot, at: now)
+        if StopwatchFileName.legacyOf(name) == nil {
+            let key = StopwatchKey(name)
+            let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false)
+            record.journalSequence = before.sequence + 1
+            journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false)
+            // Not emptied: its lines, all older, stay, and the next is appended after them.
+            written[key] = Journal(sequence: record.journalSequence, laps: record.laps, size: before.size, canAppend: before.canAppend)
+        }
+        return (StopwatchFileName.of(name), record.serialized, StopwatchFileName.temporary(of: name))
     }
 
     /// Opens `history/` in the state directory to write, once it is open and locked (tried
@@ -276,13 +319,18 @@ final class StateStore: @unchecked Sendable {
         var alone: [String] = []
         var files: [(name: String, bytes: [UInt8], temporaryName: String)] = []
         var together: [String] = []
+        var written: [StopwatchKey: Journal] = [:]
         let now = clocks()
+        guard names.count > 1, problem == nil else {
+            for name in names { save(name, currentSnapshot(name)) }
+            return
+        }
         for name in names {
             guard let snapshot = currentSnapshot(name) else {
                 alone.append(name)
                 continue
             }
-            files.append(file(name, snapshot, at: now))
+            files.append(file(name, snapshot, at: now, journals: &written))
             together.append(name)
         }
         if together.count > 1, problem == nil, let stopwatches = try? stateDirectory.openStopwatches() {
@@ -290,6 +338,7 @@ final class StateStore: @unchecked Sendable {
             do {
                 try stopwatches.replaceAtomically(files)
                 for name in together { dueSoonNames.remove(StopwatchKey(name)) }
+                for (key, journal) in written { journals[key] = journal }
             } catch {
                 alone += together
             }
@@ -312,6 +361,7 @@ final class StateStore: @unchecked Sendable {
         var files: [(name: String, bytes: [UInt8], temporaryName: String)] = []
         var together: [String] = []
         var alone: [String] = []
+        var written: [StopwatchKey: Journal] = [:]
         let now = clocks()
         for name in names where dueSoonNames.contains(StopwatchKey(name)) {
             let isKnownFile = StopwatchFileName.legacyOf(name) == nil || ownedLongNameFiles.contains(StopwatchKey(name))
@@ -319,7 +369,7 @@ final class StateStore: @unchecked Sendable {
                 alone.append(name)
                 continue
             }
-            files.append(file(name, snapshot, at: now))
+            files.append(file(name, snapshot, at: now, journals: &written))
             together.append(name)
         }
         // A duplicate: the work may outlive this queue's descriptor (`forgetStopwatches`).
@@ -327,11 +377,16 @@ final class StateStore: @unchecked Sendable {
         if directory == nil { alone += together }
         // Before the batch is handed over: each would wait for it (`writeOnce`).
         for name in alone { save(name, currentSnapshot(name)) }
+        if directory == nil {
+            // Saved alone above: their numbers were taken, and `write` takes the next.
+            written = [:]
+        }
         if let directory {
             for name in together { dueSoonNames.remove(StopwatchKey(name)) }
             // The history's lines these files follow from, flushed first (the writer's order).
             beforeHandingOver()
             handedOver = together
+            handedOverJournals = written
             let result = handedOverResult
             // Made here: the job holds no reference to the store, which is this queue's to
             // release (its deinit closes the directories and releases the lock).
@@ -356,6 +411,9 @@ final class StateStore: @unchecked Sendable {
     /// its stopwatches here as it is now, as `save` does (which makes `stopwatches/` again,
     /// or logs and retries); then the next batch is handed over.
     private func learnHandedOver() {
+        takeHandedOverJournals()
+        // Failed: their journals keep the numbers given, and append nothing until a snapshot.
+        if handedOverResult.withLock({ $0 }) != nil { handedOverJournals = [:] }
         guard let names = handedOver, let result = handedOverResult.withLock({ result in
             defer { result = nil }
             return result
@@ -425,17 +483,29 @@ final class StateStore: @unchecked Sendable {
             case .unavailable(_, let errno): throw errno
             }
         }
-        // After the batch in flight, which may hold an earlier state of this stopwatch.
-        if handedOver != nil { writer?.drain() }
+        // After the batch in flight, which may hold an earlier state of this stopwatch; its
+        // journals' sequence numbers known before this one is given the next.
+        if handedOver != nil {
+            writer?.drain()
+            takeHandedOverJournals()
+        }
         beforeSaving()
         let file = StopwatchFileName.of(name)
         // An earlier release's file of this name, replaced by `file` or removed with it.
         let legacyFile = StopwatchFileName.legacyOf(name).flatMap { legacyFile in
             (try? reader.recordedName(in: legacyFile, of: stopwatches))?.utf8.elementsEqual(name.utf8) == true ? legacyFile : nil
         }
+        let key = StopwatchKey(name)
+        let isLong = StopwatchFileName.legacyOf(name) != nil
         if let snapshot {
-            let record = record(name, snapshot, at: clocks())
+            var record = record(name, snapshot, at: clocks())
+            if !isLong, legacyFile == nil, try append(record, of: name, in: stopwatches) { return }
+            // A snapshot: numbered above every line appended, so that none is replayed over it.
+            let sequence = (journals[key]?.sequence ?? 0) + 1
+            record.journalSequence = sequence
+            if !isLong { journals[key, default: Journal(sequence: 0, laps: [], size: 0, canAppend: false)].sequence = sequence }
             try stopwatches.replaceAtomically(file, with: record.serialized, through: StopwatchFileName.temporary(of: name))
+            if !isLong { emptyJournal(of: name, sequence: sequence, laps: record.laps, in: stopwatches) }
             if let legacyFile {
                 // Left if this fails: the next start reads `file` and moves the other aside.
                 try? stopwatches.remove(legacyFile)
@@ -446,8 +516,53 @@ final class StateStore: @unchecked Sendable {
             // start would load the stopwatch from it again.
             if let legacyFile { try stopwatches.remove(legacyFile) }
             try stopwatches.remove(file)
+            // Its journal after it: one left alone is moved aside at the next start.
+            try? stopwatches.remove(StopwatchFileName.journal(of: name))
+            journals[key] = nil
             try stopwatches.sync()
         }
+    }
+
+    /// Appends `record` to `name`'s journal as its next line, if it may be: the journal is
+    /// known clean and small enough, and `record` keeps the laps the last write held (a
+    /// Reset clears them: a snapshot then). False: write a snapshot. A failed append throws,
+    /// and the next write is a snapshot (its line may be torn).
+    private func append(_ record: StopwatchRecord, of name: String, in stopwatches: DirectoryDescriptor) throws(Errno) -> Bool {
+        let key = StopwatchKey(name)
+        guard var journal = journals[key], journal.canAppend, journal.size < Self.journalCompactionSize,
+            record.laps.count >= journal.laps.count, record.laps.starts(with: journal.laps)
+        else { return false }
+        let sequence = journal.sequence + 1
+        let line = StopwatchJournal.line(record, sequence: sequence, lapsFrom: journal.laps.count)
+        journal.sequence = sequence
+        journal.canAppend = false
+        journals[key] = journal
+        let size = try StopwatchJournalFile.append(line, to: StopwatchFileName.journal(of: name), in: stopwatches)
+        journals[key] = Journal(sequence: sequence, laps: record.laps, size: size, canAppend: true)
+        return true
+    }
+
+    /// After a snapshot numbered `sequence` holding `laps` was written: its journal emptied,
+    /// and appended to again once that worked.
+    private func emptyJournal(of name: String, sequence: Int64, laps: [Duration], in stopwatches: DirectoryDescriptor) {
+        let key = StopwatchKey(name)
+        let emptied = (try? StopwatchJournalFile.empty(StopwatchFileName.journal(of: name), in: stopwatches)) != nil
+        let size = emptied ? 0 : journals[key]?.size ?? 0
+        journals[key] = Journal(sequence: sequence, laps: laps, size: size, canAppend: emptied)
+    }
+
+    /// The journals of a handed-over batch, once it is known written: each stopwatch's
+    /// snapshot now holds its number. (Failed, they keep the numbers given, and append
+    /// nothing until a snapshot is written again: `canAppend` false.)
+    private func takeHandedOverJournals() {
+        guard !handedOverJournals.isEmpty else { return }
+        let written = handedOverResult.withLock { result -> Bool in
+            if case .written? = result { return true }
+            return false
+        }
+        guard written else { return }
+        for (key, journal) in handedOverJournals { journals[key] = journal }
+        handedOverJournals = [:]
     }
 
     /// One last try before the daemon exits, for changes still waiting for the directory to

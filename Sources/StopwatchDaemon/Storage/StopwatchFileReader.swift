@@ -40,8 +40,18 @@ struct StopwatchFileReader {
     /// hashed with FNV-1a: `StopwatchFileName.legacyOf`), which its next save replaces.
     typealias Restored = (
         name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool, legacyFile: String?, intervalID: String?, ignoredIntervalID: String?,
-        journalSequence: Int64
+        journalSequence: Int64, journal: JournalState
     )
+
+    /// What the start found of a stopwatch's journal, for the store's next write.
+    struct JournalState: Equatable {
+        /// Its size, in bytes.
+        var size: Int64
+        /// Whether a line appended now would follow the last good one: no journal, or one
+        /// whose every byte is a good line (a torn or foreign tail cut).
+        var isClean: Bool
+        static let none = JournalState(size: 0, isClean: true)
+    }
 
     /// Every stopwatch in `stopwatches`, by name, as it is at `now`. Temporary files, the
     /// leftovers of a crash mid-write, are removed when `removingLeftovers` (only a daemon
@@ -165,10 +175,11 @@ struct StopwatchFileReader {
             return .failure(BadContent(reason: "\(error)"))
         }
         // An earlier release's file has no journal.
-        if !isLegacy { record = try replayJournal(over: record, in: stopwatches, cutting: cuttingJournals, at: now) }
+        var journal = JournalState.none
+        if !isLegacy { (record, journal) = try replayJournal(over: record, in: stopwatches, cutting: cuttingJournals, at: now) }
         return .success((
             record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now), isLegacy ? file : nil, record.intervalID,
-            record.ignoredIntervalID, record.journalSequence
+            record.ignoredIntervalID, record.journalSequence, journal
         ))
     }
 
@@ -183,7 +194,7 @@ struct StopwatchFileReader {
     /// file would.
     private func replayJournal(
         over record: StopwatchRecord, in stopwatches: DirectoryDescriptor, cutting: Bool, at now: ClockReading
-    ) throws(DaemonStartError) -> StopwatchRecord {
+    ) throws(DaemonStartError) -> (StopwatchRecord, JournalState) {
         let file = StopwatchFileName.journal(of: record.name)
         let bytes: [UInt8]?
         do {
@@ -192,23 +203,29 @@ struct StopwatchFileReader {
             || error == Errno(EISDIR)
         {
             if cutting { moveAside(file, because: "it is not a journal stopwatchd writes (\(error))", in: stopwatches, at: now) }
-            return record
+            return (record, JournalState(size: 0, isClean: cutting && (try? stopwatches.status(of: file)) == nil))
         } catch {
             throw DaemonStartError("cannot read the journal \(directory)/\(file): \(error); it is left as it is: fix its permissions (or move it away) and start again")
         }
-        guard let bytes, !bytes.isEmpty else { return record }
+        guard let bytes, !bytes.isEmpty else { return (record, .none) }
         let replay = StopwatchJournal.replay(bytes, over: record, snapshotSequence: record.journalSequence, maximumLaps: maximumLaps)
+        var journal = JournalState(size: Int64(bytes.count), isClean: replay.problem == nil)
         if let problem = replay.problem {
             logger.warning("stopwatch '\(record.name)': its journal \(directory)/\(file) has \(problem)")
-            if cutting { try? StopwatchJournalFile.cut(file, to: replay.goodBytes, in: stopwatches) }
+            if cutting, (try? StopwatchJournalFile.cut(file, to: replay.goodBytes, in: stopwatches)) != nil {
+                journal = JournalState(size: Int64(replay.goodBytes), isClean: true)
+            }
         }
         do {
             try replay.record.checkRange(at: now)
         } catch {
+            // The journal's lines stay (the next write of a snapshot outnumbers them).
             logger.warning("stopwatch '\(record.name)': its journal \(directory)/\(file) ends out of range (\(error)); its file's record stands")
-            return record
+            var kept = record
+            kept.journalSequence = replay.sequence
+            return (kept, JournalState(size: journal.size, isClean: false))
         }
-        return replay.record
+        return (replay.record, journal)
     }
 
     /// Renames `file` to `<file>.corrupt-<time>`, out of the way of the stopwatch's next save.
