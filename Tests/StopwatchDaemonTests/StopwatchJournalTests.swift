@@ -44,6 +44,28 @@ struct StopwatchJournalTests {
         #expect(!String(decoding: try record(laps: 3).serialized, as: UTF8.self).contains("journal_seq"), "absent when 0: files as before")
     }
 
+    @Test func noLineOverASnapshotWithoutANumber() throws {
+        // A file from before journals, or rewritten by an earlier release: it may be newer
+        // than any line beside it.
+        let snapshot = try record(laps: 2)
+        let journal = StopwatchJournal.line(try record(laps: 3), sequence: 1, lapsFrom: 2)
+        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 0, maximumLaps: 100)
+        #expect(replay.record == snapshot && replay.goodBytes == 0 && replay.problem != nil)
+    }
+
+    @Test func numbersNearTheirBoundAreRefusedNotTrapped() throws {
+        var near = try record(laps: 1)
+        near.journalSequence = StopwatchJournal.sequenceBound
+        #expect(throws: MalformedMessage.self) { try StopwatchRecord(json: JSONParser.parse(near.serialized)) }
+        near.journalSequence = StopwatchJournal.sequenceBound - 1
+        #expect(try StopwatchRecord(json: JSONParser.parse(near.serialized)).journalSequence == StopwatchJournal.sequenceBound - 1)
+        for sequence in [Int64.max, Int64.min, 0, -1] {
+            let journal = StopwatchJournal.line(try record(laps: 2), sequence: sequence, lapsFrom: 1)
+            let replay = StopwatchJournal.replay(journal, over: near, snapshotSequence: StopwatchJournal.sequenceBound - 1, maximumLaps: 100)
+            #expect(replay.goodBytes == 0 && replay.problem != nil, "\(sequence)")
+        }
+    }
+
     @Test func aLineHoldsOnlyTheLapsFromItsStart() throws {
         let line = StopwatchJournal.line(try record(laps: 1_000), sequence: 1, lapsFrom: 999)
         #expect(line.count < 600, "one lap, not a thousand: \(line.count) bytes")

@@ -190,9 +190,11 @@ final class StateStore: @unchecked Sendable {
             ownedLongNameFiles.insert(StopwatchKey(stopwatch.name))
         }
         for stopwatch in restored where stopwatch.legacyFile == nil && StopwatchFileName.legacyOf(stopwatch.name) == nil {
+            // Appended to only over a numbered snapshot: the first write over one of no number
+            // (before journals, or an earlier release's since) is a snapshot.
             journals[StopwatchKey(stopwatch.name)] = Journal(
                 sequence: stopwatch.journalSequence, laps: stopwatch.snapshot.laps, size: stopwatch.journal.size,
-                canAppend: stopwatch.journal.isClean && isLocked
+                canAppend: stopwatch.journal.isClean && isLocked && stopwatch.journalSequence > 0
             )
         }
         let restamped = restored.filter(\.wallOriginIsStale)
@@ -448,6 +450,9 @@ final class StateStore: @unchecked Sendable {
             } catch where error == .noEntry {
                 // `stopwatches/` went away (or was never made): make it again and retry.
                 stateDirectory.forgetStopwatches()
+                // Made again: the others' files may be gone with it, and a journal without its
+                // file is not read. Each next write is a snapshot (numbers kept).
+                for key in journals.keys { journals[key]?.canAppend = false }
                 try writeOnce(name, snapshot)
             }
             if isLong, snapshot != nil { ownedLongNameFiles.insert(key) } else { ownedLongNameFiles.remove(key) }
@@ -503,7 +508,10 @@ final class StateStore: @unchecked Sendable {
             // A snapshot: numbered above every line appended, so that none is replayed over it.
             let sequence = (journals[key]?.sequence ?? 0) + 1
             record.journalSequence = sequence
-            if !isLong { journals[key, default: Journal(sequence: 0, laps: [], size: 0, canAppend: false)].sequence = sequence }
+            if !isLong {
+                let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false)
+                journals[key] = Journal(sequence: sequence, laps: before.laps, size: before.size, canAppend: false)
+            }
             try stopwatches.replaceAtomically(file, with: record.serialized, through: StopwatchFileName.temporary(of: name))
             if !isLong { emptyJournal(of: name, sequence: sequence, laps: record.laps, in: stopwatches) }
             if let legacyFile {

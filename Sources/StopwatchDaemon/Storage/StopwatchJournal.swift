@@ -14,6 +14,9 @@ import Varlink
 /// the reader replays.
 enum StopwatchJournal {
     static let sequenceKey = "journal_seq"
+    /// Sequence numbers stay below this, on disk and in memory: one from a file can never
+    /// overflow when the next is taken (2^62 transitions is not reached in any lifetime).
+    static let sequenceBound: Int64 = 1 << 62
     static let lapsFromKey = "laps_from"
 
     /// `record`'s line for sequence number `sequence`, holding its laps from `lapsFrom` on,
@@ -74,9 +77,13 @@ enum StopwatchJournal {
     private static func apply(_ bytes: [UInt8], to replay: Replay, snapshotSequence: Int64, maximumLaps: Int) -> Outcome {
         guard let json = try? JSONParser.parse(bytes), case .object(var object) = json else { return .refused("not a JSON object") }
         guard case .int(let sequence)? = object[sequenceKey] else { return .refused("no \(sequenceKey)") }
+        guard sequence > 0, sequence < sequenceBound else { return .refused("\(sequenceKey) \(sequence) out of range") }
+        // A snapshot of no number (0: written before journals, or by an earlier release after
+        // them) holds what any line says or more: none is replayed over it.
+        guard snapshotSequence > 0 else { return .refused("a line over a snapshot without \(sequenceKey)") }
         // Older than the snapshot, before any line applied: the snapshot holds it already.
         if replay.sequence == snapshotSequence, sequence <= snapshotSequence { return .skipped }
-        guard sequence == replay.sequence &+ 1 else { return .refused("\(sequenceKey) \(sequence) where \(replay.sequence &+ 1) is next") }
+        guard sequence == replay.sequence + 1 else { return .refused("\(sequenceKey) \(sequence) where \(replay.sequence + 1) is next") }
         guard case .int(let lapsFrom)? = object[lapsFromKey], lapsFrom >= 0, lapsFrom <= Int64(replay.record.laps.count) else {
             return .refused("no \(lapsFromKey) within the \(replay.record.laps.count) laps held")
         }

@@ -480,8 +480,8 @@ package struct StopwatchRecord: Equatable, Sendable {
         }
         switch object[StopwatchJournal.sequenceKey] {
         case nil, .null?: break
-        case .int(let sequence)? where sequence >= 0: journalSequence = sequence
-        default: throw MalformedMessage("\(StopwatchJournal.sequenceKey) is not a non-negative integer")
+        case .int(let sequence)? where sequence >= 0 && sequence < StopwatchJournal.sequenceBound: journalSequence = sequence
+        default: throw MalformedMessage("\(StopwatchJournal.sequenceKey) is not an integer from 0 to 2^62")
         }
         if state != .counting {
             switch object["boot_id"] {
