@@ -65,10 +65,12 @@ struct StopwatchJournalReadingTests {
         directory = try DirectoryDescriptor.open(folder.path)
     }
 
-    func record(laps: Int, name: String = "work") throws -> StopwatchRecord {
+    func record(laps: Int, name: String = "work", journal: String = "0123456789abcdef") throws -> StopwatchRecord {
         var snapshot = try StopWatchSnapshot.stopped.applying(.start, at: .seconds(900))
         for lap in 0..<laps { snapshot = try snapshot.applying(.lap, at: .seconds(901 + Int64(lap))) }
-        return StopwatchRecord(name: name, snapshot: snapshot, at: saved)
+        var record = StopwatchRecord(name: name, snapshot: snapshot, at: saved)
+        record.journalID = journal
+        return record
     }
 
     func readAll() throws -> [StopwatchFileReader.Restored] {

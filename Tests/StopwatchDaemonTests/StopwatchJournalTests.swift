@@ -12,10 +12,12 @@ struct StopwatchJournalTests {
     let saved = ClockReading(boot: .seconds(1000), wall: .seconds(1_790_000_000), bootID: "boot")
 
     /// The stopwatch after `laps` laps, one a second from a start at 900 s, counting.
-    func record(laps: Int, name: String = "work") throws -> StopwatchRecord {
+    func record(laps: Int, name: String = "work", journal: String = "0123456789abcdef") throws -> StopwatchRecord {
         var snapshot = try StopWatchSnapshot.stopped.applying(.start, at: .seconds(900))
         for lap in 0..<laps { snapshot = try snapshot.applying(.lap, at: .seconds(901 + Int64(lap))) }
-        return StopwatchRecord(name: name, snapshot: snapshot, at: saved)
+        var record = StopwatchRecord(name: name, snapshot: snapshot, at: saved)
+        record.journalID = journal
+        return record
     }
 
     /// `record` as a replay gives it after line `sequence`.
@@ -42,6 +44,22 @@ struct StopwatchJournalTests {
         #expect(reread.journalSequence == 41)
         #expect(try StopwatchRecord(json: JSONParser.parse(try record(laps: 3).serialized)).journalSequence == 0)
         #expect(!String(decoding: try record(laps: 3).serialized, as: UTF8.self).contains("journal_seq"), "absent when 0: files as before")
+    }
+
+    @Test func linesOfAnotherJournalAreOlderBeforeAndForeignAfter() throws {
+        // The journal before the snapshot (or a removed stopwatch's of this name): skipped.
+        let snapshot = try record(laps: 2)
+        let old = StopwatchJournal.line(try record(laps: 5, journal: "fedcba9876543210"), sequence: 6, lapsFrom: 2)
+        let current = StopwatchJournal.line(try record(laps: 3), sequence: 6, lapsFrom: 2)
+        let skipped = StopwatchJournal.replay(old + current, over: snapshot, snapshotSequence: 5, maximumLaps: 100)
+        #expect(skipped.record == sequenced(try record(laps: 3), 6) && skipped.problem == nil)
+        // After a line of this journal: foreign, cut with what follows.
+        let after = StopwatchJournal.replay(current + old, over: snapshot, snapshotSequence: 5, maximumLaps: 100)
+        #expect(after.sequence == 6 && after.goodBytes == current.count && after.problem != nil)
+        // A snapshot of no journal id: nothing replayed over it.
+        var bare = snapshot
+        bare.journalID = nil
+        #expect(StopwatchJournal.replay(current, over: bare, snapshotSequence: 5, maximumLaps: 100).record == bare)
     }
 
     @Test func noLineOverASnapshotWithoutANumber() throws {

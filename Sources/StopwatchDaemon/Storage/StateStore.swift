@@ -92,6 +92,8 @@ final class StateStore: @unchecked Sendable {
         /// the journal ends with a whole line of this stopwatch (else the next write is a
         /// snapshot, and the journal is emptied after it).
         var canAppend: Bool
+        /// The id of the journal the last snapshot began (`StopwatchRecord.journalID`).
+        var id: String?
     }
 
     /// Past this size the next write is a snapshot, and the journal is emptied.
@@ -194,7 +196,8 @@ final class StateStore: @unchecked Sendable {
             // (before journals, or an earlier release's since) is a snapshot.
             journals[StopwatchKey(stopwatch.name)] = Journal(
                 sequence: stopwatch.journalSequence, laps: stopwatch.snapshot.laps, size: stopwatch.journal.size,
-                canAppend: stopwatch.journal.isClean && isLocked && stopwatch.journalSequence > 0
+                canAppend: stopwatch.journal.isClean && isLocked && stopwatch.journalSequence > 0 && stopwatch.journalID != nil,
+                id: stopwatch.journalID
             )
         }
         let restamped = restored.filter(\.wallOriginIsStale)
@@ -240,9 +243,13 @@ final class StateStore: @unchecked Sendable {
             let key = StopwatchKey(name)
             let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false)
             record.journalSequence = before.sequence + 1
-            journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false)
-            // Not emptied: its lines, all older, stay, and the next is appended after them.
-            written[key] = Journal(sequence: record.journalSequence, laps: record.laps, size: before.size, canAppend: before.canAppend)
+            record.journalID = IntervalIdentity.random()
+            journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false, id: before.id)
+            // Not emptied: its lines, all of the journal before, stay (skipped at a start), and
+            // the next is appended after them.
+            written[key] = Journal(
+                sequence: record.journalSequence, laps: record.laps, size: before.size, canAppend: before.canAppend, id: record.journalID
+            )
         }
         return (StopwatchFileName.of(name), record.serialized, StopwatchFileName.temporary(of: name))
     }
@@ -506,14 +513,16 @@ final class StateStore: @unchecked Sendable {
             var record = record(name, snapshot, at: clocks())
             if !isLong, legacyFile == nil, try append(record, of: name, in: stopwatches) { return }
             // A snapshot: numbered above every line appended, so that none is replayed over it.
-            let sequence = (journals[key]?.sequence ?? 0) + 1
-            record.journalSequence = sequence
             if !isLong {
-                let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false)
-                journals[key] = Journal(sequence: sequence, laps: before.laps, size: before.size, canAppend: false)
+                // A new journal: none of the one before (or of a stopwatch of this name removed
+                // since) is replayed over it.
+                let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false, id: nil)
+                record.journalSequence = before.sequence + 1
+                record.journalID = IntervalIdentity.random()
+                journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false, id: before.id)
             }
             try stopwatches.replaceAtomically(file, with: record.serialized, through: StopwatchFileName.temporary(of: name))
-            if !isLong { emptyJournal(of: name, sequence: sequence, laps: record.laps, in: stopwatches) }
+            if !isLong { emptyJournal(of: name, sequence: record.journalSequence, id: record.journalID, laps: record.laps, in: stopwatches) }
             if let legacyFile {
                 // Left if this fails: the next start reads `file` and moves the other aside.
                 try? stopwatches.remove(legacyFile)
@@ -537,26 +546,29 @@ final class StateStore: @unchecked Sendable {
     /// and the next write is a snapshot (its line may be torn).
     private func append(_ record: StopwatchRecord, of name: String, in stopwatches: DirectoryDescriptor) throws(Errno) -> Bool {
         let key = StopwatchKey(name)
-        guard var journal = journals[key], journal.canAppend, journal.size < Self.journalCompactionSize,
-            record.laps.count >= journal.laps.count, record.laps.starts(with: journal.laps)
+        guard var journal = journals[key], journal.canAppend, let id = journal.id, journal.size < Self.journalCompactionSize,
+            journal.sequence + 1 < StopwatchJournal.sequenceBound, record.laps.count >= journal.laps.count,
+            record.laps.starts(with: journal.laps)
         else { return false }
         let sequence = journal.sequence + 1
+        var record = record
+        record.journalID = id
         let line = StopwatchJournal.line(record, sequence: sequence, lapsFrom: journal.laps.count)
         journal.sequence = sequence
         journal.canAppend = false
         journals[key] = journal
         let size = try StopwatchJournalFile.append(line, to: StopwatchFileName.journal(of: name), in: stopwatches)
-        journals[key] = Journal(sequence: sequence, laps: record.laps, size: size, canAppend: true)
+        journals[key] = Journal(sequence: sequence, laps: record.laps, size: size, canAppend: true, id: id)
         return true
     }
 
     /// After a snapshot numbered `sequence` holding `laps` was written: its journal emptied,
     /// and appended to again once that worked.
-    private func emptyJournal(of name: String, sequence: Int64, laps: [Duration], in stopwatches: DirectoryDescriptor) {
+    private func emptyJournal(of name: String, sequence: Int64, id: String?, laps: [Duration], in stopwatches: DirectoryDescriptor) {
         let key = StopwatchKey(name)
         let emptied = (try? StopwatchJournalFile.empty(StopwatchFileName.journal(of: name), in: stopwatches)) != nil
         let size = emptied ? 0 : journals[key]?.size ?? 0
-        journals[key] = Journal(sequence: sequence, laps: laps, size: size, canAppend: emptied)
+        journals[key] = Journal(sequence: sequence, laps: laps, size: size, canAppend: emptied, id: id)
     }
 
     /// The journals of a handed-over batch, once it is known written: each stopwatch's

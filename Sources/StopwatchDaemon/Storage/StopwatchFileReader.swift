@@ -40,7 +40,7 @@ struct StopwatchFileReader {
     /// hashed with FNV-1a: `StopwatchFileName.legacyOf`), which its next save replaces.
     typealias Restored = (
         name: String, snapshot: StopWatchSnapshot, wallOriginIsStale: Bool, legacyFile: String?, intervalID: String?, ignoredIntervalID: String?,
-        journalSequence: Int64, journal: JournalState
+        journalSequence: Int64, journalID: String?, journal: JournalState
     )
 
     /// What the start found of a stopwatch's journal, for the store's next write.
@@ -179,7 +179,7 @@ struct StopwatchFileReader {
         if !isLegacy { (record, journal) = try replayJournal(over: record, in: stopwatches, cutting: cuttingJournals, at: now) }
         return .success((
             record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now), isLegacy ? file : nil, record.intervalID,
-            record.ignoredIntervalID, record.journalSequence, journal
+            record.ignoredIntervalID, record.journalSequence, record.journalID, journal
         ))
     }
 

@@ -14,6 +14,7 @@ import Varlink
 /// the reader replays.
 enum StopwatchJournal {
     static let sequenceKey = "journal_seq"
+    static let idKey = "journal_id"
     /// Sequence numbers stay below this, on disk and in memory: one from a file can never
     /// overflow when the next is taken (2^62 transitions is not reached in any lifetime).
     static let sequenceBound: Int64 = 1 << 62
@@ -81,6 +82,13 @@ enum StopwatchJournal {
         // A snapshot of no number (0: written before journals, or by an earlier release after
         // them) holds what any line says or more: none is replayed over it.
         guard snapshotSequence > 0 else { return .refused("a line over a snapshot without \(sequenceKey)") }
+        // Of another journal (the one before the snapshot, or a removed stopwatch's of this
+        // name), before any line applied: older than the snapshot. After one: foreign.
+        let lineID: String? = if case .string(let id)? = object[idKey] { id } else { nil }
+        guard let snapshotID = replay.record.journalID, lineID == snapshotID else {
+            if replay.sequence == snapshotSequence { return .skipped }
+            return .refused("a line of another journal")
+        }
         // Older than the snapshot, before any line applied: the snapshot holds it already.
         if replay.sequence == snapshotSequence, sequence <= snapshotSequence { return .skipped }
         guard sequence == replay.sequence + 1 else { return .refused("\(sequenceKey) \(sequence) where \(replay.sequence + 1) is next") }

@@ -95,6 +95,10 @@ package struct StopwatchRecord: Equatable, Sendable {
     /// The journal's sequence number this record holds (`StopwatchJournal`): its lines up to
     /// it are older than the record. 0: none (absent from the file).
     package var journalSequence: Int64 = 0
+    /// The journal this record begins (a snapshot) or belongs to (a line): a new id at each
+    /// snapshot, so that no line of an earlier one, or of a stopwatch of the same name
+    /// removed since, is replayed over it. 16 lowercase hex digits; nil: none.
+    package var journalID: String?
 
     /// The record of `snapshot` at `now`.
     package init(name: String, snapshot: StopWatchSnapshot, at now: ClockReading) {
@@ -310,6 +314,7 @@ package struct StopwatchRecord: Equatable, Sendable {
         }
         if !countsSleep { object["counts_sleep"] = .bool(false) }
         if journalSequence > 0 { object[StopwatchJournal.sequenceKey] = .int(journalSequence) }
+        if let journalID { object[StopwatchJournal.idKey] = .string(journalID) }
         if let latestTransitionBoot { object["transition_boot_ns"] = .int(latestTransitionBoot.nanoseconds) }
         if let latestTransitionAwake { object["transition_awake_ns"] = .int(latestTransitionAwake.nanoseconds) }
         if let latestTransitionWall { object["transition_wall_ns"] = .int(latestTransitionWall.nanoseconds) }
@@ -482,6 +487,11 @@ package struct StopwatchRecord: Equatable, Sendable {
         case nil, .null?: break
         case .int(let sequence)? where sequence >= 0 && sequence < StopwatchJournal.sequenceBound: journalSequence = sequence
         default: throw MalformedMessage("\(StopwatchJournal.sequenceKey) is not an integer from 0 to 2^62")
+        }
+        switch object[StopwatchJournal.idKey] {
+        case nil, .null?: break
+        case .string(let id)? where IntervalID.isValid(id): journalID = id
+        default: throw MalformedMessage("\(StopwatchJournal.idKey) is not 16 lowercase hex digits")
         }
         if state != .counting {
             switch object["boot_id"] {
