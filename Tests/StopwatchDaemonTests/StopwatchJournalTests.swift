@@ -62,6 +62,15 @@ struct StopwatchJournalTests {
         #expect(StopwatchJournal.replay(current, over: bare, snapshotSequence: 5, maximumLaps: 100).record == bare)
     }
 
+    @Test func aLoweredMaximumOfLapsKeepsTheLinesOfAStopwatchAboveIt() throws {
+        // Restored with 5 laps under --max-laps 3: a line that adds none is its own.
+        let snapshot = sequenced(try record(laps: 5), 1)
+        var stopped = try record(laps: 5)
+        stopped.state = .pause
+        let replay = StopwatchJournal.replay(StopwatchJournal.line(stopped, sequence: 2, lapsFrom: 5), over: snapshot, snapshotSequence: 1, maximumLaps: 3)
+        #expect(replay.sequence == 2 && replay.problem == nil)
+    }
+
     @Test func noLineOverASnapshotWithoutANumber() throws {
         // A file from before journals, or rewritten by an earlier release: it may be newer
         // than any line beside it.

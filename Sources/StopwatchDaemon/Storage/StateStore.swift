@@ -533,10 +533,12 @@ final class StateStore: @unchecked Sendable {
             // start would load the stopwatch from it again.
             if let legacyFile { try stopwatches.remove(legacyFile) }
             try stopwatches.remove(file)
-            // Its journal after it: one left alone is moved aside at the next start.
-            try? stopwatches.remove(StopwatchFileName.journal(of: name))
-            journals[key] = nil
+            // The file's removal durable before the journal's: the other order, torn by a
+            // crash, would leave the file without its journal's last transitions. A journal
+            // left alone is moved aside at the next start.
             try stopwatches.sync()
+            if (try? stopwatches.remove(StopwatchFileName.journal(of: name))) != nil { try? stopwatches.sync() }
+            journals[key] = nil
         }
     }
 

@@ -84,7 +84,9 @@ struct StopwatchFileReader {
         }
         // A journal without its stopwatch's file (moved aside, or removed by hand): moved aside
         // too, never replayed over another.
-        let journals = Set(restored.filter { $0.legacyFile == nil }.map { StopwatchFileName.journal(of: $0.name) })
+        let journals = Set(
+            restored.filter { $0.legacyFile == nil && StopwatchFileName.legacyOf($0.name) == nil }.map { StopwatchFileName.journal(of: $0.name) }
+        )
         for file in files where StopwatchFileName.isJournal(file) && !journals.contains(file) && removingLeftovers {
             moveAside(file, because: "a journal without its stopwatch's file", in: stopwatches, at: now)
         }
@@ -176,7 +178,10 @@ struct StopwatchFileReader {
         }
         // An earlier release's file has no journal.
         var journal = JournalState.none
-        if !isLegacy { (record, journal) = try replayJournal(over: record, in: stopwatches, cutting: cuttingJournals, at: now) }
+        // Nor does a long name's (cut and hashed): the store writes it whole each time.
+        if !isLegacy, StopwatchFileName.legacyOf(record.name) == nil {
+            (record, journal) = try replayJournal(over: record, in: stopwatches, cutting: cuttingJournals, at: now)
+        }
         return .success((
             record.name, record.snapshot(restoredAt: now), record.wallOriginIsStale(at: now), isLegacy ? file : nil, record.intervalID,
             record.ignoredIntervalID, record.journalSequence, record.journalID, journal

@@ -106,7 +106,10 @@ enum StopwatchJournal {
         }
         guard tail.name.utf8.elementsEqual(replay.record.name.utf8) else { return .refused("the line is of stopwatch '\(tail.name)'") }
         let keptLaps = Int(lapsFrom)
-        guard keptLaps + tail.laps.count <= maximumLaps else { return .refused("more than \(maximumLaps) laps") }
+        // A stopwatch restored with more laps than a lowered --max-laps keeps its lines
+        // (laps it already held, or none added); more than both is not this daemon's.
+        let allowed = max(maximumLaps, replay.record.laps.count)
+        guard keptLaps + tail.laps.count <= allowed else { return .refused("more than \(allowed) laps") }
         var record = tail
         record.laps = Array(replay.record.laps[..<keptLaps]) + tail.laps
         record.journalSequence = sequence
