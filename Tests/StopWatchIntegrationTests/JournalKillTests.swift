@@ -4,7 +4,7 @@ import StopwatchProtocol
 import StopwatchdClient
 import Testing
 
-/// WORK IN PROGRESS (issue 30): every transition one append. `kill -9` while laps are taken
+/// Every transition one append. `kill -9` while laps are taken
 /// as fast as the daemon acknowledges them, over and over: after each restart the stopwatch
 /// holds every acknowledged lap (and at most the one in flight besides), in order.
 @Suite("journal across kill -9")

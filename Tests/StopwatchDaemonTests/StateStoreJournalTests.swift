@@ -7,7 +7,7 @@ import TestSupport
 
 @testable import StopwatchDaemon
 
-/// WORK IN PROGRESS (issue 30): the store's journal, start to restart: transitions appended
+/// The store's journal, start to restart: transitions appended
 /// and replayed, a Reset and a size past the limit written as snapshots, and a stopwatch
 /// removed and made again never given its predecessor's lines, even when its journal
 /// survives the removal.

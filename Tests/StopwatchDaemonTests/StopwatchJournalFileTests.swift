@@ -6,7 +6,7 @@ import TestSupport
 
 @testable import StopwatchDaemon
 
-/// WORK IN PROGRESS (issue 30): the journal file's appends, emptying, reading and cutting, and
+/// The journal file's appends, emptying, reading and cutting, and
 /// what it refuses in its place.
 @Suite("stopwatch journal file")
 struct StopwatchJournalFileTests {
@@ -51,7 +51,7 @@ struct StopwatchJournalFileTests {
     }
 }
 
-/// WORK IN PROGRESS (issue 30): the reader replays a stopwatch's journal over its file at
+/// The reader replays a stopwatch's journal over its file at
 /// start, cuts a torn tail, and moves aside a journal without its file.
 @Suite("stopwatch files read with their journals")
 struct StopwatchJournalReadingTests {
@@ -95,6 +95,28 @@ struct StopwatchJournalReadingTests {
         #expect(restored.first?.journalSequence == 5)
         #expect(try StopwatchJournalFile.contents(of: journal, in: directory, limit: 1 << 20) == good, "the torn tail cut")
         #expect(logged.withLock { $0 }.contains { $0.contains("torn") })
+    }
+
+    @Test func aLineOutOfRangeEndsTheReplayThereAndTheJournalIsKeptBeforeItIsCut() throws {
+        defer { directory.close() }
+        var snapshot = try record(laps: 2)
+        snapshot.journalSequence = 3
+        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
+        let journal = StopwatchFileName.journal(of: "work")
+        let good = StopwatchJournal.line(try record(laps: 3), sequence: 4, lapsFrom: 2)
+        var late = try record(laps: 4)
+        late.latestLapBoot = .seconds(5000)
+        let whole = good + StopwatchJournal.line(late, sequence: 5, lapsFrom: 3) + StopwatchJournal.line(try record(laps: 5), sequence: 6, lapsFrom: 4)
+        _ = try StopwatchJournalFile.append(whole, to: journal, in: directory)
+        let restored = try readAll()
+        // The line before it stands: not the file's record alone.
+        #expect(restored.first?.snapshot.laps.count == 3)
+        #expect(restored.first?.journalSequence == 4)
+        #expect(restored.first?.journal == StopwatchFileReader.JournalState(size: Int64(good.count), isClean: true))
+        #expect(try StopwatchJournalFile.contents(of: journal, in: directory, limit: 1 << 20) == good)
+        let copies = try directory.entries().filter { $0.hasPrefix(journal + ".corrupt-") }
+        #expect(copies.count == 1, "every byte kept beside it")
+        #expect(try copies.first.flatMap { try StopwatchJournalFile.contents(of: $0, in: directory, limit: 1 << 20) } == whole)
     }
 
     @Test func aJournalWithoutItsFileIsMovedAside() throws {

@@ -4,12 +4,14 @@ import Varlink
 
 @testable import StopwatchDaemon
 
-/// WORK IN PROGRESS (issue 30): the journal's format and its replay over a snapshot, without
+/// The journal's format and its replay over a snapshot, without
 /// files: lines in order applied, older ones skipped, a torn or foreign line cut with what
 /// follows.
 @Suite("stopwatch journal (format and replay)")
 struct StopwatchJournalTests {
     let saved = ClockReading(boot: .seconds(1000), wall: .seconds(1_790_000_000), bootID: "boot")
+    /// When the replay happens: a start later in the same boot.
+    let now = ClockReading(boot: .seconds(1100), wall: .seconds(1_790_000_100), bootID: "boot")
 
     /// The stopwatch after `laps` laps, one a second from a start at 900 s, counting.
     func record(laps: Int, name: String = "work", journal: String = "0123456789abcdef") throws -> StopwatchRecord {
@@ -31,7 +33,7 @@ struct StopwatchJournalTests {
         let snapshot = try record(laps: 2)
         let after3 = try record(laps: 3), after5 = try record(laps: 5)
         let journal = StopwatchJournal.line(after3, sequence: 8, lapsFrom: 2) + StopwatchJournal.line(after5, sequence: 9, lapsFrom: 3)
-        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 7, maximumLaps: 100)
+        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 7, maximumLaps: 100, at: now)
         #expect(replay.record == sequenced(after5, 9))
         #expect(replay.sequence == 9)
         #expect(replay.goodBytes == journal.count)
@@ -51,15 +53,15 @@ struct StopwatchJournalTests {
         let snapshot = try record(laps: 2)
         let old = StopwatchJournal.line(try record(laps: 5, journal: "fedcba9876543210"), sequence: 6, lapsFrom: 2)
         let current = StopwatchJournal.line(try record(laps: 3), sequence: 6, lapsFrom: 2)
-        let skipped = StopwatchJournal.replay(old + current, over: snapshot, snapshotSequence: 5, maximumLaps: 100)
+        let skipped = StopwatchJournal.replay(old + current, over: snapshot, snapshotSequence: 5, maximumLaps: 100, at: now)
         #expect(skipped.record == sequenced(try record(laps: 3), 6) && skipped.problem == nil)
         // After a line of this journal: foreign, cut with what follows.
-        let after = StopwatchJournal.replay(current + old, over: snapshot, snapshotSequence: 5, maximumLaps: 100)
+        let after = StopwatchJournal.replay(current + old, over: snapshot, snapshotSequence: 5, maximumLaps: 100, at: now)
         #expect(after.sequence == 6 && after.goodBytes == current.count && after.problem != nil)
         // A snapshot of no journal id: nothing replayed over it.
         var bare = snapshot
         bare.journalID = nil
-        #expect(StopwatchJournal.replay(current, over: bare, snapshotSequence: 5, maximumLaps: 100).record == bare)
+        #expect(StopwatchJournal.replay(current, over: bare, snapshotSequence: 5, maximumLaps: 100, at: now).record == bare)
     }
 
     @Test func aLoweredMaximumOfLapsKeepsTheLinesOfAStopwatchAboveIt() throws {
@@ -67,7 +69,7 @@ struct StopwatchJournalTests {
         let snapshot = sequenced(try record(laps: 5), 1)
         var stopped = try record(laps: 5)
         stopped.state = .pause
-        let replay = StopwatchJournal.replay(StopwatchJournal.line(stopped, sequence: 2, lapsFrom: 5), over: snapshot, snapshotSequence: 1, maximumLaps: 3)
+        let replay = StopwatchJournal.replay(StopwatchJournal.line(stopped, sequence: 2, lapsFrom: 5), over: snapshot, snapshotSequence: 1, maximumLaps: 3, at: now)
         #expect(replay.sequence == 2 && replay.problem == nil)
     }
 
@@ -76,7 +78,7 @@ struct StopwatchJournalTests {
         // than any line beside it.
         let snapshot = try record(laps: 2)
         let journal = StopwatchJournal.line(try record(laps: 3), sequence: 1, lapsFrom: 2)
-        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 0, maximumLaps: 100)
+        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 0, maximumLaps: 100, at: now)
         #expect(replay.record == snapshot && replay.goodBytes == 0 && replay.problem != nil)
     }
 
@@ -88,7 +90,7 @@ struct StopwatchJournalTests {
         #expect(try StopwatchRecord(json: JSONParser.parse(near.serialized)).journalSequence == StopwatchJournal.sequenceBound - 1)
         for sequence in [Int64.max, Int64.min, 0, -1] {
             let journal = StopwatchJournal.line(try record(laps: 2), sequence: sequence, lapsFrom: 1)
-            let replay = StopwatchJournal.replay(journal, over: near, snapshotSequence: StopwatchJournal.sequenceBound - 1, maximumLaps: 100)
+            let replay = StopwatchJournal.replay(journal, over: near, snapshotSequence: StopwatchJournal.sequenceBound - 1, maximumLaps: 100, at: now)
             #expect(replay.goodBytes == 0 && replay.problem != nil, "\(sequence)")
         }
     }
@@ -103,7 +105,7 @@ struct StopwatchJournalTests {
         let journal = StopwatchJournal.line(after3, sequence: 3, lapsFrom: 2) + StopwatchJournal.line(after4, sequence: 4, lapsFrom: 3)
         // A crash after the snapshot of 4 was written, before the journal was emptied.
         let snapshot = sequenced(after4, 4)
-        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 4, maximumLaps: 100)
+        let replay = StopwatchJournal.replay(journal, over: snapshot, snapshotSequence: 4, maximumLaps: 100, at: now)
         #expect(replay.record == snapshot && replay.sequence == 4 && replay.problem == nil)
     }
 
@@ -111,7 +113,7 @@ struct StopwatchJournalTests {
         let snapshot = try record(laps: 1), after2 = try record(laps: 2)
         let whole = StopwatchJournal.line(after2, sequence: 2, lapsFrom: 1)
         let torn = Array(StopwatchJournal.line(try record(laps: 3), sequence: 3, lapsFrom: 2).dropLast(5))
-        let replay = StopwatchJournal.replay(whole + torn, over: snapshot, snapshotSequence: 1, maximumLaps: 100)
+        let replay = StopwatchJournal.replay(whole + torn, over: snapshot, snapshotSequence: 1, maximumLaps: 100, at: now)
         #expect(replay.record == sequenced(after2, 2) && replay.sequence == 2)
         #expect(replay.goodBytes == whole.count)
         #expect(replay.problem?.contains("torn") == true)
@@ -119,7 +121,7 @@ struct StopwatchJournalTests {
 
     @Test(
         "a line that is not the next transition of this stopwatch is cut with what follows",
-        arguments: ["gap", "another", "laps_from", "garbage", "too many laps", "out of order"]
+        arguments: ["gap", "another", "laps_from", "garbage", "too many laps", "out of order", "in the future"]
     )
     func foreignLinesAreCut(_ kind: String) throws {
         let snapshot = try record(laps: 2)
@@ -132,10 +134,13 @@ struct StopwatchJournalTests {
                 .replacingOccurrences("\"laps_from\":3", "\"laps_from\":9").utf8)
         case "garbage": Array("{\"journal_seq\":7,\n".utf8)
         case "too many laps": StopwatchJournal.line(try record(laps: 4), sequence: 7, lapsFrom: 0)
+        case "in the future":
+            // A lap after the start's boot clock: out of range, as a file's record would be.
+            StopwatchJournal.line(try { var late = try record(laps: 4); late.latestLapBoot = .seconds(1200); return late }(), sequence: 7, lapsFrom: 3)
         default: StopwatchJournal.line(try record(laps: 4), sequence: 5, lapsFrom: 3)
         }
         let after = StopwatchJournal.line(try record(laps: 5), sequence: 8, lapsFrom: 4)
-        let replay = StopwatchJournal.replay(good + bad + after, over: snapshot, snapshotSequence: 5, maximumLaps: kind == "too many laps" ? 3 : 100)
+        let replay = StopwatchJournal.replay(good + bad + after, over: snapshot, snapshotSequence: 5, maximumLaps: kind == "too many laps" ? 3 : 100, at: now)
         #expect(replay.sequence == 6, "\(replay)")
         #expect(replay.record == sequenced(try record(laps: 3), 6))
         #expect(replay.goodBytes == good.count)

@@ -72,7 +72,7 @@ final class StateStore: @unchecked Sendable {
     /// (`otherStopwatch`; a long name with many laps would parse its whole file at each
     /// lap). A failed save, or a removal, forgets the name: the next save checks again.
     private var ownedLongNameFiles: Set<StopwatchKey> = []
-    /// WORK IN PROGRESS (issue 30): each stopwatch's journal (`StopwatchJournal`) as this
+    /// Each stopwatch's journal (`StopwatchJournal`) as this
     /// store knows it, for a stopwatch whose file it read or wrote (not a long name's, which
     /// is written whole each time).
     private var journals: [StopwatchKey: Journal] = [:]

@@ -213,36 +213,50 @@ struct StopwatchFileReader {
             throw DaemonStartError("cannot read the journal \(directory)/\(file): \(error); it is left as it is: fix its permissions (or move it away) and start again")
         }
         guard let bytes, !bytes.isEmpty else { return (record, .none) }
-        let replay = StopwatchJournal.replay(bytes, over: record, snapshotSequence: record.journalSequence, maximumLaps: maximumLaps)
-        var journal = JournalState(size: Int64(bytes.count), isClean: replay.problem == nil)
-        if let problem = replay.problem {
-            logger.warning("stopwatch '\(record.name)': its journal \(directory)/\(file) has \(problem)")
-            if cutting, (try? StopwatchJournalFile.cut(file, to: replay.goodBytes, in: stopwatches)) != nil {
-                journal = JournalState(size: Int64(replay.goodBytes), isClean: true)
-            }
+        let replay = StopwatchJournal.replay(bytes, over: record, snapshotSequence: record.journalSequence, maximumLaps: maximumLaps, at: now)
+        guard let problem = replay.problem else { return (replay.record, JournalState(size: Int64(bytes.count), isClean: true)) }
+        logger.warning("stopwatch '\(record.name)': its journal \(directory)/\(file) has \(problem)")
+        // Lines that are not the next transition (or out of range) are never stopwatchd's last
+        // word, but they are kept: the whole journal copied aside before it is cut. A torn
+        // last line is what a crash mid-append leaves, and only cut (as the history's is).
+        let isKept = replay.isTornTail || !cutting || keepCopy(of: bytes, as: file, in: stopwatches, at: now)
+        if cutting, isKept, (try? StopwatchJournalFile.cut(file, to: replay.goodBytes, in: stopwatches)) != nil {
+            return (replay.record, JournalState(size: Int64(replay.goodBytes), isClean: true))
         }
-        do {
-            try replay.record.checkRange(at: now)
-        } catch {
-            // The journal's lines stay (the next write of a snapshot outnumbers them).
-            logger.warning("stopwatch '\(record.name)': its journal \(directory)/\(file) ends out of range (\(error)); its file's record stands")
-            var kept = record
-            kept.journalSequence = replay.sequence
-            return (kept, JournalState(size: journal.size, isClean: false))
-        }
-        return (replay.record, journal)
+        // Left as it is: the next write is a snapshot, numbered above every line.
+        return (replay.record, JournalState(size: Int64(bytes.count), isClean: false))
     }
 
-    /// Renames `file` to `<file>.corrupt-<time>`, out of the way of the stopwatch's next save.
-    private func moveAside(_ file: String, because reason: String, in stopwatches: DirectoryDescriptor, at now: ClockReading) {
+    /// Writes `bytes`, the journal `file`'s, to a new file beside it named as a file moved
+    /// aside is (`<file>.corrupt-<time>`), through a temporary file (a leftover if this is
+    /// torn). False if it could not be written.
+    private func keepCopy(of bytes: [UInt8], as file: String, in stopwatches: DirectoryDescriptor, at now: ClockReading) -> Bool {
+        let aside = asideName(for: file, in: stopwatches, at: now)
+        do {
+            try stopwatches.replaceAtomically(aside, with: bytes, through: "\(aside).tmp")
+            logger.warning("kept a copy of the journal \(directory)/\(file) as \(directory)/\(aside) before cutting it")
+            return true
+        } catch {
+            logger.error("could not keep a copy of the journal \(directory)/\(file) (\(error)); left as it is")
+            return false
+        }
+    }
+
+    /// `<file>.corrupt-<time>`, never one already there (an earlier one of the same second).
+    private func asideName(for file: String, in stopwatches: DirectoryDescriptor, at now: ClockReading) -> String {
         let stamp = FileSystem.timestamp(wall: now.wall)
-        // Never over an earlier one moved aside in the same second.
         var aside = "\(file).corrupt-\(stamp)"
         var number = 1
         while (try? stopwatches.status(of: aside)) != nil, number < 100 {
             number += 1
             aside = "\(file).corrupt-\(stamp)-\(number)"
         }
+        return aside
+    }
+
+    /// Renames `file` to `<file>.corrupt-<time>`, out of the way of the stopwatch's next save.
+    private func moveAside(_ file: String, because reason: String, in stopwatches: DirectoryDescriptor, at now: ClockReading) {
+        let aside = asideName(for: file, in: stopwatches, at: now)
         do {
             try stopwatches.rename(file, to: aside)
             logger.error("stopwatch file \(directory)/\(file) is unreadable (\(reason)); moved it to \(directory)/\(aside) and started without it")

@@ -1,8 +1,7 @@
+import StopWatchCore
 import StopwatchProtocol
 import Varlink
 
-/// WORK IN PROGRESS (issue 30, "every transition is one append"): not used yet.
-///
 /// A stopwatch's transitions since its snapshot file, one line each: the record as the
 /// snapshot holds it (`StopwatchRecord`), but of its laps only those from `laps_from` on, and
 /// a sequence number (`journal_seq`) one above the line before. A transition appends its line
@@ -36,29 +35,30 @@ enum StopwatchJournal {
 
     /// What replaying `journal` over `snapshot` (which holds sequence number `snapshotSequence`)
     /// gives: the record after the last good line, its sequence number, and how many bytes of
-    /// `journal` those lines fill (the rest is cut: a torn last line, or from the first line
-    /// that is not the next transition of this stopwatch, which `problem` names).
+    /// `journal` those lines fill. The rest is cut: a torn last line (`problem` names it and
+    /// `isTornTail` is set), or from the first line that is not the next transition of this
+    /// stopwatch, or whose record is out of range at `now` (`problem` names it).
     struct Replay: Equatable {
         var record: StopwatchRecord
         var sequence: Int64
         var goodBytes: Int
         var problem: String?
+        var isTornTail = false
     }
 
-    static func replay(_ journal: [UInt8], over snapshot: StopwatchRecord, snapshotSequence: Int64, maximumLaps: Int) -> Replay {
+    static func replay(
+        _ journal: [UInt8], over snapshot: StopwatchRecord, snapshotSequence: Int64, maximumLaps: Int, at now: ClockReading
+    ) -> Replay {
         var replay = Replay(record: snapshot, sequence: snapshotSequence, goodBytes: 0, problem: nil)
         var start = 0
         while start < journal.count {
             guard let newline = journal[start...].firstIndex(of: UInt8(ascii: "\n")) else {
                 replay.problem = "a torn last line (\(journal.count - start) bytes), cut"
+                replay.isTornTail = true
                 return replay
             }
-            let bytes = Array(journal[start..<newline])
-            switch apply(bytes, to: replay, snapshotSequence: snapshotSequence, maximumLaps: maximumLaps) {
-            case .skipped: break
-            case .applied(let record, let sequence):
-                replay.record = record
-                replay.sequence = sequence
+            switch apply(journal[start..<newline], to: &replay, snapshotSequence: snapshotSequence, maximumLaps: maximumLaps, at: now) {
+            case .skipped, .applied: break
             case .refused(let reason):
                 replay.problem = "line at byte \(start): \(reason); it and what follows are cut"
                 return replay
@@ -71,12 +71,15 @@ enum StopwatchJournal {
 
     private enum Outcome {
         case skipped
-        case applied(StopwatchRecord, Int64)
+        case applied
         case refused(String)
     }
 
-    private static func apply(_ bytes: [UInt8], to replay: Replay, snapshotSequence: Int64, maximumLaps: Int) -> Outcome {
-        guard let json = try? JSONParser.parse(bytes), case .object(var object) = json else { return .refused("not a JSON object") }
+    /// Applies one line to `replay` (its record changed only when `.applied`).
+    private static func apply(
+        _ bytes: ArraySlice<UInt8>, to replay: inout Replay, snapshotSequence: Int64, maximumLaps: Int, at now: ClockReading
+    ) -> Outcome {
+        guard let json = try? JSONParser.parse(Array(bytes)), case .object(var object) = json else { return .refused("not a JSON object") }
         guard case .int(let sequence)? = object[sequenceKey] else { return .refused("no \(sequenceKey)") }
         guard sequence > 0, sequence < sequenceBound else { return .refused("\(sequenceKey) \(sequence) out of range") }
         // A snapshot of no number (0: written before journals, or by an earlier release after
@@ -98,9 +101,12 @@ enum StopwatchJournal {
         // The line's own sequence number is not the record's field of that name.
         object[sequenceKey] = nil
         object[lapsFromKey] = nil
-        let tail: StopwatchRecord
+        var tail: StopwatchRecord
         do {
             tail = try StopwatchRecord(json: .object(object))
+            // As a file's record is checked (its laps are not part of it): a line out of range
+            // ends the replay there, and the lines before it stand.
+            try tail.checkRange(at: now)
         } catch {
             return .refused(error.reason)
         }
@@ -110,9 +116,17 @@ enum StopwatchJournal {
         // (laps it already held, or none added); more than both is not this daemon's.
         let allowed = max(maximumLaps, replay.record.laps.count)
         guard keptLaps + tail.laps.count <= allowed else { return .refused("more than \(allowed) laps") }
-        var record = tail
-        record.laps = Array(replay.record.laps[..<keptLaps]) + tail.laps
-        record.journalSequence = sequence
-        return .applied(record, sequence)
+        // One lap list through the whole replay: taken out of the record, so that it is the
+        // array's only holder and is changed in place (a copy per line would cost a
+        // journal of laps on 10,000 laps seconds at start).
+        var laps = replay.record.laps
+        replay.record.laps = []
+        laps.removeSubrange(keptLaps...)
+        laps.append(contentsOf: tail.laps)
+        tail.laps = laps
+        tail.journalSequence = sequence
+        replay.record = tail
+        replay.sequence = sequence
+        return .applied
     }
 }

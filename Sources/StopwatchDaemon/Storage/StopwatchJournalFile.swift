@@ -1,8 +1,6 @@
 import Glibc
 import LinuxSystem
 
-/// WORK IN PROGRESS (issue 30): not used yet.
-///
 /// A stopwatch's journal file (`StopwatchFileName.journal`) in `stopwatches/`: appended to a
 /// line at a time, each made durable with `fdatasync` before the append returns; emptied
 /// (not removed) once its snapshot holds all of it, so that the next append finds it and
