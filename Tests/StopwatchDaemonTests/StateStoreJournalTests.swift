@@ -4,6 +4,7 @@ import LinuxSystem
 import StopWatchCore
 import Testing
 import TestSupport
+import Varlink
 
 @testable import StopwatchDaemon
 
@@ -22,12 +23,15 @@ struct StateStoreJournalTests {
         folder = try TemporaryFolder(prefix: "journal-store")
     }
 
-    func store() throws -> StateStore {
-        let (clocks, current) = (self.clocks, self.current)
+    /// Every problem the store told (`problemChanged`), nil for one gone.
+    let problems = Locked<[String?]>([])
+
+    func store(writer: DurableWriter? = nil) throws -> StateStore {
+        let (clocks, current, problems) = (self.clocks, self.current, self.problems)
         let store = StateStore(
             directory: folder.path, maximumLaps: 100_000, logger: Logger(minimumLevel: .error, journald: false) { _ in }, queue: queue,
-            currentSnapshot: { name in current.withLock { $0[name] } }, problemChanged: { _ in }, retryInterval: .seconds(3600),
-            clocks: { clocks }
+            currentSnapshot: { name in current.withLock { $0[name] } }, problemChanged: { problem in problems.withLock { $0.append(problem) } },
+            retryInterval: .seconds(3600), clocks: { clocks }, writer: writer
         )
         return store
     }
@@ -52,8 +56,8 @@ struct StateStoreJournalTests {
     }
 
     /// A store loaded, used by `body`, and let go (its lock released) before the return.
-    func using(_ body: (StateStore) throws -> Void) throws {
-        let store = try store()
+    func using(writer: DurableWriter? = nil, _ body: (StateStore) throws -> Void) throws {
+        let store = try store(writer: writer)
         _ = try queue.sync { () throws -> [(name: String, snapshot: StopWatchSnapshot)] in try store.load() }
         try body(store)
         queue.sync {}
@@ -111,5 +115,52 @@ struct StateStoreJournalTests {
             file.close()
         }
         #expect(try restored()["tea"]?.laps.count == 0)
+    }
+
+    /// The laps `name`'s file holds (its snapshot, without the journal's lines).
+    func lapsInFile(of name: String) -> Int {
+        guard let bytes = try? FileSystem.contents(of: folder.path + "/stopwatches/" + StopwatchFileName.of(name), limit: 1 << 24),
+            let json = try? JSONParser.parse(bytes), let record = try? StopwatchRecord(json: json)
+        else { return -1 }
+        return record.laps.count
+    }
+
+    @Test func aFailedAppendIsWrittenAsASnapshotAndNothingIsLost() throws {
+        let journal = folder.path + "/stopwatches/" + StopwatchFileName.journal(of: "tea")
+        try using { store in
+            save(store, "tea", counting(laps: 0))
+            for laps in 1...3 { save(store, "tea", counting(laps: laps)) }
+            #expect(lapsInFile(of: "tea") == 0, "laps appended")
+            // The journal turned into a FIFO: appending to it fails at once (not a regular file).
+            #expect(unlink(journal) == 0 && mkfifo(journal, 0o600) == 0)
+            save(store, "tea", counting(laps: 4))
+            #expect(lapsInFile(of: "tea") == 4, "written whole at once, not left to a retry")
+            save(store, "tea", counting(laps: 5))
+            #expect(lapsInFile(of: "tea") == 5, "and whole again: nothing appended to that journal")
+        }
+        #expect(problems.withLock { $0 }.allSatisfy { $0 == nil }, "no problem told: \(problems.withLock { $0 })")
+        #expect(try restored()["tea"]?.laps.count == 5)
+        #expect(access(journal, F_OK) != 0, "the FIFO moved aside at start")
+    }
+
+    @Test func aTransitionWhileABatchIsInFlightIsAppendedOnTheBatchsSnapshot() throws {
+        try using(writer: DurableWriter()) { store in
+            save(store, "tea", counting(laps: 0))
+            save(store, "pie", counting(laps: 0))
+            for laps in 1...2 { save(store, "tea", counting(laps: laps)) }
+            current.withLock { $0["tea"] = counting(laps: 3) }
+            current.withLock { $0["pie"] = counting(laps: 1) }
+            // As expiries are: handed to the writer in a batch, written with their flushes
+            // shared; a Lap of "tea" meanwhile waits for that batch, then follows it.
+            queue.sync { store.saveSoon(["tea", "pie"]) }
+            queue.sync {}
+            save(store, "tea", counting(laps: 4))
+            #expect(lapsInFile(of: "tea") == 3, "the batch's snapshot, and the Lap appended on it")
+            #expect(lapsInFile(of: "pie") == 1)
+            #expect(journalBytes > 0)
+        }
+        let restored = try restored()
+        #expect(restored["tea"]?.laps.count == 4)
+        #expect(restored["pie"]?.laps.count == 1)
     }
 }

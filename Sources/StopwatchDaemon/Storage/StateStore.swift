@@ -511,7 +511,15 @@ final class StateStore: @unchecked Sendable {
         let isLong = StopwatchFileName.legacyOf(name) != nil
         if let snapshot {
             var record = record(name, snapshot, at: clocks())
-            if !isLong, legacyFile == nil, try append(record, of: name, in: stopwatches) { return }
+            if !isLong, legacyFile == nil {
+                do {
+                    if try append(record, of: name, in: stopwatches) { return }
+                } catch {
+                    // Its line may be torn: the snapshot below outnumbers it, and the journal is
+                    // emptied after it (or, that failing too, not appended to again).
+                    logger.warning("stopwatch '\(name)': could not append to its journal (\(error)); writing its file whole")
+                }
+            }
             // A snapshot: numbered above every line appended, so that none is replayed over it.
             if !isLong {
                 // A new journal: none of the one before (or of a stopwatch of this name removed
@@ -545,7 +553,8 @@ final class StateStore: @unchecked Sendable {
     /// Appends `record` to `name`'s journal as its next line, if it may be: the journal is
     /// known clean and small enough, and `record` keeps the laps the last write held (a
     /// Reset clears them: a snapshot then). False: write a snapshot. A failed append throws,
-    /// and the next write is a snapshot (its line may be torn).
+    /// and leaves the journal not appended to until a snapshot empties it (its line may be
+    /// torn): the caller writes that snapshot.
     private func append(_ record: StopwatchRecord, of name: String, in stopwatches: DirectoryDescriptor) throws(Errno) -> Bool {
         let key = StopwatchKey(name)
         guard var journal = journals[key], journal.canAppend, let id = journal.id, journal.size < Self.journalCompactionSize,
