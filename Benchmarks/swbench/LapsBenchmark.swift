@@ -12,11 +12,12 @@ import Varlink
 /// state files swbench writes before the daemon starts (`StopwatchRecord`, as the daemon
 /// keeps them): the daemon restores them as its own.
 ///
-/// Each stopwatch first takes `warmUpLaps` laps off the clock: a stopwatch's first write
-/// after a start is its file written whole (numbering a journal of its own), and its second
-/// makes the journal (a new file: its directory flushed too). Those are once per stopwatch
-/// and start, whatever its laps; timed, they would inflate the 10-lap baseline (one call
-/// per stopwatch) and hide how a Lap's cost grows with the laps held.
+/// Each stopwatch first takes `warmUpLaps` laps off the clock: swbench's files, as an
+/// earlier release's, have no journal number, so a stopwatch's first write is its file
+/// written whole (numbering a journal of its own), and its second makes the journal (a new
+/// file: its directory flushed too). Those are once per stopwatch, whatever its laps;
+/// timed, they would inflate the 10-lap baseline (one call per stopwatch) and hide how a
+/// Lap's cost grows with the laps held.
 enum LapsBenchmark {
     static let warmUpLaps = 2
 

@@ -163,4 +163,25 @@ struct StateStoreJournalTests {
         #expect(restored["tea"]?.laps.count == 4)
         #expect(restored["pie"]?.laps.count == 1)
     }
+
+    @Test func aSnapshotsNumberIsNeverOneTheReaderRefuses() {
+        #expect(StateStore.snapshotSequence(after: 0) == 1)
+        #expect(StateStore.snapshotSequence(after: 41) == 42)
+        #expect(StateStore.snapshotSequence(after: StopwatchJournal.sequenceBound - 2) == StopwatchJournal.sequenceBound - 1)
+        // From a file at the bound's edge: 1 again (its new journal id keeps older lines out).
+        #expect(StateStore.snapshotSequence(after: StopwatchJournal.sequenceBound - 1) == 1)
+        #expect(StateStore.snapshotSequence(after: -5) == 1)
+    }
+
+    @Test func aFileRemovedByHandIsWrittenAgainAtTheNextTransition() throws {
+        let file = folder.path + "/stopwatches/" + StopwatchFileName.of("tea")
+        try using { store in
+            save(store, "tea", counting(laps: 0))
+            for laps in 1...2 { save(store, "tea", counting(laps: laps)) }
+            #expect(unlink(file) == 0)
+            save(store, "tea", counting(laps: 3))
+            #expect(lapsInFile(of: "tea") == 3, "written whole: lines alone would be moved aside at the next start")
+        }
+        #expect(try restored()["tea"]?.laps.count == 3)
+    }
 }

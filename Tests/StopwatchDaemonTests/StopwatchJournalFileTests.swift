@@ -73,9 +73,9 @@ struct StopwatchJournalReadingTests {
         return record
     }
 
-    func readAll() throws -> [StopwatchFileReader.Restored] {
+    func readAll(maximumLaps: Int = 100) throws -> [StopwatchFileReader.Restored] {
         let logged = self.logged
-        let reader = StopwatchFileReader(directory: folder.path, maximumLaps: 100, logger: Logger(minimumLevel: .info, journald: false) { line in
+        let reader = StopwatchFileReader(directory: folder.path, maximumLaps: maximumLaps, logger: Logger(minimumLevel: .info, journald: false) { line in
             logged.withLock { $0.append(line) }
         })
         return try reader.readAll(in: directory, removingLeftovers: true, at: saved)
@@ -117,6 +117,22 @@ struct StopwatchJournalReadingTests {
         let copies = try directory.entries().filter { $0.hasPrefix(journal + ".corrupt-") }
         #expect(copies.count == 1, "every byte kept beside it")
         #expect(try copies.first.flatMap { try StopwatchJournalFile.contents(of: $0, in: directory, limit: 1 << 20) } == whole)
+    }
+
+    @Test func aLoweredMaximumOfLapsKeepsLinesWrittenUnderAHigherOne() throws {
+        defer { directory.close() }
+        // Written under --max-laps 100; read under --max-laps 3, as a file of 5 laps would be.
+        var snapshot = try record(laps: 2)
+        snapshot.journalSequence = 3
+        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
+        var stopped = try record(laps: 5)
+        stopped.state = .pause
+        let lines = StopwatchJournal.line(try record(laps: 4), sequence: 4, lapsFrom: 2) + StopwatchJournal.line(stopped, sequence: 5, lapsFrom: 4)
+        _ = try StopwatchJournalFile.append(lines, to: StopwatchFileName.journal(of: "work"), in: directory)
+        let restored = try readAll(maximumLaps: 3)
+        #expect(restored.first?.snapshot.laps.count == 5)
+        #expect(restored.first?.journalSequence == 5, "the Stop too: nothing cut")
+        #expect(restored.first?.snapshot.state.isCounting == false)
     }
 
     @Test func aJournalWithoutItsFileIsMovedAside() throws {

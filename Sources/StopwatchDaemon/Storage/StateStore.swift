@@ -99,6 +99,13 @@ final class StateStore: @unchecked Sendable {
     /// Past this size the next write is a snapshot, and the journal is emptied.
     static let journalCompactionSize: Int64 = 64 * 1024
 
+    /// A snapshot's number: above every line given (`sequence`), or 1 again at the bound
+    /// (from a file that says 2^62 − 1: its new `journal_id` keeps every older line from
+    /// being replayed over it, whatever their numbers). Never one the reader refuses.
+    static func snapshotSequence(after sequence: Int64) -> Int64 {
+        sequence >= 0 && sequence < StopwatchJournal.sequenceBound - 1 ? sequence + 1 : 1
+    }
+
     /// Whether a change failed to be written and waits for another try: a daemon that exits
     /// now would lose it. (Those waiting for their turn, `saveSoon`, are written at exit.)
     /// Once the last is written, `problemChanged(nil)` says so.
@@ -191,12 +198,16 @@ final class StateStore: @unchecked Sendable {
         for stopwatch in restored where stopwatch.legacyFile == nil && StopwatchFileName.legacyOf(stopwatch.name) != nil {
             ownedLongNameFiles.insert(StopwatchKey(stopwatch.name))
         }
+        // A rename, or a new journal, that a `kill -9` left in the page cache before its
+        // directory was flushed: made durable before any line is appended on it, or a power
+        // loss could take back the snapshot those lines follow (its lines then foreign).
+        let entriesAreDurable = isLocked && (try? stopwatches.sync()) != nil
         for stopwatch in restored where stopwatch.legacyFile == nil && StopwatchFileName.legacyOf(stopwatch.name) == nil {
             // Appended to only over a numbered snapshot: the first write over one of no number
             // (before journals, or an earlier release's since) is a snapshot.
             journals[StopwatchKey(stopwatch.name)] = Journal(
                 sequence: stopwatch.journalSequence, laps: stopwatch.snapshot.laps, size: stopwatch.journal.size,
-                canAppend: stopwatch.journal.isClean && isLocked && stopwatch.journalSequence > 0 && stopwatch.journalID != nil,
+                canAppend: stopwatch.journal.isClean && entriesAreDurable && stopwatch.journalSequence > 0 && stopwatch.journalID != nil,
                 id: stopwatch.journalID
             )
         }
@@ -242,7 +253,7 @@ final class StateStore: @unchecked Sendable {
         if StopwatchFileName.legacyOf(name) == nil {
             let key = StopwatchKey(name)
             let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false)
-            record.journalSequence = before.sequence + 1
+            record.journalSequence = Self.snapshotSequence(after: before.sequence)
             record.journalID = IntervalIdentity.random()
             journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false, id: before.id)
             // Not emptied: its lines, all of the journal before, stay (skipped at a start), and
@@ -525,7 +536,7 @@ final class StateStore: @unchecked Sendable {
                 // A new journal: none of the one before (or of a stopwatch of this name removed
                 // since) is replayed over it.
                 let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false, id: nil)
-                record.journalSequence = before.sequence + 1
+                record.journalSequence = Self.snapshotSequence(after: before.sequence)
                 record.journalID = IntervalIdentity.random()
                 journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false, id: before.id)
             }
@@ -540,6 +551,9 @@ final class StateStore: @unchecked Sendable {
             // The earlier file first, and its failure the removal's: left alone, the next
             // start would load the stopwatch from it again.
             if let legacyFile { try stopwatches.remove(legacyFile) }
+            // Nothing appended to its journal from here, whatever fails below: a stopwatch of
+            // this name made again begins with a snapshot (a journal of its own).
+            journals[key] = nil
             try stopwatches.remove(file)
             // The file's removal durable before the journal's: the other order, torn by a
             // crash, would leave the file without its journal's last transitions. A journal
@@ -559,7 +573,10 @@ final class StateStore: @unchecked Sendable {
         let key = StopwatchKey(name)
         guard var journal = journals[key], journal.canAppend, let id = journal.id, journal.size < Self.journalCompactionSize,
             journal.sequence + 1 < StopwatchJournal.sequenceBound, record.laps.count >= journal.laps.count,
-            record.laps.starts(with: journal.laps)
+            record.laps.starts(with: journal.laps),
+            // Its file removed by hand: written again (lines alone would be moved aside at
+            // the next start). One `fstatat`, against the append's flush.
+            (try? stopwatches.status(of: StopwatchFileName.of(name))) != nil
         else { return false }
         let sequence = journal.sequence + 1
         var record = record

@@ -13,14 +13,17 @@ struct StopwatchFileReader {
     let directory: String
     /// The largest file read; anything longer is bad content.
     let maximumFileSize: Int
-    /// The most laps a stopwatch holds, after its journal too.
-    let maximumLaps: Int
+    /// The most laps a stopwatch's journal may bring it to: as many as a file of
+    /// `maximumFileSize` may hold (which loads, whatever `--max-laps` is now), so that a
+    /// lowered `--max-laps` never cuts lines written under a higher one, and the snapshot
+    /// written of what is replayed loads again.
+    let maximumReplayedLaps: Int
     let logger: Logger
 
     init(directory: String, maximumLaps: Int, logger: Logger) {
         self.directory = directory
         self.maximumFileSize = Self.maximumFileSize(maximumLaps: maximumLaps)
-        self.maximumLaps = maximumLaps
+        self.maximumReplayedLaps = max(maximumLaps, (maximumFileSize - Self.bytesOtherThanLaps) / Self.bytesPerLap)
         self.logger = logger
     }
 
@@ -31,10 +34,13 @@ struct StopwatchFileReader {
     /// Never below the 1 MiB every earlier stopwatchd read, so no file that loaded before is
     /// refused now.
     static func maximumFileSize(maximumLaps: Int) -> Int {
-        let perLap = "-9223372036854775808,".utf8.count
-        let (laps, overflow) = max(maximumLaps, 0).multipliedReportingOverflow(by: perLap)
-        return overflow ? Int.max : max(1 << 20, 24_576 + laps)
+        let (laps, overflow) = max(maximumLaps, 0).multipliedReportingOverflow(by: bytesPerLap)
+        return overflow ? Int.max : max(1 << 20, bytesOtherThanLaps + laps)
     }
+
+    /// The most a lap takes in a file (`-9223372036854775808,`), and what a file holds besides.
+    private static let bytesPerLap = 21
+    private static let bytesOtherThanLaps = 24_576
 
     /// A stopwatch read, and the file of an earlier release it was read from (a long name's,
     /// hashed with FNV-1a: `StopwatchFileName.legacyOf`), which its next save replaces.
@@ -213,7 +219,7 @@ struct StopwatchFileReader {
             throw DaemonStartError("cannot read the journal \(directory)/\(file): \(error); it is left as it is: fix its permissions (or move it away) and start again")
         }
         guard let bytes, !bytes.isEmpty else { return (record, .none) }
-        let replay = StopwatchJournal.replay(bytes, over: record, snapshotSequence: record.journalSequence, maximumLaps: maximumLaps, at: now)
+        let replay = StopwatchJournal.replay(bytes, over: record, snapshotSequence: record.journalSequence, maximumLaps: maximumReplayedLaps, at: now)
         guard let problem = replay.problem else { return (replay.record, JournalState(size: Int64(bytes.count), isClean: true)) }
         logger.warning("stopwatch '\(record.name)': its journal \(directory)/\(file) has \(problem)")
         // Lines that are not the next transition (or out of range) are never stopwatchd's last
@@ -257,11 +263,12 @@ struct StopwatchFileReader {
     /// Renames `file` to `<file>.corrupt-<time>`, out of the way of the stopwatch's next save.
     private func moveAside(_ file: String, because reason: String, in stopwatches: DirectoryDescriptor, at now: ClockReading) {
         let aside = asideName(for: file, in: stopwatches, at: now)
+        let what = StopwatchFileName.isJournal(file) ? "stopwatch journal" : "stopwatch file"
         do {
             try stopwatches.rename(file, to: aside)
-            logger.error("stopwatch file \(directory)/\(file) is unreadable (\(reason)); moved it to \(directory)/\(aside) and started without it")
+            logger.error("\(what) \(directory)/\(file) is unreadable (\(reason)); moved it to \(directory)/\(aside) and \(StopwatchFileName.isJournal(file) ? "replayed none of it" : "started without it")")
         } catch {
-            logger.error("stopwatch file \(directory)/\(file) is unreadable (\(reason)) and could not be moved aside (\(error)); ignoring it")
+            logger.error("\(what) \(directory)/\(file) is unreadable (\(reason)) and could not be moved aside (\(error)); ignoring it")
         }
     }
 }
