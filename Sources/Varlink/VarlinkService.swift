@@ -92,6 +92,8 @@ package final class VarlinkService {
             return .nothing
         case .success(.reply(let parameters)):
             return .message(VarlinkReply(parameters: parameters).message)
+        case .success(.message(let message)):
+            return .message(message)
         case .failure(let error):
             return .message(VarlinkReply(error).message)
         }

@@ -34,4 +34,22 @@ struct DurationNanosecondsTests {
         #expect(Duration.seconds(Int64.min).nanoseconds == .min)
         #expect((Duration.nanoseconds(Int64.max) + .nanoseconds(1)).nanoseconds == .max)
     }
+
+    @Test("whole milliseconds, on both sides of 7 days (where the short division stops)")
+    func milliseconds() {
+        var generator = SystemRandomNumberGenerator()
+        let edges: [Duration] = [
+            .zero, .nanoseconds(999_999), .nanoseconds(1_000_000), .milliseconds(1), .seconds(604_800), .seconds(604_801),
+            // 2^79 attoseconds, and just below.
+            Duration(secondsComponent: 604_462, attosecondsComponent: 909_807_314_587_353_088),
+            Duration(secondsComponent: 604_462, attosecondsComponent: 909_807_314_587_353_087),
+            .seconds(Int64(100 * 365.25 * 86_400)), .seconds(-1), .nanoseconds(-999_999), .seconds(Int64.max), .seconds(Int64.min),
+        ]
+        let random = (0..<2_000).map { _ in
+            Duration(secondsComponent: Int64.random(in: -2_000_000...2_000_000, using: &generator), attosecondsComponent: Int64.random(in: 0..<1_000_000_000_000_000_000, using: &generator))
+        }
+        for duration in edges + random {
+            #expect(duration.milliseconds == duration.nanoseconds / 1_000_000, "\(duration)")
+        }
+    }
 }

@@ -155,8 +155,16 @@ final class StopwatchServiceFixture: @unchecked Sendable {
 
     /// The reply's parameters, or nil for an error or a stream.
     func reply(_ method: String, _ parameters: JSONObject = [:]) -> JSONObject? {
-        guard case .success(.reply(let reply)) = call(method, parameters) else { return nil }
-        return reply
+        switch call(method, parameters) {
+        case .success(.reply(let reply)): return reply
+        case .success(.message(let message)):
+            // Written without a tree (a command's stopwatch): read back as a client would.
+            guard message.last == 0, let json = try? JSONParser.parse(Array(message.dropLast())), let reply = try? VarlinkReply(json: json),
+                reply.error == nil
+            else { return nil }
+            return reply.parameters
+        default: return nil
+        }
     }
 
     /// The error name the call answered with, or nil.
@@ -211,6 +219,8 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         switch answer {
         case .failure(let error): return [VarlinkReply(error)]
         case .success(.reply(let parameters)): return [VarlinkReply(parameters: parameters)]
+        case .success(.message(let message)):
+            return (try? VarlinkReply(json: JSONParser.parse(Array(message.dropLast())))).map { [$0] } ?? []
         case .success(.stream(let stream)):
             let replies = Locked<[VarlinkReply]>([])
             let done = Locked(false)
