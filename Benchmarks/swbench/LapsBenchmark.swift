@@ -66,6 +66,7 @@ enum LapsBenchmark {
         }
         var times = sizes.map { _ in Samples() }
         var replyBytes = sizes.map { _ in (minimum: Int.max, maximum: 0) }
+        var lastReplies = sizes.map { _ in [UInt8]() }
         for sample in 0..<plan.lapSamples {
             for index in sizes.indices {
                 let stopwatch = sample / callsPerStopwatch[index]
@@ -79,6 +80,7 @@ enum LapsBenchmark {
                 }
                 times[index].append((Now.boot() - start).inMilliseconds)
                 replyBytes[index] = (min(replyBytes[index].minimum, reply.count + 1), max(replyBytes[index].maximum, reply.count + 1))
+                lastReplies[index] = reply
                 // Off the clock: every reply is not an error; the last on each stopwatch
                 // holds every lap taken.
                 guard !reply.starts(with: #"{"error""#.utf8) else {
@@ -90,7 +92,7 @@ enum LapsBenchmark {
             }
         }
 
-        context.progress("what a 10,000-lap Lap cannot avoid: echo of its reply size, and a file of its size replaced (\(plan.lapFloorSamples) each)")
+        context.progress("what a 10,000-lap Lap cannot avoid: echo of its reply size, its reply written, and a file of its size replaced (\(plan.lapFloorSamples) each)")
         let smallest = sizes.startIndex, largest = sizes.index(before: sizes.endIndex)
         let floorDirectory = try context.subdirectory("laps-floor")
         let echo = try LapFloors.echoRoundTrips(
@@ -101,6 +103,23 @@ enum LapsBenchmark {
             sizes: [fileBytes[smallest], fileBytes[largest]], samples: plan.lapFloorSamples, neighbours: stopwatches,
             directory: floorDirectory
         )
+
+        // Writing the reply, in this process with the daemon's writer: the part of a Lap that
+        // grows with its laps, as the IDL's reply holds every one.
+        var writes: [Samples] = []
+        for index in [smallest, largest] {
+            guard let json = try? JSONParser.parse(lastReplies[index]), let parsed = try? VarlinkReply(json: json),
+                let value = parsed.parameters["stopwatch"], let stopwatch = try? Stopwatch(json: value)
+            else { throw BenchError("the last Lap's reply of \(sizes[index]) laps does not read back") }
+            var samples = Samples()
+            for _ in 0..<plan.lapFloorSamples {
+                let start = Now.boot()
+                let message = stopwatch.getReplyMessage
+                samples.append((Now.boot() - start).inMilliseconds)
+                guard message.count > 1 else { throw BenchError("an empty reply written") }
+            }
+            writes.append(samples)
+        }
 
         let kinds: [FigureKind] = [.lapAt10, .lapAt1000, .lapAt10000]
         let baseline = times[smallest].median()
@@ -126,6 +145,11 @@ enum LapsBenchmark {
                 details["floor_file_replace_p50_ms"] = .object([
                     "file_bytes_\(fileBytes[smallest])": JSONReport.number(fileSmall.median() ?? 0),
                     "file_bytes_\(fileBytes[largest])": JSONReport.number(fileLarge.median() ?? 0),
+                ])
+                var writeSmall = writes[0], writeLarge = writes[1]
+                details["floor_reply_write_p50_ms"] = .object([
+                    "reply_bytes_\(replyBytes[smallest].maximum)": JSONReport.number(writeSmall.median() ?? 0),
+                    "reply_bytes_\(replyBytes[largest].maximum)": JSONReport.number(writeLarge.median() ?? 0),
                 ])
                 details["floor_samples"] = .int(Int64(plan.lapFloorSamples))
                 details["floor_directory_files"] = .int(Int64(stopwatches))

@@ -59,7 +59,9 @@ extension JSONValue {
                 digits[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
                 remaining /= 10
             } while remaining > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            // A byte at a time: a few bytes, where appending the buffer was a `memmove`
+            // call per number (7% of a Lap on 10,000 laps in `perf`).
+            for index in start..<digits.count { bytes.append(digits[index]) }
         }
     }
 
