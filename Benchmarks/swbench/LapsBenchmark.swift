@@ -147,9 +147,10 @@ enum LapsBenchmark {
                     "file_bytes_\(fileBytes[largest])": JSONReport.number(fileLarge.median() ?? 0),
                 ])
                 var writeSmall = writes[0], writeLarge = writes[1]
+                // Keyed by the size of the reply written (the last Lap's, its NUL included).
                 details["floor_reply_write_p50_ms"] = .object([
-                    "reply_bytes_\(replyBytes[smallest].maximum)": JSONReport.number(writeSmall.median() ?? 0),
-                    "reply_bytes_\(replyBytes[largest].maximum)": JSONReport.number(writeLarge.median() ?? 0),
+                    "reply_bytes_\(lastReplies[smallest].count + 1)": JSONReport.number(writeSmall.median() ?? 0),
+                    "reply_bytes_\(lastReplies[largest].count + 1)": JSONReport.number(writeLarge.median() ?? 0),
                 ])
                 details["floor_samples"] = .int(Int64(plan.lapFloorSamples))
                 details["floor_directory_files"] = .int(Int64(stopwatches))

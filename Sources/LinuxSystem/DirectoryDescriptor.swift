@@ -232,7 +232,15 @@ package struct DirectoryDescriptor: Sendable, CustomStringConvertible {
         rewinddir(stream)
         var names: [String] = []
         let nameOffset = MemoryLayout<dirent>.offset(of: \.d_name)!
-        while let entry = readdir(stream) {
+        while true {
+            // NULL is the end, or an error (EIO, a directory gone stale): told apart by errno,
+            // which readdir leaves alone at the end. A listing cut short must not pass for
+            // the whole (a stopwatch's journal left out would be appended to as if empty).
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw Errno.current }
+                break
+            }
             // Read the name in place, up to its NUL: a record is only as long as its name, so
             // copying the whole `d_name` array would read past the end of the last one.
             let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))

@@ -201,7 +201,7 @@ package enum Daemon {
             do {
                 return try WallClockStepWatch(queue: queue) {
                     let counting = registry.createdStopwatches.filter { $0.useCase.state.current.state.isCounting }
-                    for (name, useCase) in counting { store.save(name, useCase.state.current) }
+                    for (name, useCase) in counting { store.saveWhole(name, useCase.state.current) }
                     logger.info("the wall clock was set; \(counting.count) counting stopwatch\(counting.count == 1 ? "" : "es") written again against it")
                 }
             } catch {

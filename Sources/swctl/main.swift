@@ -11,6 +11,9 @@ CurrentProcess.openStandardDescriptorsOnDevNull()
 // itself: its exit status lost, and its pid signalled after it may be another's.
 Signals.resetInherited()
 Signals.ignoreBrokenPipes()
+// `swctl status` of a plain stopwatch, as a status bar runs it each second: answered here,
+// before the arguments become strings, or not at all (then by everything below).
+QuickStatus.answerIfPlain(argc: CommandLine.argc, argv: CommandLine.unsafeArgv)
 let environment = ProcessEnvironment.current
 let rawArguments = (1..<Int(CommandLine.argc)).map { index in
     CommandLine.unsafeArgv[index].map { UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)) }

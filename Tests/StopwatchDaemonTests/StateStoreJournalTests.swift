@@ -144,24 +144,49 @@ struct StateStoreJournalTests {
     }
 
     @Test func aTransitionWhileABatchIsInFlightIsAppendedOnTheBatchsSnapshot() throws {
-        try using(writer: DurableWriter()) { store in
+        let writer = DurableWriter()
+        try using(writer: writer) { store in
             save(store, "tea", counting(laps: 0))
             save(store, "pie", counting(laps: 0))
             for laps in 1...2 { save(store, "tea", counting(laps: laps)) }
+            let journalBefore = journalBytes
             current.withLock { $0["tea"] = counting(laps: 3) }
             current.withLock { $0["pie"] = counting(laps: 1) }
+            // The writer held until the Lap below is on the queue: the batch is in flight
+            // (handed over, its result not learnt) when the Lap comes, whatever the timing.
+            let gate = DispatchSemaphore(value: 0)
+            writer.hand { gate.wait() }
             // As expiries are: handed to the writer in a batch, written with their flushes
             // shared; a Lap of "tea" meanwhile waits for that batch, then follows it.
             queue.sync { store.saveSoon(["tea", "pie"]) }
             queue.sync {}
-            save(store, "tea", counting(laps: 4))
+            current.withLock { $0["tea"] = counting(laps: 4) }
+            queue.sync {
+                #expect(!store.isAllSaved, "the batch in flight")
+                gate.signal()
+                store.save("tea", counting(laps: 4))
+            }
             #expect(lapsInFile(of: "tea") == 3, "the batch's snapshot, and the Lap appended on it")
             #expect(lapsInFile(of: "pie") == 1)
-            #expect(journalBytes > 0)
+            #expect(journalBytes > journalBefore, "the Lap a line")
         }
         let restored = try restored()
         #expect(restored["tea"]?.laps.count == 4)
         #expect(restored["pie"]?.laps.count == 1)
+    }
+
+    @Test func aWallClockStepWritesTheFileWholeAndEmptiesTheJournal() throws {
+        try using { store in
+            save(store, "tea", counting(laps: 0))
+            for laps in 1...3 { save(store, "tea", counting(laps: laps)) }
+            #expect(journalBytes > 0 && lapsInFile(of: "tea") == 0)
+            queue.sync { store.saveWhole("tea", counting(laps: 3)) }
+            #expect(lapsInFile(of: "tea") == 3)
+            #expect(journalBytes == 0)
+            save(store, "tea", counting(laps: 4))
+            #expect(journalBytes > 0, "appended to again after it")
+        }
+        #expect(try restored()["tea"]?.laps.count == 4)
     }
 
     @Test func aSnapshotsNumberIsNeverOneTheReaderRefuses() {

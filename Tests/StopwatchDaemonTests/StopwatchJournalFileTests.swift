@@ -95,6 +95,25 @@ struct StopwatchJournalReadingTests {
         #expect(restored.first?.journalSequence == 5)
         #expect(try StopwatchJournalFile.contents(of: journal, in: directory, limit: 1 << 20) == good, "the torn tail cut")
         #expect(logged.withLock { $0 }.contains { $0.contains("torn") })
+        #expect(try !directory.entries().contains { $0.contains(".corrupt-") }, "a torn last line only cut: no copy")
+    }
+
+    @Test func aJournalThatCannotBeCopiedAsideIsLeftAsItIs() throws {
+        defer { directory.close() }
+        var snapshot = try record(laps: 2)
+        snapshot.journalSequence = 3
+        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
+        let journal = StopwatchFileName.journal(of: "work")
+        let good = StopwatchJournal.line(try record(laps: 3), sequence: 4, lapsFrom: 2)
+        let whole = good + StopwatchJournal.line(try record(laps: 4), sequence: 9, lapsFrom: 3)
+        _ = try StopwatchJournalFile.append(whole, to: journal, in: directory)
+        // Where the copy's temporary file goes, a directory that is not empty: no copy.
+        let blocker = "\(folder.path)/\(journal).corrupt-\(FileSystem.timestamp(wall: saved.wall)).tmp"
+        #expect(mkdir(blocker, 0o700) == 0 && mkdir(blocker + "/x", 0o700) == 0)
+        let restored = try readAll()
+        #expect(restored.first?.snapshot.laps.count == 3, "the good line applied")
+        #expect(restored.first?.journal == StopwatchFileReader.JournalState(size: Int64(whole.count), isClean: false), "not appended to")
+        #expect(try StopwatchJournalFile.contents(of: journal, in: directory, limit: 1 << 20) == whole, "not cut: no copy kept")
     }
 
     @Test func aLineOutOfRangeEndsTheReplayThereAndTheJournalIsKeptBeforeItIsCut() throws {

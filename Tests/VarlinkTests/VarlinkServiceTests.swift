@@ -39,6 +39,32 @@ struct VarlinkServiceTests {
         #expect(Self.reply(service, "Ping") == .failure(.interfaceNotFound("")))
     }
 
+    @Test("a reply already written (`VarlinkAnswer.message`) goes out as it is; a oneway call gets none")
+    func messageAnswer() {
+        let written = VarlinkReply(parameters: ["text": .string("written")]).message
+        let service = VarlinkService(info: .init(vendor: "Example", product: "pingd", version: "1.0", url: "https://example.org"))
+        service.register(VarlinkInterface(name: "org.example.ping", description: Self.description, methods: [
+            "Ping": { _ throws(VarlinkError) in .message(written) },
+        ]))
+        let call = Array(#"{"method":"org.example.ping.Ping","parameters":{"text":"x"}}"#.utf8)
+        guard case .message(let bytes) = service.respond(to: call) else {
+            Issue.record("no message")
+            return
+        }
+        #expect(bytes == written)
+        let oneway = Array(#"{"method":"org.example.ping.Ping","parameters":{"text":"x"},"oneway":true}"#.utf8)
+        guard case .nothing = service.respond(to: oneway) else {
+            Issue.record("a oneway call answered")
+            return
+        }
+        let more = Array(#"{"method":"org.example.ping.Ping","parameters":{"text":"x"},"more":true}"#.utf8)
+        guard case .message(let once) = service.respond(to: more) else {
+            Issue.record("a call with more not answered once")
+            return
+        }
+        #expect(once == written)
+    }
+
     @Test("the method is cut at its last dot, whatever characters surround it")
     func methodParts() {
         let call = VarlinkCall(method: "org.example.ping.Ping")

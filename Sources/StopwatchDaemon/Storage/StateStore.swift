@@ -214,7 +214,7 @@ final class StateStore: @unchecked Sendable {
         let restamped = restored.filter(\.wallOriginIsStale)
         if isLocked, !restamped.isEmpty {
             // What `WallClockStepWatch` does for a running daemon, for a step while none ran.
-            for stopwatch in restamped { save(stopwatch.name, stopwatch.snapshot) }
+            for stopwatch in restamped { saveWhole(stopwatch.name, stopwatch.snapshot) }
             logger.info("the wall clock was set while stopwatchd was not running: \(restamped.count) counting stopwatch\(restamped.count == 1 ? "" : "es") written again against it")
         }
         let legacy = restored.filter { $0.legacyFile != nil }
@@ -298,6 +298,14 @@ final class StateStore: @unchecked Sendable {
         } else {
             unsaved.insert(StopwatchKey(name))
         }
+    }
+
+    /// Saves `name` as `save` does, but its file written whole, never as a line of its
+    /// journal: after a wall-clock step, so that the file itself is written again against
+    /// the new clock (as `systemctl status` and the log say), its journal emptied after it.
+    func saveWhole(_ name: String, _ snapshot: StopWatchSnapshot?) {
+        journals[StopwatchKey(name)]?.canAppend = false
+        save(name, snapshot)
     }
 
     /// Writes `names` as they are then (`currentSnapshot`), later, a few at a time with their
@@ -574,9 +582,10 @@ final class StateStore: @unchecked Sendable {
         guard var journal = journals[key], journal.canAppend, let id = journal.id, journal.size < Self.journalCompactionSize,
             journal.sequence + 1 < StopwatchJournal.sequenceBound, record.laps.count >= journal.laps.count,
             record.laps.starts(with: journal.laps),
-            // Its file removed by hand: written again (lines alone would be moved aside at
-            // the next start). One `fstatat`, against the append's flush.
-            (try? stopwatches.status(of: StopwatchFileName.of(name))) != nil
+            // Its file removed by hand, or something else in its place: written again (lines
+            // alone would be moved aside at the next start). One `fstatat`, against the
+            // append's flush.
+            (try? stopwatches.status(of: StopwatchFileName.of(name)))?.kind == .regular
         else { return false }
         let sequence = journal.sequence + 1
         var record = record

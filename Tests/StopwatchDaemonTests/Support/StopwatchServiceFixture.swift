@@ -4,6 +4,7 @@ import StopWatchCore
 import StopwatchProtocol
 @testable import StopwatchDaemon
 import StopWatchTesting
+import Testing
 import Varlink
 
 /// What the service saved, in order: the in-memory `StopwatchStorage` for tests.
@@ -159,10 +160,11 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         case .success(.reply(let reply)): return reply
         case .success(.message(let message)):
             // Written without a tree (a command's stopwatch): read back as a client would.
-            guard message.last == 0, let json = try? JSONParser.parse(Array(message.dropLast())), let reply = try? VarlinkReply(json: json),
-                reply.error == nil
-            else { return nil }
-            return reply.parameters
+            guard message.last == 0, let json = try? JSONParser.parse(Array(message.dropLast())), let reply = try? VarlinkReply(json: json) else {
+                Issue.record("a reply written without a tree does not read back: \(String(decoding: message, as: UTF8.self))")
+                return nil
+            }
+            return reply.error == nil ? reply.parameters : nil
         default: return nil
         }
     }
@@ -220,7 +222,11 @@ final class StopwatchServiceFixture: @unchecked Sendable {
         case .failure(let error): return [VarlinkReply(error)]
         case .success(.reply(let parameters)): return [VarlinkReply(parameters: parameters)]
         case .success(.message(let message)):
-            return (try? VarlinkReply(json: JSONParser.parse(Array(message.dropLast())))).map { [$0] } ?? []
+            guard let reply = try? VarlinkReply(json: JSONParser.parse(Array(message.dropLast()))) else {
+                Issue.record("a reply written without a tree does not read back: \(String(decoding: message, as: UTF8.self))")
+                return []
+            }
+            return [reply]
         case .success(.stream(let stream)):
             let replies = Locked<[VarlinkReply]>([])
             let done = Locked(false)
