@@ -99,9 +99,13 @@ package enum CurrentProcess {
     /// Opens /dev/null on standard input, output or error where they are closed, so that no
     /// file the program opens later takes their numbers.
     package static func openStandardDescriptorsOnDevNull() {
-        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) == -1 {
+        // Standard input, output and error, 0 to 2: no array (the first thing `swctl status`
+        // does, before its quick path, which touches no generic type).
+        var descriptor = STDIN_FILENO
+        while descriptor <= STDERR_FILENO {
             // open returns the lowest free number: this one.
-            _ = open("/dev/null", O_RDWR)
+            if fcntl(descriptor, F_GETFD) == -1 { _ = open("/dev/null", O_RDWR) }
+            descriptor += 1
         }
     }
 }

@@ -7,13 +7,15 @@ import StopwatchdClient
 // Started with a standard descriptor closed, the socket would take its number and receive
 // the output; a reader that goes away is an EPIPE for `Output`, not a death by signal.
 CurrentProcess.openStandardDescriptorsOnDevNull()
+// `swctl status` of a plain stopwatch, as a status bar runs it each second: answered here,
+// before the arguments become strings, or not at all (then by everything below). It starts
+// no child, so the signals below are not its concern (it ignores SIGPIPE itself before it
+// writes): resetting 64 of them was a third of its system calls.
+QuickStatus.answerIfPlain(argc: CommandLine.argc, argv: CommandLine.unsafeArgv)
 // An ignored SIGCHLD inherited from the parent would make the kernel reap `--host`'s ssh
 // itself: its exit status lost, and its pid signalled after it may be another's.
 Signals.resetInherited()
 Signals.ignoreBrokenPipes()
-// `swctl status` of a plain stopwatch, as a status bar runs it each second: answered here,
-// before the arguments become strings, or not at all (then by everything below).
-QuickStatus.answerIfPlain(argc: CommandLine.argc, argv: CommandLine.unsafeArgv)
 let environment = ProcessEnvironment.current
 let rawArguments = (1..<Int(CommandLine.argc)).map { index in
     CommandLine.unsafeArgv[index].map { UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)) }

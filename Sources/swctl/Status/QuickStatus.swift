@@ -52,6 +52,8 @@ enum QuickStatus {
             Diagnostics.fail("swctl: \(error.swctlMessage)", status: error.exitStatus)
         }
         guard let lineCount = statusLine(reply: UnsafeRawBufferPointer(rebasing: reply[..<received]), into: line) else { return }
+        // A reader gone away is EPIPE, and exit 0 (`writeLine`), not a death by SIGPIPE.
+        Signals.ignoreBrokenPipes()
         writeLine(UnsafeRawBufferPointer(rebasing: line[..<lineCount]))
         exit(0)
     }
