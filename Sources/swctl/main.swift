@@ -10,7 +10,7 @@ CurrentProcess.openStandardDescriptorsOnDevNull()
 // `swctl status` of a plain stopwatch, as a status bar runs it each second: answered here,
 // before the arguments become strings, or not at all (then by everything below). It starts
 // no child, so the signals below are not its concern (it ignores SIGPIPE itself before it
-// writes): resetting 64 of them was a third of its system calls.
+// writes): looking at each of them was half of its system calls.
 QuickStatus.answerIfPlain(argc: CommandLine.argc, argv: CommandLine.unsafeArgv)
 // An ignored SIGCHLD inherited from the parent would make the kernel reap `--host`'s ssh
 // itself: its exit status lost, and its pid signalled after it may be another's.

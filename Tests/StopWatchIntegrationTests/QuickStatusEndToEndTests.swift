@@ -1,20 +1,20 @@
 import Foundation
+import StopwatchProtocol
 import Testing
 
-/// `swctl status` through its quick path (`--socket PATH`) and through the full client (the
-/// user socket, found by looking: the quick path leaves that to the full client), against one
-/// daemon: the same output, errors and exit status, for every kind of stopwatch.
+/// `swctl status` through its quick path and through the full client against one daemon:
+/// the same output, errors and exit status, for every kind of stopwatch. The full client is
+/// made to answer by `STOPWATCHD_TICK=1s`, which the quick path leaves to it and which shows
+/// no tenths. And a server that answers one connection only, which only the quick path can
+/// have been answered by.
 @Suite("swctl status: quick path and full client alike")
 struct QuickStatusEndToEndTests {
     let directory: TestDirectory
     let daemon: DaemonProcess
-    let runtime: String
 
     init() throws {
         directory = try TestDirectory()
-        runtime = directory.path + "/rt"
-        #expect(mkdir(runtime, 0o700) == 0 && mkdir(runtime + "/stopwatchd", 0o700) == 0)
-        daemon = try DaemonProcess(socket: runtime + "/stopwatchd/stopwatchd.sock")
+        daemon = try DaemonProcess(socket: directory.socket)
     }
 
     func quick(_ arguments: [String], _ environment: [String: String]) throws -> Swctl {
@@ -22,7 +22,7 @@ struct QuickStatusEndToEndTests {
     }
 
     func full(_ arguments: [String], _ environment: [String: String]) throws -> Swctl {
-        try Swctl.run(arguments, socket: nil, environment: environment.merging(["XDG_RUNTIME_DIR": runtime]) { $1 })
+        try Swctl.run(arguments, socket: daemon.socket, environment: environment.merging(["STOPWATCHD_TICK": "1s"]) { old, _ in old })
     }
 
     func swctl(_ arguments: String...) throws {
@@ -66,5 +66,63 @@ struct QuickStatusEndToEndTests {
         try expectAlike(["status", "paused"], ["STOPWATCHD_TICK": "100ms"])
         try expectAlike(["--json", "status", "paused"])
         try expectAlike(["status", "bad/name"])
+    }
+
+    @Test("the quick path answers alone: a server that takes one connection, then none")
+    func answeredByTheQuickPath() throws {
+        let path = directory.file("once.sock")
+        let reply = Stopwatch(name: "tea", state: .pause, elapsedMs: 3_723_999, lapsMs: []).getReplyMessage
+        let server = try OneReplyServer(path: path, reply: reply)
+        let result = try Swctl.run(["status", "tea"], socket: path)
+        #expect(result.output == "tea paused 1:02:03\n" && result.status == 0, "\(result.status) '\(result.output)' '\(result.error)'")
+        #expect(server.request() == Array(#"{"method":"io.stopwatchd.Get","parameters":{"name":"tea"}}"#.utf8))
+    }
+}
+
+/// A Unix socket server that answers the first connection's first message with `reply`,
+/// then closes and removes its socket: a second connection (the full client's) finds none.
+final class OneReplyServer: @unchecked Sendable {
+    // Unchecked: `received` is written by the server's thread before `done` is signalled and
+    // read only after waiting for it.
+    private var received: [UInt8] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    init(path: String, reply: [UInt8]) throws {
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(listener, 4) == 0 else {
+            close(listener)
+            throw POSIXError(.EADDRINUSE)
+        }
+        Thread.detachNewThread { [self] in
+            let connection = accept(listener, nil, nil)
+            // None after this one.
+            unlink(path)
+            close(listener)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var bytes: [UInt8] = []
+            while !bytes.contains(0) {
+                let count = read(connection, &buffer, buffer.count)
+                guard count > 0 else { break }
+                bytes += buffer[0..<count]
+            }
+            _ = reply.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+            close(connection)
+            received = bytes.firstIndex(of: 0).map { Array(bytes[..<$0]) } ?? bytes
+            done.signal()
+        }
+    }
+
+    /// The message received, without its NUL, once answered (empty after 10 s without one).
+    func request() -> [UInt8] {
+        guard done.wait(timeout: .now() + 10) == .success else { return [] }
+        return received
     }
 }

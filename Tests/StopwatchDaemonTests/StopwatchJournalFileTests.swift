@@ -66,11 +66,14 @@ struct StopwatchJournalReadingTests {
     }
 
     func record(laps: Int, name: String = "work", journal: String = "0123456789abcdef") throws -> StopwatchRecord {
-        var snapshot = try StopWatchSnapshot.stopped.applying(.start, at: .seconds(900))
-        for lap in 0..<laps { snapshot = try snapshot.applying(.lap, at: .seconds(901 + Int64(lap))) }
-        var record = StopwatchRecord(name: name, snapshot: snapshot, at: saved)
-        record.journalID = journal
-        return record
+        try StopwatchRecord.journalFixture(laps: laps, name: name, journal: journal, saved: saved)
+    }
+
+    /// "work"'s file: `laps` laps, numbered `sequence` in its journal.
+    func writeWork(laps: Int, sequence: Int64) throws {
+        var snapshot = try record(laps: laps)
+        snapshot.journalSequence = sequence
+        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
     }
 
     func readAll(maximumLaps: Int = 100) throws -> [StopwatchFileReader.Restored] {
@@ -83,9 +86,7 @@ struct StopwatchJournalReadingTests {
 
     @Test func theJournalsLinesAreReplayedAndATornTailCut() throws {
         defer { directory.close() }
-        var snapshot = try record(laps: 2)
-        snapshot.journalSequence = 3
-        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
+        try writeWork(laps: 2, sequence: 3)
         let journal = StopwatchFileName.journal(of: "work")
         let good = StopwatchJournal.line(try record(laps: 3), sequence: 4, lapsFrom: 2) + StopwatchJournal.line(try record(laps: 4), sequence: 5, lapsFrom: 3)
         _ = try StopwatchJournalFile.append(good + Array(#"{"format":1,"na"#.utf8), to: journal, in: directory)
@@ -100,9 +101,7 @@ struct StopwatchJournalReadingTests {
 
     @Test func aJournalThatCannotBeCopiedAsideIsLeftAsItIs() throws {
         defer { directory.close() }
-        var snapshot = try record(laps: 2)
-        snapshot.journalSequence = 3
-        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
+        try writeWork(laps: 2, sequence: 3)
         let journal = StopwatchFileName.journal(of: "work")
         let good = StopwatchJournal.line(try record(laps: 3), sequence: 4, lapsFrom: 2)
         let whole = good + StopwatchJournal.line(try record(laps: 4), sequence: 9, lapsFrom: 3)
@@ -118,9 +117,7 @@ struct StopwatchJournalReadingTests {
 
     @Test func aLineOutOfRangeEndsTheReplayThereAndTheJournalIsKeptBeforeItIsCut() throws {
         defer { directory.close() }
-        var snapshot = try record(laps: 2)
-        snapshot.journalSequence = 3
-        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
+        try writeWork(laps: 2, sequence: 3)
         let journal = StopwatchFileName.journal(of: "work")
         let good = StopwatchJournal.line(try record(laps: 3), sequence: 4, lapsFrom: 2)
         var late = try record(laps: 4)
@@ -141,9 +138,7 @@ struct StopwatchJournalReadingTests {
     @Test func aLoweredMaximumOfLapsKeepsLinesWrittenUnderAHigherOne() throws {
         defer { directory.close() }
         // Written under --max-laps 100; read under --max-laps 3, as a file of 5 laps would be.
-        var snapshot = try record(laps: 2)
-        snapshot.journalSequence = 3
-        try directory.replaceAtomically(StopwatchFileName.of("work"), with: snapshot.serialized, through: ".work.json.tmp")
+        try writeWork(laps: 2, sequence: 3)
         var stopped = try record(laps: 5)
         stopped.state = .pause
         let lines = StopwatchJournal.line(try record(laps: 4), sequence: 4, lapsFrom: 2) + StopwatchJournal.line(stopped, sequence: 5, lapsFrom: 4)

@@ -15,11 +15,7 @@ struct StopwatchJournalTests {
 
     /// The stopwatch after `laps` laps, one a second from a start at 900 s, counting.
     func record(laps: Int, name: String = "work", journal: String = "0123456789abcdef") throws -> StopwatchRecord {
-        var snapshot = try StopWatchSnapshot.stopped.applying(.start, at: .seconds(900))
-        for lap in 0..<laps { snapshot = try snapshot.applying(.lap, at: .seconds(901 + Int64(lap))) }
-        var record = StopwatchRecord(name: name, snapshot: snapshot, at: saved)
-        record.journalID = journal
-        return record
+        try StopwatchRecord.journalFixture(laps: laps, name: name, journal: journal, saved: saved)
     }
 
     /// `record` as a replay gives it after line `sequence`.
@@ -157,5 +153,17 @@ extension String {
             rest = rest[range.upperBound...]
         }
         return result + rest
+    }
+}
+
+extension StopwatchRecord {
+    /// For the journal's tests: a stopwatch counting since 900 s on the boot clock, with
+    /// `laps` laps a second apart, recorded at `saved`, on journal `journal`.
+    static func journalFixture(laps: Int, name: String, journal: String, saved: ClockReading) throws -> StopwatchRecord {
+        var snapshot = try StopWatchSnapshot.stopped.applying(.start, at: .seconds(900))
+        for lap in 0..<laps { snapshot = try snapshot.applying(.lap, at: .seconds(901 + Int64(lap))) }
+        var record = StopwatchRecord(name: name, snapshot: snapshot, at: saved)
+        record.journalID = journal
+        return record
     }
 }

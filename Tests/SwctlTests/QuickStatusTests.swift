@@ -1,4 +1,5 @@
 import Glibc
+import LinuxSystem
 import StopwatchProtocol
 import Testing
 import Varlink
@@ -108,6 +109,97 @@ struct QuickStatusTests {
         ] {
             #expect(call(arguments) == nil, "\(arguments)")
         }
+    }
+
+    /// The socket the quick path takes for `arguments` in `environment`, with sockets at
+    /// `sockets`; nil when it leaves the call to the full client.
+    func socketPath(_ arguments: [String], _ environment: [String: String], sockets: Set<String>) -> String? {
+        let all = ["swctl"] + arguments
+        var pointers = all.map { strdup($0) }
+        let values = environment.mapValues { strdup($0)! }
+        let userPath = UnsafeMutableRawBufferPointer.allocate(byteCount: 108, alignment: 1)
+        defer {
+            pointers.forEach { free($0) }
+            values.values.forEach { free($0) }
+            userPath.deallocate()
+        }
+        return pointers.withUnsafeMutableBufferPointer { argv in
+            guard let call = QuickStatus.Call(argc: Int32(argv.count), argv: argv.baseAddress!) else { return nil }
+            let path = call.socketPath(
+                environment: { name in
+                    let key = String(decoding: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), as: UTF8.self)
+                    return values[key].map { UnsafePointer($0) }
+                },
+                userPath: userPath, isSocket: { sockets.contains(String(cString: $0)) }
+            )
+            return path.map { String(cString: $0) }
+        }
+    }
+
+    @Test("the socket is the full client's, by the same rules, or the call is left to it")
+    func socketRules() throws {
+        let user = "/run/user/1000/stopwatchd/stopwatchd.sock"
+        var checked = 0
+        for arguments in [["status", "tea"], ["--socket", "/s/given.sock", "status", "tea"]] {
+            for socketVariable in [nil, "", "/s/env.sock", "@abstract", "/s/ü.sock"] as [String?] {
+                for runtime in [nil, "", "/run/user/1000", "/" + String(repeating: "r", count: 90), "/run/ü"] as [String?] {
+                    for host in [nil, "", "desk"] as [String?] {
+                        for tick in [nil, "", "1s", "100ms"] as [String?] {
+                            for sockets in [[], [user]] as [Set<String>] {
+                                var environment: [String: String] = [:]
+                                environment["STOPWATCHD_SOCKET"] = socketVariable
+                                environment["XDG_RUNTIME_DIR"] = runtime
+                                environment["STOPWATCHD_HOST"] = host
+                                environment["STOPWATCHD_TICK"] = tick
+                                guard let quick = socketPath(arguments, environment, sockets: sockets) else { continue }
+                                // Taken: the full client would use that socket, here, without tenths.
+                                guard case .run(let parsed) = try SwctlInvocation.parse(arguments) else {
+                                    Issue.record("\(arguments) does not parse as a run")
+                                    continue
+                                }
+                                let processEnvironment = ProcessEnvironment(environment)
+                                #expect(try parsed.remoteHost(environment: processEnvironment) == nil, "\(arguments) \(environment)")
+                                let full = SocketLocation.clientPath(parsed.socket, environment: processEnvironment, exists: { sockets.contains($0) })
+                                #expect(full == quick, "\(arguments) \(environment) \(sockets)")
+                                #expect(processEnvironment["STOPWATCHD_TICK"] == nil, "\(environment)")
+                                checked += 1
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked > 50, "the quick path took \(checked) of the cases")
+        // The plainest: no variable at all, the user socket there or not.
+        #expect(socketPath(["status"], ["XDG_RUNTIME_DIR": "/run/user/1000"], sockets: [user]) == user)
+        #expect(socketPath(["status"], ["XDG_RUNTIME_DIR": "/run/user/1000"], sockets: []) == SocketLocation.systemPath)
+        #expect(socketPath(["status"], [:], sockets: []) == SocketLocation.systemPath)
+        #expect(socketPath(["status"], ["STOPWATCHD_HOST": "desk"], sockets: []) == nil, "over ssh: the full client")
+        #expect(socketPath(["--socket", "/s/x.sock", "status"], ["STOPWATCHD_HOST": "desk"], sockets: []) == "/s/x.sock")
+    }
+
+    /// What `receiveMessage` makes of `sent` on a socket, the other end then closed or not.
+    func received(_ sent: [UInt8], thenClosed: Bool, wait: Int64 = 2_000) -> QuickStatus.Received {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { return .other }
+        defer {
+            close(ends[0])
+            if !thenClosed { close(ends[1]) }
+        }
+        _ = sent.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) }
+        if thenClosed { close(ends[1]) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 1)
+        defer { buffer.deallocate() }
+        return QuickStatus.receiveMessage(ends[0], into: buffer, waitingAtMost: wait)
+    }
+
+    @Test("one message, its NUL last, or the full client's turn; no reply in time is told")
+    func receiving() {
+        #expect(received(Array("{}\0".utf8), thenClosed: false) == .message(3))
+        #expect(received(Array("{}\0{}".utf8), thenClosed: false) == .other, "more than one")
+        #expect(received(Array("{}".utf8), thenClosed: true) == .other, "closed before its end")
+        #expect(received(Array(repeating: UInt8(ascii: "a"), count: 65), thenClosed: false) == .other, "larger than the buffer")
+        #expect(received([], thenClosed: false, wait: 50) == .timedOut)
     }
 
     @Test("the request is a Get of the name, or of the default one")

@@ -304,6 +304,11 @@ final class StateStore: @unchecked Sendable {
     /// journal: after a wall-clock step, so that the file itself is written again against
     /// the new clock (as `systemctl status` and the log say), its journal emptied after it.
     func saveWhole(_ name: String, _ snapshot: StopWatchSnapshot?) {
+        // The batch in flight first: learnt written, it would set the journal appendable again.
+        if handedOver != nil {
+            writer?.drain()
+            takeHandedOverJournals()
+        }
         journals[StopwatchKey(name)]?.canAppend = false
         save(name, snapshot)
     }

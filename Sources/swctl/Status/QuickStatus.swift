@@ -4,14 +4,14 @@ import StopwatchProtocol
 import StopwatchdClient
 
 /// `swctl [--socket PATH] status [NAME]` of a plain stopwatch, answered before anything else
-/// of swctl runs (issue 30: `swctl status` within 1.2× of a C client, where an empty Swift
+/// of swctl runs but the check of its standard descriptors (issue 30: `swctl status` within 1.2× of a C client, where an empty Swift
 /// program is already 1.11×). A status bar runs it every second.
 ///
 /// It reads argv as C strings, writes the `Get` into a fixed buffer, reads the reply into
 /// another, and prints with one `write`: no `String`, no array, no generic type on the way,
 /// so none of their runtime metadata is made and none of their code paged in. Only the
 /// plainest case is taken: the arguments exactly so (a first-protocol name, an ASCII path),
-/// no `STOPWATCHD_HOST` or `STOPWATCHD_TICK`, and a reply that is, byte for byte, what the
+/// no `STOPWATCHD_TICK` (nor `STOPWATCHD_HOST` without `--socket`), and a reply that is, byte for byte, what the
 /// daemon writes for a stopwatch without laps, target, note, cycle or sleep left out
 /// (`Stopwatch.getReplyMessage`). Anything else returns having printed nothing, and the full
 /// client answers as it always did: a `Get` changes nothing, so asking again costs only a
@@ -27,7 +27,10 @@ enum QuickStatus {
     /// Prints the status line and exits 0 when this is such a call of such a stopwatch;
     /// returns otherwise, having printed nothing.
     static func answerIfPlain(argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) {
-        guard let call = Call(argc: argc, argv: argv), let path = call.socketPath else { return }
+        guard let call = Call(argc: argc, argv: argv) else { return }
+        let userPath = UnsafeMutableRawBufferPointer.allocate(byteCount: 108, alignment: 1)
+        defer { userPath.deallocate() }
+        guard let path = call.socketPath(environment: environment, userPath: userPath, isSocket: isSocket) else { return }
         let request = UnsafeMutableRawBufferPointer.allocate(byteCount: 160, alignment: 1)
         let reply = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
         let line = UnsafeMutableRawBufferPointer.allocate(byteCount: 160, alignment: 1)
@@ -48,6 +51,9 @@ enum QuickStatus {
         case .message(let count): received = count
         case .other: return
         case .timedOut:
+            // The full client's message and status; a reader of standard error gone away
+            // is EPIPE for `Diagnostics`, not a death by SIGPIPE.
+            Signals.ignoreBrokenPipes()
             let error = ClientError.unreachable(path: String(cString: path), reason: "no reply within \(DurationText.string(.milliseconds(replyWait)))")
             Diagnostics.fail("swctl: \(error.swctlMessage)", status: error.exitStatus)
         }
@@ -82,17 +88,49 @@ enum QuickStatus {
             guard index == argc else { return nil }
         }
 
-        /// `--socket`'s path, or `$STOPWATCHD_SOCKET`; nil for any other way to the daemon
-        /// (`--host`, `$STOPWATCHD_HOST`, the user or system socket found by looking), and
-        /// whenever the tick is set (tenths), for the full client.
-        var socketPath: UnsafePointer<CChar>? {
-            guard QuickStatus.environment("STOPWATCHD_TICK") == nil else { return nil }
+        /// The daemon's socket by `SocketLocation.clientPath`'s rules: `--socket`'s path, else
+        /// `$STOPWATCHD_SOCKET`, else the user socket if it is one
+        /// (`$XDG_RUNTIME_DIR/stopwatchd/stopwatchd.sock`, written into `userPath`), else the
+        /// system's. Nil, for the full client, when the tick is set (tenths), for
+        /// `$STOPWATCHD_HOST` without `--socket` (the daemon over ssh), and for any path that
+        /// is not plain (`isPlainPath`).
+        func socketPath(
+            environment: (StaticString) -> UnsafePointer<CChar>?, userPath: UnsafeMutableRawBufferPointer,
+            isSocket: (UnsafePointer<CChar>) -> Bool
+        ) -> UnsafePointer<CChar>? {
+            // Empty is none, as `ProcessEnvironment` has it.
+            func value(_ variable: StaticString) -> UnsafePointer<CChar>? {
+                guard let value = environment(variable), value[0] != 0 else { return nil }
+                return value
+            }
+            guard value("STOPWATCHD_TICK") == nil else { return nil }
             if let socket { return socket }
-            guard QuickStatus.environment("STOPWATCHD_HOST") == nil, let path = QuickStatus.environment("STOPWATCHD_SOCKET"),
-                QuickStatus.isPlainPath(path)
-            else { return nil }
-            return path
+            guard value("STOPWATCHD_HOST") == nil else { return nil }
+            if let path = value("STOPWATCHD_SOCKET") { return QuickStatus.isPlainPath(path) ? path : nil }
+            if let runtime = value("XDG_RUNTIME_DIR") {
+                var writer = ByteWriter(userPath)
+                writer.append(UnsafeRawBufferPointer(start: runtime, count: strlen(runtime)))
+                writer.append("/stopwatchd/stopwatchd.sock")
+                writer.append(byte: 0)
+                guard writer.count != nil else { return nil }
+                let path = UnsafePointer(userPath.baseAddress!.assumingMemoryBound(to: CChar.self))
+                guard QuickStatus.isPlainPath(path) else { return nil }
+                if isSocket(path) { return path }
+            }
+            return QuickStatus.systemPath
         }
+    }
+
+    /// `SocketLocation.systemPath`, as a C string.
+    static var systemPath: UnsafePointer<CChar> {
+        let path: StaticString = "/run/stopwatchd/stopwatchd.sock"
+        return UnsafeRawPointer(path.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+
+    /// Whether a socket is at `path`, the link itself if it is one (`FileSystem.kind(at:)`).
+    static func isSocket(_ path: UnsafePointer<CChar>) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK
     }
 
     // MARK: Arguments and environment, as C strings
@@ -102,6 +140,7 @@ enum QuickStatus {
         return strcmp(argument, UnsafeRawPointer(word.utf8Start).assumingMemoryBound(to: CChar.self)) == 0
     }
 
+    /// `variable`'s value as `getenv` has it (`Call.socketPath` takes an empty one for none).
     static func environment(_ variable: StaticString) -> UnsafePointer<CChar>? {
         guard let value = getenv(UnsafeRawPointer(variable.utf8Start).assumingMemoryBound(to: CChar.self)) else { return nil }
         return UnsafePointer(value)
@@ -125,10 +164,11 @@ enum QuickStatus {
         return true
     }
 
-    /// Printable ASCII that fits `sun_path`: the full client takes any other path as it does.
+    /// Printable ASCII that fits `sun_path`, and not `@…` (an abstract name, to the full
+    /// client): the full client takes any other path as it does.
     static func isPlainPath(_ path: UnsafePointer<CChar>) -> Bool {
         let count = strlen(path)
-        guard count > 0, count < 108 else { return false }
+        guard count > 0, count < 108, path[0] != 0x40 else { return false }
         let bytes = UnsafeRawBufferPointer(start: path, count: count)
         var index = 0
         while index < count {
@@ -188,9 +228,9 @@ enum QuickStatus {
         case other
     }
 
-    /// The reply, up to and including its NUL, waiting at most `replyWait` for it.
-    static func receiveMessage(_ socket: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Received {
-        let deadline = milliseconds() + replyWait
+    /// The reply, up to and including its NUL, waiting at most `wait` milliseconds for it.
+    static func receiveMessage(_ socket: Int32, into buffer: UnsafeMutableRawBufferPointer, waitingAtMost wait: Int64 = replyWait) -> Received {
+        let deadline = milliseconds() + wait
         var count = 0
         while true {
             let wait = deadline - milliseconds()
@@ -204,7 +244,14 @@ enum QuickStatus {
             let read = Glibc.read(socket, buffer.baseAddress! + count, buffer.count - count)
             if read < 0, errno == EINTR || errno == EAGAIN { continue }
             guard read > 0 else { return .other }
+            // One message, its NUL last: a NUL before the end is more than one, for the
+            // full client.
+            var index = count
             count += read
+            while index < count - 1 {
+                if buffer[index] == 0 { return .other }
+                index += 1
+            }
             if buffer[count - 1] == 0 { return .message(count) }
         }
     }
