@@ -1,4 +1,5 @@
 import Foundation
+import LinuxSystem
 import StopwatchProtocol
 import Testing
 
@@ -88,19 +89,15 @@ final class OneReplyServer: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(path: String, reply: [UInt8]) throws {
-        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        let socket = try FileDescriptor.unixStreamSocket(nonBlocking: false)
+        do {
+            try socket.bind(toPath: path)
+            try socket.listen(backlog: 4)
+        } catch {
+            socket.close()
+            throw error
         }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, listen(listener, 4) == 0 else {
-            close(listener)
-            throw POSIXError(.EADDRINUSE)
-        }
+        let listener = socket.rawValue
         Thread.detachNewThread { [self] in
             let connection = accept(listener, nil, nil)
             // None after this one.

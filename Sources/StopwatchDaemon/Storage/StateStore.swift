@@ -252,10 +252,7 @@ final class StateStore: @unchecked Sendable {
         var record = record(name, snapshot, at: now)
         if StopwatchFileName.legacyOf(name) == nil {
             let key = StopwatchKey(name)
-            let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false)
-            record.journalSequence = Self.snapshotSequence(after: before.sequence)
-            record.journalID = IntervalIdentity.random()
-            journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false, id: before.id)
+            let before = numberSnapshot(&record, of: key)
             // Not emptied: its lines, all of the journal before, stay (skipped at a start), and
             // the next is appended after them.
             written[key] = Journal(
@@ -545,14 +542,7 @@ final class StateStore: @unchecked Sendable {
                 }
             }
             // A snapshot: numbered above every line appended, so that none is replayed over it.
-            if !isLong {
-                // A new journal: none of the one before (or of a stopwatch of this name removed
-                // since) is replayed over it.
-                let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false, id: nil)
-                record.journalSequence = Self.snapshotSequence(after: before.sequence)
-                record.journalID = IntervalIdentity.random()
-                journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false, id: before.id)
-            }
+            if !isLong { numberSnapshot(&record, of: key) }
             try stopwatches.replaceAtomically(file, with: record.serialized, through: StopwatchFileName.temporary(of: name))
             if !isLong { emptyJournal(of: name, sequence: record.journalSequence, id: record.journalID, laps: record.laps, in: stopwatches) }
             if let legacyFile {
@@ -575,6 +565,19 @@ final class StateStore: @unchecked Sendable {
             if (try? stopwatches.remove(StopwatchFileName.journal(of: name))) != nil { try? stopwatches.sync() }
             journals[key] = nil
         }
+    }
+
+    /// Gives `record`, about to be written as a snapshot, a number above every line given and
+    /// a new journal id (none of the journal before, or of a stopwatch of this name removed
+    /// since, is replayed over it), and marks its journal not appendable meanwhile. Returns
+    /// what was known of the journal before.
+    @discardableResult
+    private func numberSnapshot(_ record: inout StopwatchRecord, of key: StopwatchKey) -> Journal {
+        let before = journals[key] ?? Journal(sequence: 0, laps: [], size: 0, canAppend: false, id: nil)
+        record.journalSequence = Self.snapshotSequence(after: before.sequence)
+        record.journalID = IntervalIdentity.random()
+        journals[key] = Journal(sequence: record.journalSequence, laps: before.laps, size: before.size, canAppend: false, id: before.id)
+        return before
     }
 
     /// Appends `record` to `name`'s journal as its next line, if it may be: the journal is
