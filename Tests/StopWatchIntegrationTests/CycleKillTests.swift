@@ -51,6 +51,15 @@ struct CycleKillTests {
         // ends fall while it is down. a began after it was asked for: a kill less than 6 s
         // after the asking is before a's end.
         #expect(Deadline.wait { told() == ["start a "] }, "\(told())")
+        // And marked started in the outbox (a `started` line, or the outbox cut once nothing
+        // waits): killed between the hook's start and its mark, the restart runs it again
+        // (RELIABILITY: a run being started at a crash may run twice), which CI once hit and
+        // which is not what this test is about.
+        let outbox = DaemonProcess.stateDirectory(for: daemon.socket) + "/outbox.jsonl"
+        #expect(Deadline.wait {
+            guard let text = try? String(contentsOfFile: outbox, encoding: .utf8) else { return false }
+            return text.isEmpty || text.contains(#""started""#)
+        }, "the start's run never marked started")
         #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
         try #require(ContinuousClock.now - asked < .seconds(6), "killed before a's end: \(told())")
         // Down until b's end (at most 8 s after the answer) is more than a second past.
