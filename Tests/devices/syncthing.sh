@@ -181,6 +181,13 @@ for side in a b; do
     # Syncthing refuses a folder without its marker (a folder that vanished, an unmounted disk).
     mkdir "${history[$side]}/.stfolder"
 done
+# Only desk dials: laptop knows desk as "dynamic", which without discovery is no address, so
+# it only accepts. Syncthing 1.19 exchanges Hello messages one connection at a time: when both
+# dial at once, each waits (20 s) for a Hello the other has not sent, as it is busy waiting on
+# its own connection, and both connections fail (a CI run hit it). With one dialer there is one
+# connection. Laptop starts first and desk once laptop listens, so that desk's first dial finds
+# it (a refused dial is tried again only seconds later).
+declare -A peer_address=([a]="tcp://127.0.0.1:${port[b]}" [b]=dynamic)
 for side in a b; do
     peer=${other[$side]}
     # The whole configuration: Syncthing fills in the defaults of what is not given. No
@@ -196,7 +203,7 @@ for side in a b; do
         <address>dynamic</address>
     </device>
     <device id="${syncthing_id[$peer]}" name="${name[$peer]}">
-        <address>tcp://127.0.0.1:${port[$peer]}</address>
+        <address>${peer_address[$side]}</address>
     </device>
     <gui enabled="true" tls="false">
         <address>127.0.0.1:${gui[$side]}</address>
@@ -216,12 +223,17 @@ for side in a b; do
     </options>
 </configuration>
 EOF
+done
+# Syncthing $1's listener is up (its status names the listen address without an error).
+listening() {
+    rest "$1" system/status | json_test 'not j["connectionServiceStatus"].get(arg[0], {}).get("error", "no status") and j["connectionServiceStatus"][arg[0]].get("lanAddresses")' "tcp://127.0.0.1:${port[$1]}"
+}
+for side in b a; do
     STNODEFAULTFOLDER=1 STNOUPGRADE=1 syncthing serve --home="$work/$side/syncthing" \
         --no-browser --no-restart --no-upgrade >>"$work/$side/syncthing.log" 2>&1 &
     syncthing_pid[$side]=$!
-done
-for side in a b; do
     within 30 rest "$side" system/ping || fail "syncthing ${name[$side]}'s REST API did not answer within 30 s"
+    within 30 listening "$side" || fail "syncthing ${name[$side]} is not listening on 127.0.0.1:${port[$side]} after 30 s: $(rest "$side" system/status)"
 done
 connected() {
     rest "$1" system/connections | json_test 'j["connections"].get(arg[0], {}).get("connected")' "${syncthing_id[${other[$1]}]}"
