@@ -224,16 +224,17 @@ for side in a b; do
 </configuration>
 EOF
 done
-# Syncthing $1's listener is up (its status names the listen address without an error).
+# Syncthing $1 is listening: it logs this line once its socket is bound (the REST status
+# names a listener before it is).
 listening() {
-    rest "$1" system/status | json_test 'not j["connectionServiceStatus"].get(arg[0], {}).get("error", "no status") and j["connectionServiceStatus"][arg[0]].get("lanAddresses")' "tcp://127.0.0.1:${port[$1]}"
+    grep -qF "TCP listener (127.0.0.1:${port[$1]}) starting" "$work/$1/syncthing.log"
 }
 for side in b a; do
     STNODEFAULTFOLDER=1 STNOUPGRADE=1 syncthing serve --home="$work/$side/syncthing" \
         --no-browser --no-restart --no-upgrade >>"$work/$side/syncthing.log" 2>&1 &
     syncthing_pid[$side]=$!
     within 30 rest "$side" system/ping || fail "syncthing ${name[$side]}'s REST API did not answer within 30 s"
-    within 30 listening "$side" || fail "syncthing ${name[$side]} is not listening on 127.0.0.1:${port[$side]} after 30 s: $(rest "$side" system/status)"
+    within 30 listening "$side" || fail "syncthing ${name[$side]} is not listening on 127.0.0.1:${port[$side]} after 30 s"
 done
 connected() {
     rest "$1" system/connections | json_test 'j["connections"].get(arg[0], {}).get("connected")' "${syncthing_id[${other[$1]}]}"
