@@ -385,7 +385,8 @@ struct BridgeTests {
     @Test("wait --timeout through --host ends on time when the reconnection's ssh goes silent")
     func waitTimeoutAcrossSilentReconnection() throws {
         let directory = try TestDirectory()
-        var daemon: DaemonProcess? = try DaemonProcess(socket: directory.socket)
+        let notify = try SystemdNotifyTests.NotifySocket(path: directory.file("notify"))
+        var daemon: DaemonProcess? = try DaemonProcess(socket: directory.socket, environment: ["NOTIFY_SOCKET": notify.path])
         // Counting: the wait is for its stop.
         _ = try StopwatchClient(socketPath: directory.socket).start("w")
         // The first run reaches the daemon; the next ones hang as a black-holed host does.
@@ -409,9 +410,11 @@ struct BridgeTests {
             let pids = ((try? String(contentsOfFile: directory.file("pids"), encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
             for pid in pids { kill(pid, SIGKILL) }
         }
-        // Connected (the first ssh ran, and the daemon answered), then the daemon is gone.
+        // Connected (the first ssh ran, and the daemon told the wait its first state through the
+        // bridge, which relays it before the end that follows), then the daemon is gone. Gone
+        // before that first state, the wait would be one that found no daemon (69).
         #expect(Deadline.wait(.seconds(10)) { FileManager.default.fileExists(atPath: directory.file("ran")) })
-        usleep(500_000)
+        #expect(notify.watched(1))
         #expect(daemon?.stop(SIGTERM) == 0)
         daemon = nil
         let status = child.wait(timeout: .seconds(30))

@@ -97,16 +97,20 @@ struct CountdownTests {
     func acrossKill() throws {
         let directory = try TestDirectory()
         var daemon = try DaemonProcess(socket: directory.socket)
-        _ = try StopwatchClient(socketPath: daemon.socket).countdown("tea", target: .milliseconds(300))
+        // Killed within its second (a stalled test could pass 300 ms), so the first daemon
+        // never tells it.
+        _ = try StopwatchClient(socketPath: daemon.socket).countdown("tea", target: .seconds(1))
+        let set = ContinuousClock.now
         #expect(daemon.stop(SIGKILL) == 128 + SIGKILL)
         // Down past its instant by more than a second, so it is told as late.
-        Thread.sleep(forTimeInterval: 1.5)
+        let restart = set + .milliseconds(2_500)
+        if ContinuousClock.now < restart { Thread.sleep(forTimeInterval: Double((restart - ContinuousClock.now) / .milliseconds(1)) / 1000) }
         daemon = try DaemonProcess(socket: directory.socket)
         #expect(daemon.waitForLog(containing: "countdown 'tea' expired"))
         let file = DaemonProcess.stateDirectory(for: directory.socket) + "/stopwatches/tea.json"
         #expect(Deadline.wait { ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").contains(#""expired":true"#) })
         let tea = try StopwatchClient(socketPath: daemon.socket).get("tea")
-        #expect(tea.state == .counting && tea.elapsedMs >= 1500, "overtime counts on: \(tea)")
+        #expect(tea.state == .counting && tea.elapsedMs >= 2_500, "overtime counts on: \(tea)")
         #expect(daemon.stop() == 0)
         daemon = try DaemonProcess(socket: directory.socket)
         _ = try StopwatchClient(socketPath: daemon.socket).get("tea")

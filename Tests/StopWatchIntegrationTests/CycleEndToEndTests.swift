@@ -64,8 +64,10 @@ struct CycleEndToEndTests {
         let directory = try TestDirectory()
         let daemon = try DaemonProcess(socket: directory.socket)
         // Paused in its first phase while the wait connects, so that the phase cannot change
-        // before the wait is there to see it; then resumed, to end by itself.
-        #expect(try Self.swctl(daemon, "cycle", "p", "2s:one", "1h:two").status == 0)
+        // before the wait is there to see it; then resumed, to end by itself. Its 5 s leave
+        // room for a stalled test between the cycle and its stop (under a sanitizer, beside
+        // the other suites).
+        #expect(try Self.swctl(daemon, "cycle", "p", "5s:one", "1h:two").status == 0)
         #expect(try Self.swctl(daemon, "stop", "p").status == 0)
         let paused = try StopwatchClient(socketPath: daemon.socket).get("p")
         try #require(paused.cycle?.currentLabel == "one" && paused.elapsedMs < (paused.targetMs ?? 0), "the first phase ended before the stop: \(paused)")

@@ -242,6 +242,19 @@ struct HookTests {
         #expect(!FileManager.default.fileExists(atPath: directory.socket))
     }
 
+    /// The processes that hold the hook at `path` open as descriptor 3: a run of it (the
+    /// daemon runs a hook as `/proc/self/fd/3`, the file opened there) and the children it
+    /// left that descriptor to. An ended run (a zombie) holds no descriptor.
+    static func processes(running path: String) -> [pid_t] {
+        guard let resolved = realpath(path, nil) else { return [] }
+        defer { free(resolved) }
+        let file = String(cString: resolved)
+        return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
+            guard let pid = pid_t(entry), let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/fd/3") else { return nil }
+            return link == file ? pid : nil
+        }
+    }
+
     /// The lines a hook wrote with `echo "$STOPWATCHD_NAME ${STOPWATCHD_LATE_MS:-none}"`.
     func runs() -> [(name: String, late: Int?)] {
         (contents("runs") ?? "").split(separator: "\n").map { line in
@@ -263,9 +276,16 @@ struct HookTests {
         let names = (0..<12).map { "n\($0)" }
         let client = StopwatchClient(socketPath: daemon.socket)
         for name in names { _ = try client.start(name) }
+        // A run is seen as a process (the wait for none below could not pass by not seeing one).
+        #expect(Deadline.wait { !Self.processes(running: hooks + "/slow").isEmpty })
         #expect(daemon.stop(signal) == (signal == SIGTERM ? 0 : 128 + SIGKILL))
-        // A run under way is the hook's own: it ends by itself.
-        #expect(Deadline.wait { (try? FileManager.default.contentsOfDirectory(atPath: directory.file("running")))?.isEmpty == true })
+        // A run under way is the hook's own: it ends by itself. Waited for by its processes,
+        // not by its `running` file alone: a run spawned just before the stop may not have
+        // made its file yet, and would write its line (on time, not late) after `before` is read.
+        #expect(Deadline.wait {
+            Self.processes(running: hooks + "/slow").isEmpty
+                && (try? FileManager.default.contentsOfDirectory(atPath: directory.file("running")))?.isEmpty == true
+        })
         let before = runs()
         #expect(before.count < names.count, "runs were left waiting: \(before)")
         if signal == SIGTERM {

@@ -96,9 +96,9 @@ struct RobustnessTests {
             updates += 1
         }
         #expect(updates > 20)
-        // A watcher held up by the stuck ones would wait for their write timeout (2 s); under
-        // a sanitizer, with the rest of the suite beside it, a tick is sometimes just late.
-        #expect(longestGap < (Binaries.sanitized ? .milliseconds(1500) : .milliseconds(500)))
+        // A watcher held up by the stuck ones would wait for their write timeout (2 s); with the
+        // rest of the suite beside it (under a sanitizer most), a tick is sometimes just late.
+        #expect(longestGap < (Binaries.sanitized ? .milliseconds(1500) : .seconds(1)))
         #expect(try client.get("flood1").state == .counting)
         // The stuck clients are disconnected once they have taken nothing for the write timeout.
         for connection in stuck { #expect(try connection.hangsUp(timeout: .seconds(30))) }

@@ -122,11 +122,12 @@ final class HookRunnerTests {
     @Test("one that hangs is stopped: SIGTERM at the timeout, SIGKILL after the grace")
     func hangs() throws {
         try hook("hang", "trap '' TERM; echo $$ > \(root)/pid; while :; do sleep 1; done")
-        let runner = runner(timeout: .milliseconds(300), grace: .milliseconds(300))
+        // A second to reach its `trap`: a SIGTERM before it would end it, and no SIGKILL follow.
+        let runner = runner(timeout: .seconds(1), grace: .milliseconds(300))
         runner.run(Self.event(.start))
         #expect(wait { runner.isIdle && self.log().contains("was stopped") })
         let log = log()
-        #expect(log.contains("hook hang (start of 'tea') still runs after 300ms: SIGTERM"), "\(log)")
+        #expect(log.contains("hook hang (start of 'tea') still runs after 1s: SIGTERM"), "\(log)")
         #expect(log.contains("SIGKILL to its process group"), "\(log)")
         #expect(log.contains("killed by signal 9"), "\(log)")
     }
