@@ -85,6 +85,16 @@ struct LifecycleTests {
         #expect(try client.get("running").state == .counting)
     }
 
+    @Test("a daemon that outlives its stop is described thread by thread (the test harness's report)")
+    func threadsDescribed() throws {
+        let directory = try TestDirectory()
+        let daemon = try DaemonProcess(socket: directory.socket)
+        let report = DaemonProcess.threads(of: daemon.pid)
+        #expect(report.hasPrefix("thread \(daemon.pid) stopwatchd"), "\(report)")
+        #expect(report.contains("  SigBlk:") && report.contains("  ShdPnd:"), "\(report)")
+        #expect(report.components(separatedBy: "\nthread ").count >= 2, "one thread only: \(report)")
+    }
+
     @Test("under nohup, SIGHUP stays ignored",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nohup"), "no /usr/bin/nohup (coreutils) to start the daemon under"))
     func nohupKeepsRunning() throws {
