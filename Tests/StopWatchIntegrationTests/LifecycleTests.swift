@@ -93,6 +93,10 @@ struct LifecycleTests {
         #expect(report.hasPrefix("thread \(daemon.pid) stopwatchd"), "\(report)")
         #expect(report.contains("  SigBlk:") && report.contains("  ShdPnd:"), "\(report)")
         #expect(report.components(separatedBy: "\nthread ").count >= 2, "one thread only: \(report)")
+        // Its descriptors, libdispatch's signalfd (for SIGTERM) among them.
+        // (libdispatch makes it on its own thread, soon after the source is made.)
+        #expect(Deadline.wait { DaemonProcess.descriptors(of: daemon.pid).contains("anon_inode:[signalfd]") },
+                "\(DaemonProcess.descriptors(of: daemon.pid))")
     }
 
     @Test("under nohup, SIGHUP stays ignored",

@@ -98,10 +98,19 @@ final class DaemonProcess {
         guard let status = waitForExit() else {
             // Seen once in CI (a SIGTERM after a wall-clock step, nothing logged after it, not
             // reproduced since): what the daemon was doing is recorded, for the next time.
-            Issue.record("stopwatchd (\(pid)) still runs 60 s after signal \(signal):\n\(Self.threads(of: pid))")
+            Issue.record("stopwatchd (\(pid)) still runs 60 s after signal \(signal):\n\(Self.threads(of: pid))\n\(Self.descriptors(of: pid))")
             return -1
         }
         return status
+    }
+
+    /// Each open descriptor of `pid` and what it is (a file's path, `socket:[…]`,
+    /// `anon_inode:[signalfd]`…): whether libdispatch's signalfd is still there, say.
+    static func descriptors(of pid: pid_t) -> String {
+        let numbers = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []).compactMap { Int($0) }.sorted()
+        return "descriptors:\n" + numbers.map { number in
+            "  \(number) -> " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(number)")) ?? "?")
+        }.joined(separator: "\n")
     }
 
     /// What the kernel says of each thread of `pid`: its name, state, where it waits, its
